@@ -1,0 +1,216 @@
+"""Every parameter and array check of fasterm, in one place.
+
+Public functions call these at their boundary, once, before any compiled kernel
+runs; the kernels then assume clean input (C-contiguous, finite, float32 or
+float64, consistent shapes).  Every error names the offending parameter.
+
+Privacy note: the checks here depend on the *data* only through finiteness and
+shape.  Values that break declared bounds (data norm, label range) are never
+rejected here; the callers clip them to the declared bounds.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "check_array",
+    "check_delta",
+    "check_epsilon",
+    "check_out",
+    "check_positive",
+    "check_random_state",
+    "check_scalar",
+    "check_X_y",
+    "result_dtype",
+]
+
+FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _is_real_scalar(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (numbers.Real, np.floating, np.integer))
+
+
+def check_scalar(
+    value,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+    allow_inf: bool = False,
+    integer: bool = False,
+) -> float:
+    """Return ``value`` as a Python float (or int) after checking its range.
+
+    Raises ``TypeError`` for non-real values (bools, strings, arrays, complex)
+    and ``ValueError`` for NaN, infinities (unless ``allow_inf``) and values
+    outside ``[low, high]`` (open ends when the ``*_inclusive`` flags are off).
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if integer:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+            raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+        value = int(value)
+    else:
+        if not _is_real_scalar(value):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        value = float(value)
+        if math.isnan(value):
+            raise ValueError(f"{name} must not be NaN")
+        if math.isinf(value) and not allow_inf:
+            raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None:
+        if (value < low) if low_inclusive else (value <= low):
+            op = ">=" if low_inclusive else ">"
+            raise ValueError(f"{name} must be {op} {low}, got {value}")
+    if high is not None:
+        if (value > high) if high_inclusive else (value >= high):
+            op = "<=" if high_inclusive else "<"
+            raise ValueError(f"{name} must be {op} {high}, got {value}")
+    return value
+
+
+def check_positive(value, name: str, *, allow_inf: bool = False) -> float:
+    """A finite (or, if allowed, infinite) real number strictly greater than 0."""
+    return check_scalar(value, name, low=0.0, low_inclusive=False, allow_inf=allow_inf)
+
+
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """Privacy parameter epsilon: finite and > 0."""
+    return check_positive(epsilon, name)
+
+
+def check_delta(delta, name: str = "delta") -> float:
+    """Privacy parameter delta: in [0, 1)."""
+    return check_scalar(delta, name, low=0.0, high=1.0, high_inclusive=False)
+
+
+def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
+    """None, an int seed, a SeedSequence or a ``numpy.random.Generator``.
+
+    A Generator is returned as is (not copied), so a caller that passes one
+    sees its state advance, as in numpy and scikit-learn.  ``RandomState`` is
+    refused: its legacy stream cannot feed the compiled samplers.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None, an int or a numpy.random.Generator, got bool")
+    if isinstance(random_state, (numbers.Integral, np.integer)):
+        if int(random_state) < 0:
+            raise ValueError(f"{name} must be a non-negative int seed, got {random_state}")
+        return np.random.default_rng(int(random_state))
+    if isinstance(random_state, np.random.BitGenerator):
+        return np.random.Generator(random_state)
+    raise TypeError(
+        f"{name} must be None, an int or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def result_dtype(*arrays) -> np.dtype:
+    """float32 if every floating input is float32, else float64."""
+    dts = [np.asarray(a).dtype for a in arrays if a is not None]
+    if dts and all(dt == np.float32 for dt in dts):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    # Fast path: a finite sum proves every term finite (NaN and inf propagate);
+    # only when the sum overflows do we pay for the elementwise test.
+    if a.size == 0:
+        return True
+    s = np.add.reduce(a, axis=None)
+    if math.isfinite(float(s)):
+        return True
+    return bool(np.isfinite(a).all())
+
+
+def check_array(
+    a,
+    name: str,
+    *,
+    ndim: int | tuple[int, ...],
+    dtype=None,
+    allow_empty: bool = False,
+    finite: bool = True,
+    shape: tuple | None = None,
+) -> np.ndarray:
+    """Return ``a`` as a C-contiguous floating array, checked.
+
+    ``dtype=None`` keeps float32 and float64 as they are and converts other
+    real dtypes (bool, integers, float16) to float64 — a copy, which such
+    input needs anyway.  Object, complex, string and datetime arrays raise
+    ``TypeError``.  A float32/float64 C-contiguous input is returned without a
+    copy.  ``shape`` entries that are not None must match.
+    """
+    if a is None:
+        raise TypeError(f"{name} must be an array, got None")
+    arr = np.asarray(a) if not isinstance(a, np.ndarray) else a
+    kind = arr.dtype.kind
+    if kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if dtype is None:
+        target = arr.dtype if arr.dtype in FLOAT_DTYPES else np.dtype(np.float64)
+    else:
+        target = np.dtype(dtype)
+    arr = np.ascontiguousarray(arr, dtype=target)
+    ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if arr.ndim not in ndims:
+        raise ValueError(f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got {arr.ndim}")
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty (shape {arr.shape})")
+    if shape is not None:
+        for axis, want in enumerate(shape):
+            if want is not None and arr.shape[axis] != want:
+                raise ValueError(
+                    f"{name} has shape {arr.shape}; expected size {want} along axis {axis}"
+                )
+    if finite and not _all_finite(arr):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def check_X_y(X, y, *, y_required: bool = True, dtype=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Design matrix X (n, d) and labels y (n,), of one floating dtype.
+
+    X keeps float32 or float64; y is converted to X's dtype (labels are small
+    and a copy of y is cheap next to X).
+    """
+    X = check_array(X, "X", ndim=2, dtype=dtype)
+    if y is None:
+        if y_required:
+            raise ValueError("y is required for this loss")
+        return X, None
+    y = check_array(y, "y", ndim=1, dtype=X.dtype)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows")
+    return X, y
+
+
+def check_out(out, name: str, shape: tuple, dtype) -> np.ndarray:
+    """A caller-provided output buffer: exact shape and dtype, C-contiguous, writeable."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {out.shape}")
+    if out.dtype != np.dtype(dtype):
+        raise TypeError(f"{name} must have dtype {np.dtype(dtype)}, got {out.dtype}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError(f"{name} must be writeable")
+    return out
