@@ -5,16 +5,18 @@
 # with the GIL released, so one seed reproduces a run and threads that share a
 # Generator stay consistent.  No private RNG, no reduction to a 31-bit seed.
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport uint64_t
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
-    random_standard_exponential_fill, random_standard_exponential_fill_f,
     random_standard_normal_fill, random_standard_normal_fill_f,
 )
 from cython cimport floating
 
-# Samples are produced in blocks that stay in L1 while their signs and scale
-# are applied (one pass over the output, not two).
+cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
+    void _laplace_zig "fasterm::laplace_fill"[T](bitgen_t* rng, T* out, Py_ssize_t n, T scale)
+
+
+# Gaussian samples are produced in blocks that stay in L1 while the scale is
+# applied (one pass over the output, not two).
 cdef enum:
     BLOCK = 1024
 
@@ -26,40 +28,11 @@ cdef bitgen_t* _bitgen(object bit_generator) except NULL:
     return <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
 
 
-cdef inline void _exp_block(bitgen_t* rng, floating* out, Py_ssize_t m) noexcept nogil:
-    if floating is double:
-        random_standard_exponential_fill(rng, m, out)
-    else:
-        random_standard_exponential_fill_f(rng, m, out)
-
-
 cdef inline void _normal_block(bitgen_t* rng, floating* out, Py_ssize_t m) noexcept nogil:
     if floating is double:
         random_standard_normal_fill(rng, m, out)
     else:
         random_standard_normal_fill_f(rng, m, out)
-
-
-cdef void _laplace_fill(bitgen_t* rng, floating* out, Py_ssize_t n, floating scale) noexcept nogil:
-    # Laplace(b) = b * E * S with E ~ Exp(1) (numpy's ziggurat) and S a fair
-    # random sign: one 64-bit draw supplies the signs of 64 samples.
-    cdef Py_ssize_t start, j, m
-    cdef uint64_t bits = 0
-    # Branch-free sign: a data-dependent branch on a random bit mispredicts
-    # half the time and costs more than the exponential draw itself.
-    cdef floating signed_scale[2]
-    signed_scale[0] = scale
-    signed_scale[1] = -scale
-    start = 0
-    while start < n:
-        m = min(<Py_ssize_t>BLOCK, n - start)
-        _exp_block(rng, out + start, m)
-        for j in range(m):
-            if (j & 63) == 0:
-                bits = rng.next_uint64(rng.state)
-            out[start + j] *= signed_scale[bits & 1]
-            bits >>= 1
-        start += m
 
 
 cdef void _scale_fill(bitgen_t* rng, floating* out, Py_ssize_t n, floating scale) noexcept nogil:
@@ -74,13 +47,17 @@ cdef void _scale_fill(bitgen_t* rng, floating* out, Py_ssize_t n, floating scale
 
 
 def laplace_fill(object bit_generator, floating[::1] out, double scale):
-    """Fill ``out`` with i.i.d. Laplace(0, scale) draws (scale >= 0, checked by the caller)."""
+    """Fill ``out`` with i.i.d. Laplace(0, scale) draws (scale >= 0, checked by the caller).
+
+    A ziggurat for Exp(1) whose 64-bit word also carries the sign (see
+    ``src/cpp/fasterm/ziggurat.hpp``); float32 output draws 32-bit words.
+    """
     cdef bitgen_t* rng = _bitgen(bit_generator)
     cdef Py_ssize_t n = out.shape[0]
     if n == 0:
         return
     with bit_generator.lock, nogil:
-        _laplace_fill(rng, &out[0], n, <floating>scale)
+        _laplace_zig(rng, &out[0], n, <floating>scale)
 
 
 def gaussian_fill(object bit_generator, floating[::1] out, double scale):
