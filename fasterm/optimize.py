@@ -1,0 +1,319 @@
+"""Projected gradient descent, non-private and private (Stemmer, lecture 10).
+
+Problem: minimise L(w; S) = (1/n) Σ ℓ(w; x_i, y_i) + Λ(w) over a convex set C.
+
+**Theorem 1** (lecture 10).  If L is convex and G-Lipschitz on C and C has
+diameter R, projected gradient descent with step η run for T steps satisfies,
+for ŵ the average of the T points at which gradients were taken,
+
+    L(ŵ) − L(w*) ≤ η G²/2 + R²/(2ηT),  which is R·G/√T at η = R/(G√T).
+
+**Theorem 2** (lecture 10, exact form of its proof).  If each gradient is
+replaced by g̃_t = g_t + h_t with independent zero-mean noise,
+
+    E[L(ŵ) − L(w*)] ≤ η G_eff²/2 + R²/(2ηT),  G_eff² = G² + E‖h_t‖²,
+
+minimised by η = R/(G_eff √T) at the value R·G_eff/√T.  These are the bounds
+reported as ``utility_bound``.
+
+Privacy (SPEC §4.1).  Under replace-one neighbours the averaged gradient of a
+G-Lipschitz loss has L2 sensitivity Δ₂ = 2G/n (each per-example gradient has
+norm ≤ G; with per-example clipping at c, G is replaced by c).  Every step
+releases one noisy gradient; the rest of the algorithm is post-processing.
+The noise per coordinate and the privacy of the T releases:
+
+==========================  ===================================================
+``laplace`` / ``"pure"``     Lap(b), b = T√d·Δ₂/ε: basic composition, (ε, 0)
+``laplace`` / ``"coordinate"``  Lap(Δ₂/ε₀), advanced composition over T·d
+                             coordinate mechanisms (the notes' first attempt)
+``laplace`` / ``"l2"``       Lap(b), b smallest with min(T√d s, √(2T ln(1/δ)) s
+                             + T s(e^s − 1)) ≤ ε, s = Δ₂/b (Thm 3 over T steps)
+``gaussian``                 N(0, σ²): exactly μ-GDP, μ = √T·Δ₂/σ (Dong–Roth–Su)
+==========================  ===================================================
+
+Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds,
+never on data values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import accounting
+from ._validation import (
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_random_state,
+    check_scalar,
+    check_X_y,
+)
+from .noise import gaussian as _gaussian_fill
+from .noise import laplace as _laplace_fill
+
+__all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
+
+_NOISES = ("laplace", "gaussian")
+_CALIBRATIONS = ("pure", "coordinate", "l2")
+
+
+@dataclass
+class OptimizeResult:
+    """What an optimiser returns.
+
+    Attributes
+    ----------
+    w : ndarray, the solution (in C).
+    epsilon, delta : the privacy actually spent ((inf, 1.0)... for non-private
+        ``pgd``: ``epsilon = inf``, ``delta = 1``, i.e. no guarantee).
+    steps, lr : the number of gradient steps T and the step size η used.
+    noise, calibration, noise_scale : the noise family, its calibration and the
+        per-coordinate scale (Laplace b or Gaussian σ; 0 for ``pgd``).
+    lipschitz : G used for Δ₂ and the bound; sensitivity : the per-step L2
+        sensitivity Δ₂ = 2G/n of the averaged gradient (None for ``pgd``).
+    noise_norm_sq : E‖h_t‖² per step.
+    utility_bound : Theorem 1/2's bound on (expected) excess empirical risk for
+        the parameters used, or None when it does not apply (per-example
+        clipping below the Lipschitz constant changes the objective).
+    """
+
+    w: np.ndarray
+    epsilon: float
+    delta: float
+    steps: int
+    lr: float
+    noise: str | None = None
+    calibration: str | None = None
+    noise_scale: float = 0.0
+    lipschitz: float = 0.0
+    sensitivity: float | None = None
+    noise_norm_sq: float = 0.0
+    utility_bound: float | None = None
+    info: dict = field(default_factory=dict, repr=False)
+
+
+def _check_loss_and_constraint(loss, constraint):
+    for meth in ("grad_sum", "value", "lipschitz"):
+        if not callable(getattr(loss, meth, None)):
+            raise TypeError(f"loss must be a fasterm loss (missing .{meth}), got {type(loss).__name__}")
+    for attr in ("project", "diameter", "center"):
+        if not hasattr(constraint, attr):
+            raise TypeError(f"constraint must be a fasterm feasible set (missing .{attr}), got {type(constraint).__name__}")
+
+
+def _norm_bound(constraint) -> float:
+    """max_{w∈C} ‖w‖₂ — the R of SPEC §3 that the loss constants use."""
+    return float(getattr(constraint, "norm_bound", constraint.radius))
+
+
+def _reg_lipschitz(loss, constraint) -> float:
+    """Lipschitz constant on C of the data-independent regularizer's gradient term."""
+    l2 = float(getattr(loss, "l2", 0.0) or 0.0)
+    return l2 * _norm_bound(constraint)
+
+
+def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise_fill=None, row_norms=None):
+    """The PGD loop shared by pgd and noisy_pgd; noise_fill(buf) adds h_t in place."""
+    n, d = X.shape
+    dtype = X.dtype
+    w = np.array(constraint.center, dtype=dtype, copy=True)
+    acc = np.zeros(d, dtype=np.float64) if average else None
+    grad = np.empty(d, dtype=dtype)
+    step = np.empty(d, dtype=dtype)
+    reg = float(getattr(loss, "l2", 0.0) or 0.0)
+    inv_n = 1.0 / n
+    for _ in range(steps):
+        if average:
+            acc += w  # Theorem 1/2 bound the average of the points where gradients are taken
+        loss.grad_sum(w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms, out=grad)
+        grad *= inv_n
+        if reg:
+            grad += reg * w
+        if noise_fill is not None:
+            noise_fill(step)
+            grad += step
+        np.multiply(grad, -lr, out=step)
+        step += w
+        constraint.project(step, out=w)
+    if average:
+        out = (acc / steps).astype(dtype)
+        # The average of points of a convex set lies in it; project anyway to
+        # remove rounding (a no-op up to ulps).
+        return constraint.project(out)
+    return w
+
+
+def pgd(loss, X, y, constraint, steps, lr=None, average=True):
+    """Non-private projected gradient descent (Theorem 1 of lecture 10).
+
+    Starts at ``constraint.center`` (data independent), takes ``steps`` steps
+    w_t = Π_C(w_{t−1} − η ∇L(w_{t−1})) and returns the average of the points
+    w_0 … w_{T−1} at which gradients were taken (the point Theorem 1 bounds),
+    or the last iterate w_T if ``average=False``.
+
+    Default η = R/(G√T) with R = diam(C) and G the Lipschitz constant on C
+    computed from the data (max row norm and label; this is not private —
+    use :func:`noisy_pgd` for a private model).  The result's
+    ``utility_bound`` is R·G/√T·(η-form of Thm 1 when ``lr`` is given).
+    """
+    _check_loss_and_constraint(loss, constraint)
+    X, y = check_X_y(X, y, y_required=False)
+    steps = check_scalar(steps, "steps", low=1, integer=True)
+    if X.shape[1] != constraint.dim:
+        raise ValueError(f"X has {X.shape[1]} columns but constraint has dim {constraint.dim}")
+    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    x_max = float(row_norms.max()) if row_norms.size else 0.0
+    y_max = float(np.abs(y).max()) if y is not None and y.size else 0.0
+    G = float(loss.lipschitz(max(x_max, 1e-300), label_bound=y_max, radius=_norm_bound(constraint)))
+    G += _reg_lipschitz(loss, constraint)
+    R = float(constraint.diameter)
+    if lr is None:
+        lr = R / (G * math.sqrt(steps)) if G > 0 and R > 0 else 0.0
+    else:
+        lr = check_positive(lr, "lr")
+    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None,
+             row_norms=row_norms.astype(X.dtype))
+    bound = lr * G * G / 2 + (R * R / (2 * lr * steps) if lr > 0 else (0.0 if R == 0 else math.inf))
+    return OptimizeResult(w=w, epsilon=math.inf, delta=1.0, steps=steps, lr=lr, lipschitz=G,
+                          utility_bound=bound if average else None)
+
+
+def noise_scale(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta):
+    """Per-coordinate noise scale, E‖h‖², and the (ε, δ) actually spent.
+
+    Returns ``(scale, expected_sq_norm, eps_spent, delta_spent)``.  See the
+    module docstring for the theorem behind each calibration.
+    """
+    if noise == "gaussian":
+        sigma = accounting.calibrate_gaussian(l2_sensitivity, steps, epsilon, delta)
+        mu = math.sqrt(steps) * l2_sensitivity / sigma
+        return sigma, dim * sigma * sigma, accounting.gaussian_epsilon(mu, delta), delta
+    if calibration == "pure":
+        b = accounting.calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon)
+        return b, 2.0 * dim * b * b, steps * math.sqrt(dim) * l2_sensitivity / b, 0.0
+    if calibration == "coordinate":
+        b, eps0 = accounting.calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta)
+        k = steps * dim
+        eps_spent, delta_spent = accounting.advanced_composition(eps0, 0.0, k, delta)
+        return b, 2.0 * dim * b * b, eps_spent, delta_spent
+    b = accounting.calibrate_laplace_l2(l2_sensitivity, dim, steps, epsilon, delta)
+    s = l2_sensitivity / b
+    basic = steps * math.sqrt(dim) * s
+    eps_spent = accounting.laplace_l2_epsilon(b, l2_sensitivity, dim, steps, delta)
+    # When the basic-composition branch is the binding one, no δ is spent.
+    delta_spent = 0.0 if basic <= eps_spent else delta
+    return b, 2.0 * dim * b * b, eps_spent, delta_spent
+
+
+def _bound_for(R, G, noise_sq, T):
+    g_eff = math.sqrt(G * G + noise_sq)
+    return R * g_eff / math.sqrt(T), R / (g_eff * math.sqrt(T))
+
+
+def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_steps):
+    """T minimising Theorem 2's bound R·G_eff(T)/√T over 1..max_steps.
+
+    Evaluated on a geometric grid (the bound is unimodal in T for every
+    calibration); among grid points within 1% of the best bound the smallest
+    T is taken, since more steps cost time and buy under 1% of bound.
+    """
+    grid = sorted({int(round(t)) for t in np.geomspace(1, max_steps, 64)} | {max_steps})
+    bounds = []
+    for T in grid:
+        _, noise_sq, _, _ = noise_scale(noise, calibration, sens, dim, T, epsilon, delta)
+        bounds.append(_bound_for(R, G, noise_sq, T)[0])
+    best = min(bounds)
+    for T, b in zip(grid, bounds):
+        if b <= best * 1.01:
+            return T
+    return grid[-1]  # pragma: no cover - the loop always returns
+
+
+def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="laplace",
+              calibration="l2", data_norm=None, clip=None, random_state=None, *,
+              label_bound=None, lr=None, average=True, max_steps=1000):
+    """Differentially private projected gradient descent (Stemmer lecture 10).
+
+    Parameters
+    ----------
+    loss : a :mod:`fasterm.losses` instance (its ``l2`` regularizer is data
+        independent and adds no sensitivity).
+    X, y : data, (n, d) and (n,); float32 or float64 (X's dtype is kept).
+        Rows with ‖x_i‖ > ``data_norm`` are scaled to norm ``data_norm`` and
+        labels clipped to [−label_bound, label_bound] inside the kernels —
+        never rejected, never used to choose a bound.
+    constraint : a feasible set (:mod:`fasterm.constraints`).
+    epsilon, delta : the privacy budget; ``delta = 0`` needs
+        ``noise="laplace", calibration="pure"`` or ``"l2"`` (which then is pure).
+    steps : T; default chosen from Theorem 2's bound (see ``max_steps``).
+    noise : "laplace" or "gaussian"; calibration : "pure", "coordinate", "l2"
+        for Laplace (ignored for Gaussian except that it must be one of them).
+    data_norm : the declared public bound X on ‖x_i‖₂ (required).
+    clip : per-example gradient clipping norm c; then G = c in Δ₂ = 2c/n.
+    label_bound : the declared bound Y on |y_i| (regression losses).
+    lr : step size; default R/(G_eff √T), the minimiser of Theorem 2's bound.
+    max_steps : the compute budget for the default T (raise it for more
+        accuracy when the noise allows).
+
+    Returns an :class:`OptimizeResult` with the (ε, δ) spent, the noise
+    scale, T, η, Δ₂, E‖h‖² and Theorem 2's bound.
+    """
+    _check_loss_and_constraint(loss, constraint)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    if calibration not in _CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {_CALIBRATIONS}, got {calibration!r}")
+    if data_norm is None:
+        raise ValueError("data_norm (the public bound on ‖x_i‖₂) is required for a private fit")
+    data_norm = check_positive(data_norm, "data_norm")
+    if label_bound is not None:
+        label_bound = check_positive(label_bound, "label_bound")
+    if clip is not None:
+        clip = check_positive(clip, "clip")
+    if delta == 0.0 and (noise == "gaussian" or calibration == "coordinate"):
+        raise ValueError(f"delta must be > 0 for noise={noise!r}, calibration={calibration!r}")
+    max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
+    if steps is not None:
+        steps = check_scalar(steps, "steps", low=1, integer=True)
+    if lr is not None:
+        lr = check_positive(lr, "lr")
+    rng = check_random_state(random_state)
+    X, y = check_X_y(X, y, y_required=False)
+    n, d = X.shape
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    if y is not None and label_bound is not None:
+        y = np.clip(y, -label_bound, label_bound)
+
+    R = float(constraint.diameter)
+    G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
+    G_priv = G_loss if clip is None else min(clip, G_loss)
+    sens = 2.0 * G_priv / n
+    G_bound = G_loss + _reg_lipschitz(loss, constraint)
+
+    if steps is None:
+        steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
+    scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+    if lr is None:
+        lr = _bound_for(R, G_bound, noise_sq, steps)[1] if R > 0 else 0.0
+
+    sampler = _gaussian_fill if noise == "gaussian" else _laplace_fill
+    noise_fill = lambda buf: sampler(scale=scale, random_state=rng, out=buf)  # noqa: E731
+    X_norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64)).astype(X.dtype)
+    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=clip,
+             noise_fill=noise_fill, row_norms=X_norms)
+
+    bound = None
+    if average and (clip is None or clip >= G_loss) and lr > 0:
+        bound = lr * (G_bound**2 + noise_sq) / 2 + R * R / (2 * lr * steps)
+    return OptimizeResult(
+        w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
+        calibration=None if noise == "gaussian" else calibration, noise_scale=scale,
+        lipschitz=G_priv, sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
+        info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss},
+    )

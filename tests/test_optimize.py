@@ -1,0 +1,237 @@
+"""pgd and noisy_pgd: Theorem 1/2 bounds, privacy bookkeeping, noise path, errors."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize as sopt
+
+import fasterm as fe
+from fasterm import accounting as A
+
+
+def _logistic_data(n, d, seed, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / math.sqrt(d)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    w = rng.standard_normal(d)
+    w *= 2.0 / np.linalg.norm(w)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
+    return X.astype(dtype), y.astype(dtype)
+
+
+def _logistic_value(w, X, y):
+    return float(np.mean(np.logaddexp(0.0, -y * (X @ w))))
+
+
+def _logistic_min(X, y, R):
+    """Non-private minimiser on the ball of radius R by scipy (ball inactive here)."""
+    f = lambda w: _logistic_value(w, X, y)  # noqa: E731
+    g = lambda w: -(X.T @ (y / (1 + np.exp(y * (X @ w))))) / len(y)  # noqa: E731
+    res = sopt.minimize(f, np.zeros(X.shape[1]), jac=g, method="BFGS", options={"gtol": 1e-10})
+    assert np.linalg.norm(res.x) < R, "test setup: the unconstrained minimiser must lie in C"
+    return res.fun
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = _logistic_data(4000, 5, seed=1)
+    R = 5.0
+    return X, y, R, _logistic_min(X, y, R)
+
+
+# ---------------------------------------------------------------------------
+# Theorem 1: non-private PGD
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("T", [10, 100, 1000])
+def test_pgd_meets_theorem1(problem, T):
+    X, y, R, L_star = problem
+    C = fe.L2Ball(R, X.shape[1])
+    res = fe.pgd(fe.losses.Logistic(), X, y, C, steps=T)
+    G = np.linalg.norm(X, axis=1).max()
+    assert res.lr == pytest.approx(2 * R / (G * math.sqrt(T)))
+    excess = _logistic_value(res.w, X, y) - L_star
+    assert -1e-9 <= excess <= 2 * R * G / math.sqrt(T)
+    assert res.utility_bound == pytest.approx(2 * R * G / math.sqrt(T))
+    assert C.contains(res.w)
+
+
+def test_pgd_converges_and_last_iterate(problem):
+    X, y, R, L_star = problem
+    C = fe.L2Ball(R, X.shape[1])
+    res = fe.pgd(fe.losses.Logistic(), X, y, C, steps=3000, lr=2.0, average=False)
+    assert _logistic_value(res.w, X, y) - L_star < 1e-6
+
+
+@pytest.mark.parametrize("loss", [fe.losses.Hinge(), fe.losses.Absolute()])
+def test_pgd_nonsmooth_losses_meet_theorem1(loss):
+    X, y = _logistic_data(2000, 3, seed=4)
+    C = fe.L2Ball(2.0, 3)
+    long = fe.pgd(loss, X, y, C, steps=20000, lr=0.01, average=True)
+    L_star = loss.value(long.w, X, y)
+    for T in [10, 100]:
+        res = fe.pgd(loss, X, y, C, steps=T)
+        assert loss.value(res.w, X, y) - L_star <= res.utility_bound + 1e-6
+
+
+# ---------------------------------------------------------------------------
+# Theorem 2: noisy PGD, mean over seeds
+# ---------------------------------------------------------------------------
+OPTIONS = [("laplace", "pure"), ("laplace", "coordinate"), ("laplace", "l2"), ("gaussian", "l2")]
+
+
+@pytest.mark.parametrize("noise,cal", OPTIONS)
+@pytest.mark.parametrize("eps", [0.5, 4.0])
+def test_noisy_pgd_mean_excess_within_theorem2(problem, noise, cal, eps):
+    X, y, R, L_star = problem
+    C = fe.L2Ball(R, X.shape[1])
+    loss = fe.losses.Logistic()
+    excess, bounds = [], []
+    for seed in range(12):
+        res = fe.noisy_pgd(loss, X, y, C, eps, delta=1e-6, noise=noise, calibration=cal,
+                           data_norm=1.0, random_state=seed)
+        excess.append(_logistic_value(res.w, X, y) - L_star)
+        bounds.append(res.utility_bound)
+    assert len(set(bounds)) == 1
+    assert np.mean(excess) <= bounds[0]
+
+
+@pytest.mark.parametrize("noise,cal", OPTIONS)
+def test_reported_privacy_and_scale(noise, cal):
+    X, y = _logistic_data(1000, 8, seed=2)
+    C = fe.L2Ball(3.0, 8)
+    eps, delta, T = 0.7, 1e-5, 37
+    res = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, eps, delta=delta, steps=T, noise=noise,
+                       calibration=cal, data_norm=2.0, random_state=0)
+    sens = 2 * 2.0 / 1000  # Δ₂ = 2G/n, G = data_norm for logistic
+    assert res.sensitivity == pytest.approx(sens)
+    assert res.steps == T
+    if noise == "gaussian":
+        assert res.noise_scale == pytest.approx(A.calibrate_gaussian(sens, T, eps, delta), rel=1e-12)
+        mu = math.sqrt(T) * sens / res.noise_scale
+        assert A.gaussian_delta(mu, res.epsilon) == pytest.approx(delta, rel=1e-9)
+    elif cal == "pure":
+        assert res.noise_scale == pytest.approx(T * math.sqrt(8) * sens / eps)
+        assert res.delta == 0.0
+    elif cal == "coordinate":
+        b, eps0 = A.calibrate_laplace_coordinate(sens, 8, T, eps, delta)
+        assert res.noise_scale == pytest.approx(b)
+    else:
+        assert res.noise_scale == pytest.approx(A.calibrate_laplace_l2(sens, 8, T, eps, delta))
+    assert res.epsilon == pytest.approx(eps, rel=1e-9) and res.epsilon <= eps * (1 + 1e-9)
+    assert res.delta <= delta
+
+
+@pytest.mark.parametrize("noise,cal", [("laplace", "l2"), ("gaussian", "l2")])
+def test_noise_path_has_calibrated_variance(noise, cal):
+    # Zero data: the gradient is 0, the ball is huge, so w_T = -lr * sum_t h_t.
+    n, d, T = 50, 4, 20
+    X, y = np.zeros((n, d)), np.ones(n)
+    C = fe.L2Ball(1e9, d)
+    finals = []
+    for seed in range(400):
+        res = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, 1.0, delta=1e-5, steps=T, noise=noise,
+                           calibration=cal, data_norm=1.0, random_state=seed, lr=1.0, average=False)
+        finals.append(res.w)
+    finals = np.array(finals)
+    per_coord_var = res.noise_scale**2 * (2.0 if noise == "laplace" else 1.0)
+    # T steps of lr=1: variance T * var(h); 1600 samples -> ~3.5% standard error
+    assert np.var(finals) == pytest.approx(T * per_coord_var, rel=0.15)
+
+
+def test_defaults_depend_only_on_public_quantities():
+    X1, y1 = _logistic_data(3000, 6, seed=10)
+    X2, y2 = _logistic_data(3000, 6, seed=11)
+    X2 *= 0.1  # very different data, same public bounds
+    C = fe.L2Ball(2.0, 6)
+    r1 = fe.noisy_pgd(fe.losses.Logistic(), X1, y1, C, 1.0, delta=1e-6, data_norm=1.0, random_state=0)
+    r2 = fe.noisy_pgd(fe.losses.Logistic(), X2, y2, C, 1.0, delta=1e-6, data_norm=1.0, random_state=0)
+    assert (r1.steps, r1.lr, r1.noise_scale) == (r2.steps, r2.lr, r2.noise_scale)
+
+
+def test_rows_beyond_data_norm_are_clipped_not_rejected():
+    X, y = _logistic_data(500, 4, seed=3)
+    X_big = X.copy()
+    X_big[:50] *= 10.0  # rows far outside the declared bound
+    clipped = X_big / np.maximum(1.0, np.linalg.norm(X_big, axis=1, keepdims=True))
+    C = fe.L2Ball(2.0, 4)
+    a = fe.noisy_pgd(fe.losses.Logistic(), X_big, y, C, 1.0, delta=1e-6, steps=30, data_norm=1.0, random_state=5)
+    b = fe.noisy_pgd(fe.losses.Logistic(), clipped, y, C, 1.0, delta=1e-6, steps=30, data_norm=1.0, random_state=5)
+    np.testing.assert_allclose(a.w, b.w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(X_big[:50] / 10.0, X[:50])  # input untouched
+
+
+def test_seed_reproduces_and_float32_agrees():
+    X, y = _logistic_data(2000, 5, seed=6)
+    C = fe.L2Ball(2.0, 5)
+    kw = dict(delta=1e-6, steps=50, noise="gaussian", data_norm=1.0)
+    a = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, 2.0, random_state=9, **kw)
+    b = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, 2.0, random_state=9, **kw)
+    np.testing.assert_array_equal(a.w, b.w)
+    c = fe.noisy_pgd(fe.losses.Logistic(), X.astype(np.float32), y.astype(np.float32), C, 2.0,
+                     random_state=9, **kw)
+    assert c.w.dtype == np.float32
+    # Same Gaussian stream (float32 ziggurat differs), so compare losses, not iterates.
+    assert abs(_logistic_value(c.w.astype(float), X, y) - _logistic_value(a.w, X, y)) < 0.05
+
+
+def test_regression_with_label_bound():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 3)) / 2
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    y = X @ np.array([0.5, -0.3, 0.2]) + 0.05 * rng.standard_normal(3000)
+    C = fe.L2Ball(1.0, 3)
+    res = fe.noisy_pgd(fe.losses.Squared(), X, y, C, 2.0, delta=1e-6, noise="gaussian",
+                       data_norm=1.0, label_bound=1.0, random_state=0)
+    assert res.lipschitz == pytest.approx(2 * (1.0 + 1.0) * 1.0)
+    assert res.utility_bound is not None and math.isfinite(res.utility_bound)
+
+
+@pytest.mark.parametrize(
+    "kwargs,param,exc",
+    [
+        (dict(epsilon=0.0), "epsilon", ValueError),
+        (dict(epsilon=-1.0), "epsilon", ValueError),
+        (dict(epsilon=float("nan")), "epsilon", ValueError),
+        (dict(delta=1.0), "delta", ValueError),
+        (dict(delta=-0.1), "delta", ValueError),
+        (dict(noise="cauchy"), "noise", ValueError),
+        (dict(calibration="rdp"), "calibration", ValueError),
+        (dict(data_norm=None), "data_norm", ValueError),
+        (dict(data_norm=0.0), "data_norm", ValueError),
+        (dict(clip=-1.0), "clip", ValueError),
+        (dict(steps=0), "steps", ValueError),
+        (dict(steps=2.5), "steps", TypeError),
+        (dict(delta=0.0, noise="gaussian"), "delta", ValueError),
+        (dict(delta=0.0, calibration="coordinate"), "delta", ValueError),
+        (dict(random_state="x"), "random_state", TypeError),
+    ],
+)
+def test_bad_parameters(kwargs, param, exc):
+    X, y = _logistic_data(100, 3, seed=0)
+    args = dict(epsilon=1.0, delta=1e-6, data_norm=1.0)
+    args.update(kwargs)
+    with pytest.raises(exc, match=param):
+        fe.noisy_pgd(fe.losses.Logistic(), X, y, fe.L2Ball(1.0, 3), **args)
+
+
+def test_bad_data():
+    C = fe.L2Ball(1.0, 3)
+    good = dict(epsilon=1.0, delta=1e-6, data_norm=1.0)
+    X, y = _logistic_data(100, 3, seed=0)
+    with pytest.raises(ValueError, match="X"):
+        fe.noisy_pgd(fe.losses.Logistic(), np.ones((100, 4)), y, C, **good)
+    with pytest.raises(ValueError, match="y"):
+        fe.noisy_pgd(fe.losses.Logistic(), X, y[:-1], C, **good)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        fe.noisy_pgd(fe.losses.Logistic(), Xn, y, C, **good)
+    with pytest.raises(ValueError, match="X"):
+        fe.noisy_pgd(fe.losses.Logistic(), np.empty((0, 3)), np.empty(0), C, **good)
+    with pytest.raises(TypeError, match="X"):
+        fe.noisy_pgd(fe.losses.Logistic(), X.astype(object), y, C, **good)
+    with pytest.raises(TypeError, match="loss"):
+        fe.noisy_pgd("logistic", X, y, C, **good)
+    with pytest.raises(TypeError, match="constraint"):
+        fe.noisy_pgd(fe.losses.Logistic(), X, y, None, **good)
