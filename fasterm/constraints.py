@@ -115,10 +115,12 @@ class Constraint:
         """Whether v (a vector, or each row of a batch) lies in C up to ``atol``.
 
         ``atol`` is an absolute slack on the set's defining inequality (see
-        the class docstring).  The default, ``4·s·(ε + dim·ε₆₄)`` with s the
-        set's scale and ε the machine epsilon of v's dtype, covers the
-        rounding error the projections leave.  Returns a bool for a vector, a
-        boolean array for a batch; NaN or infinite entries are never inside.
+        the class docstring).  The default, ``4·s·(ε + dim·ε₆₄)`` with ε the
+        machine epsilon of v's dtype and s the set's scale (‖center‖₂ + R for
+        a ball, max(|low|, |high|) for a box, ``total`` for the simplex, the
+        radius for the L1 ball), covers the rounding error the projections
+        leave.  Returns a bool for a vector, a boolean array for a batch; NaN
+        or infinite entries are never inside.
         """
         v = self._check_points(v, "v", finite=False)
         if atol is None:
@@ -191,7 +193,7 @@ class L2Ball(Constraint):
                 center, "center", ndim=1, dtype=np.float64, shape=(self._dim,)
             ).copy()
         self._kernel_center = {}  # the centre in each input dtype, made on first use
-        self._scale = self._R + float(np.max(np.abs(self._center)))
+        self._scale = self._R + _norm2(self._center)
 
     @property
     def ball_radius(self) -> float:
@@ -390,9 +392,10 @@ class L1Ball(Constraint):
 
     Projection: v itself when ‖v‖₁ ≤ radius, otherwise
     Π(v)_i = sign(v_i)·max(|v_i| − τ, 0) where τ is the threshold of the
-    projection of |v| onto the simplex of total ``radius`` (Duchi et al.,
-    ICML 2008, Lemma 3), found by Condat's algorithm (Math. Programming 158,
-    2016, section 5).  ``contains(v, atol)`` tests ‖v‖₁ ≤ radius + atol.
+    projection of |v| onto the simplex of total ``radius`` (the reduction
+    recalled in section 2 of Condat, Math. Programming 158, 2016; Duchi et
+    al., ICML 2008), τ found by Condat's algorithm.  ``contains(v, atol)``
+    tests ‖v‖₁ ≤ radius + atol.
 
     ``chord`` follows the convex piecewise-linear t ↦ ‖w + t u‖₁ through its
     sorted kinks t_i = −w_i/u_i (O(dim log dim)).
@@ -423,7 +426,10 @@ class L1Ball(Constraint):
     def _chord(self, w, u):
         r = self._r
         moving = u != 0
-        f_at = lambda t: float(np.abs(w + t * u).sum())  # noqa: E731 - exact evaluation
+
+        def f_at(t):
+            return float(np.abs(w + t * u).sum())
+
         kinks = -w[moving] / u[moving]
         slopes = np.abs(u[moving])
         order = np.argsort(kinks, kind="stable")

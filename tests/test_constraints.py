@@ -175,6 +175,24 @@ def test_simplex_random_matches_sort_reference():
             assert np.all(p >= 0)
 
 
+def test_simplex_sum_to_a_few_ulps_with_large_active_sets():
+    # Every entry active: the threshold comes from a sum over 2e5 shifted
+    # entries z_i = v_i - max v, and the output sum is exact up to rounding
+    # of that threshold, eps·(total + Σ|z_i|), if the sum itself is exact
+    # (a plain running sum would be off by ~sqrt(d) times more).
+    rng = np.random.default_rng(16)
+    d = 200_000
+    for v, s in [
+        (rng.dirichlet(np.ones(d)), 1.0),
+        (rng.dirichlet(np.ones(d)) * 3e4 + 1.0, 3e4 + d),
+        (0.5 + 1e-7 * rng.standard_normal(d), 7.0),
+    ]:
+        p = fe.Simplex(d, total=s).project(v)
+        scale = s + np.abs(v - v.max()).sum()
+        assert abs(math.fsum(p) - s) <= 8 * EPS64 * scale
+        np.testing.assert_allclose(p, simplex_sort_ref(v, s), rtol=0, atol=1e-9 * s / d)
+
+
 def test_simplex_float32_agrees_with_float64():
     rng = np.random.default_rng(2)
     for d in (3, 100, 5000):

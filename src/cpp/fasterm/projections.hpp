@@ -49,9 +49,9 @@ inline double filter_level(double rho, double a) noexcept
     return rho - 0x1p-20 * (std::fabs(rho) + a);
 }
 
-// z_1 + ... + z_k, z_j = v[j] - shift, with Knuth's TwoSum error terms in four
-// independent lanes: nearly exact (the final threshold, hence the output
-// sum, is computed from it) and still vectorised.
+// z_1 + ... + z_k, z_j = v[j] - shift, with Knuth's TwoSum error terms:
+// nearly exact, as the final threshold (hence the output sum) comes from it.
+// Four independent lanes so that consecutive adds do not wait on each other.
 template <class T>
 double shifted_sum(const T* v, std::size_t k, double shift) noexcept
 {
@@ -90,19 +90,19 @@ Threshold condat_threshold(Get get, std::size_t n, double a, double lower, T* wo
     // list v: moving v into v~ is then just nt += nv, no copying.
     std::size_t nt = 0, nv = 1;
     work[0] = get(0);
-    // v is tracked by its sum S rather than by rho = (S - a)/|v|, updated in
-    // place as in the paper: then the only loop-carried chain is an add, and
-    // the division that refreshes the filter level hangs off it (in the
-    // paper's form, an input inside the simplex, where every entry is kept,
-    // runs at the latency of one division per entry).
+    // v is tracked by its sum S, not by rho = (S - a)/|v| updated in place as
+    // in the paper: then the only loop-carried chain is an add, and the
+    // division that refreshes the filter level hangs off it.  (In the paper's
+    // form an input inside the simplex, where every entry is kept, runs at
+    // the latency of one division per entry.)
     double S = double(work[0]);
-    double cmax = S;  // the maximum is always kept, so this is max_i y_i
+    double cmax = S;  // the maximum always passes the filter: max_i y_i
     double level = std::max(filter_level(S - a, a), lower);
     T tlevel = T(level);  // compared in T: no per-entry float -> double
 
-    // Step 2, one pass over the data.  rho only increases, and almost every
-    // entry falls below it after the first few: the loop is a compare and a
-    // well-predicted branch per entry.
+    // Step 2, one pass over the data.  The threshold of v only increases, and
+    // almost every entry falls below it after the first few: the loop is a
+    // compare and a well-predicted branch per entry.
     for (std::size_t i = 1; i < n; ++i) {
         const T yi = get(i);
         if (yi > tlevel) {
@@ -126,7 +126,7 @@ Threshold condat_threshold(Get get, std::size_t n, double a, double lower, T* wo
         }
     }
 
-    // Step 3: bring back the set-aside entries still above rho.  They are
+    // Step 3: bring back the set-aside entries still above the level.  They are
     // compacted towards the end of v~ so that v stays contiguous.
     std::size_t first = nt;
     for (std::size_t j = nt; j-- > 0;) {
@@ -215,17 +215,6 @@ struct Scratch {
 
 }  // namespace detail
 
-// Threshold tau with sum_i max(y_i - tau, 0) = total (total > 0, n >= 1).
-// `work` holds n T's and must not alias y.
-template <class T>
-double simplex_threshold(const T* y, std::size_t n, double total, T* work) noexcept
-{
-    const auto t = detail::robust_threshold<T>(
-        [y](std::size_t i) { return y[i]; }, n, total,
-        -std::numeric_limits<double>::infinity(), work);
-    return t.shift + t.offset;
-}
-
 // Euclidean projection of y (n entries) onto {w >= 0, sum w = total}:
 // x_i = max(y_i - tau, 0), tau by Condat's algorithm.  x may equal y; `work`
 // holds n T's and must alias neither y nor, if x == y, x (it may be x when
@@ -247,7 +236,7 @@ void project_simplex(const T* y, T* x, std::size_t n, double total, T* work) noe
 
 // Euclidean projection onto {||w||_1 <= radius}: y itself when inside,
 // otherwise sign(y_i) * max(|y_i| - tau, 0) with tau the threshold of the
-// projection of |y| onto the simplex of total `radius` (Condat 2016, sec. 5;
+// projection of |y| onto the simplex of total `radius` (Condat 2016, sect. 2;
 // Duchi et al. 2008).  Same aliasing rules as project_simplex.
 template <class T>
 void project_l1_ball(const T* y, T* x, std::size_t n, double radius, T* work) noexcept
