@@ -7,10 +7,11 @@ every constant.
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import accounting, mechanisms, noise
+from .constraints import Box, L1Ball, L2Ball, Simplex
 
 try:
     __version__ = _version("fasterm")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["accounting", "mechanisms", "noise", "__version__"]
+__all__ = ["Box", "L1Ball", "L2Ball", "Simplex", "accounting", "mechanisms", "noise", "__version__"]

@@ -133,7 +133,8 @@ def _all_finite(a: np.ndarray) -> bool:
     # only when the sum overflows do we pay for the elementwise test.
     if a.size == 0:
         return True
-    s = np.add.reduce(a, axis=None)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.add.reduce(a, axis=None)
     if math.isfinite(float(s)):
         return True
     return bool(np.isfinite(a).all())
