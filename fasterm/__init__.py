@@ -7,6 +7,7 @@ every constant.
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import accounting, mechanisms, noise
+from . import learning, online
 from .constraints import Box, L1Ball, L2Ball, Simplex
 
 try:
@@ -14,4 +15,4 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["Box", "L1Ball", "L2Ball", "Simplex", "accounting", "mechanisms", "noise", "__version__"]
+__all__ = ["Box", "L1Ball", "L2Ball", "Simplex", "accounting", "learning", "mechanisms", "noise", "online", "__version__"]

@@ -1,0 +1,120 @@
+"""Private learning through statistical queries (Dwork & Roth §11.1).
+
+A statistical query is a function φ: 𝒳 × {0, 1} → [0, 1]; the answer wanted is
+E_{(x,y)}[φ(x, y)], estimated on the sample by the mean (1/n) Σ_i φ(x_i, y_i).
+Under replace-one neighbours that mean has sensitivity 1/n, so the Laplace
+mechanism answers it privately (Dwork–Roth Thm 3.6), and any learner that
+touches the data only through such queries (an SQ learner, Definition 11.5)
+becomes private by answering them this way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import noise
+from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
+from ._validation import check_array, check_delta, check_epsilon, check_random_state, check_scalar
+
+__all__ = ["SQOracle"]
+
+
+class SQOracle:
+    """Answers up to ``max_queries`` statistical queries on (X, y) with Laplace noise.
+
+    Parameters
+    ----------
+    X : (n, d) array of examples; y : (n,) labels (in {0, 1} in the SQ model;
+        passed to φ as given).
+    epsilon, delta : the total budget for all ``max_queries`` answers.
+    max_queries : int ≥ 1, m — query m + 1 is refused.
+    random_state : None, int or numpy.random.Generator.
+
+    ``query(phi)`` calls ``phi(X, y)``, which must return n values (or a
+    scalar, broadcast), one per example.  Values are clipped to [0, 1] (NaN
+    counts as 0, +inf as 1): φ is then a statistical query whatever the data,
+    and no value is ever rejected — an error that depended on the data would
+    itself leak it.  The answer is
+
+        (1/n) Σ_i clip(φ(x_i, y_i)) + Lap(b),   b = 1/(n ε₀),
+
+    which is ε₀-DP (sensitivity 1/n under replace-one neighbours; Laplace
+    mechanism).  ε₀ comes from the total budget over m adaptive queries:
+
+    * δ = 0: basic composition, ε₀ = ε/m;
+    * δ > 0: the larger of ε/m and the ε₀ solving
+      √(2m ln(1/δ))·ε₀ + mε₀(e^{ε₀} − 1) = ε (advanced composition,
+      Dwork–Roth Thm 3.20 with δ' = δ) — whichever theorem allows the larger
+      ε₀, i.e. the smaller noise.
+
+    :attr:`epsilon_per_query`, :attr:`noise_scale` and :attr:`composition`
+    record the derivation; :attr:`spent` the guarantee of the answers given so
+    far.
+    """
+
+    def __init__(self, X, y, epsilon, delta=0.0, *, max_queries, random_state=None):
+        X = check_array(X, "X", ndim=2)
+        y = check_array(y, "y", ndim=1)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows")
+        eps = check_epsilon(epsilon)
+        delta = check_delta(delta)
+        m = check_scalar(max_queries, "max_queries", low=1, integer=True)
+        self._X, self._y = X, y
+        self._n = X.shape[0]
+        self.epsilon, self.delta, self.max_queries = eps, delta, m
+        self._rng = check_random_state(random_state)
+
+        eps0 = eps / m
+        self.composition = "basic"
+        if delta > 0.0:
+            adv = _solve_increasing(lambda e0: _advanced_eps(e0, m, delta), eps, 1e-3 * eps / m, eps)
+            if adv > eps0:
+                eps0, self.composition = adv, "advanced"
+        self.epsilon_per_query = eps0
+        self.noise_scale = 1.0 / (self._n * eps0)
+        self.queries_answered = 0
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    @property
+    def queries_remaining(self) -> int:
+        return self.max_queries - self.queries_answered
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(ε, δ) guaranteed for the q answers given so far: basic (qε₀, 0), or
+        under advanced composition (√(2q ln(1/δ))ε₀ + qε₀(e^{ε₀} − 1), δ) if
+        that is smaller."""
+        q = self.queries_answered
+        basic = q * self.epsilon_per_query
+        if q == 0 or self.composition == "basic":
+            return basic, 0.0
+        adv = _advanced_eps(self.epsilon_per_query, q, self.delta)
+        return (basic, 0.0) if basic <= adv else (adv, self.delta)
+
+    def query(self, phi) -> float:
+        """The noisy mean of clip(phi(X, y), 0, 1); refuses beyond ``max_queries``."""
+        if not callable(phi):
+            raise TypeError(f"phi must be callable, got {type(phi).__name__}")
+        if self.queries_answered >= self.max_queries:
+            raise BudgetExceededError(
+                f"SQOracle: all max_queries={self.max_queries} queries have been answered; "
+                f"query {self.max_queries + 1} is refused"
+            )
+        values = np.asarray(phi(self._X, self._y), dtype=np.float64)
+        try:
+            values = np.broadcast_to(values, (self._n,))
+        except ValueError:
+            raise ValueError(
+                f"phi must return one value per example ({self._n}), got shape {values.shape}"
+            ) from None
+        values = np.clip(np.nan_to_num(values, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+        mean = float(values.sum()) / self._n
+        answer = mean + float(noise.laplace(1, self.noise_scale, random_state=self._rng)[0])
+        self.queries_answered += 1
+        return answer
