@@ -334,7 +334,8 @@ def run_rwm(loss_matrix, eta, random_state=None) -> RWMRun:
     Returns an :class:`RWMRun` (actions, the losses incurred, each expert's
     total loss).  Identical to ``RWM(k, eta, random_state)`` with ``choose()``
     and ``update(row)`` alternated, for the same seed (see the module
-    docstring).  float32 matrices are read as float32 (the state is float64).
+    docstring).  A float32 matrix is read as is, without a float64 copy (the
+    learner's state is float64 either way).
     """
     L = _check_loss_matrix(loss_matrix, None)
     return RWM(L.shape[1], eta, random_state)._run(L)
@@ -351,9 +352,9 @@ class PrivateRWM:
     epsilon, delta : the privacy budget (ε > 0, δ ∈ [0, 1)).
     loss_range : (lo, hi), the declared range of every loss.  Losses outside
         it are **clipped** to it, never rejected (see below).
-    calibration : ``"exact"`` (default) or ``"closed_form"``
-        (:func:`calibrate_eta`).
     random_state : None, int or numpy.random.Generator.
+    calibration : ``"exact"`` (default) or ``"closed_form"``
+        (:func:`calibrate_eta`); keyword only.
 
     **Neighbouring relation.**  The database is the loss sequence ℓ¹, …, ℓ^T,
     fixed in advance (an oblivious adversary, as in Dwork–Roth §11.2).  Two
@@ -390,8 +391,8 @@ class PrivateRWM:
     Theorem 11.1 at the calibrated η, :attr:`regret_bound`.
     """
 
-    def __init__(self, n_experts, rounds, epsilon, delta, loss_range=(0.0, 1.0), calibration="exact",
-                 random_state=None):
+    def __init__(self, n_experts, rounds, epsilon, delta, loss_range=(0.0, 1.0), random_state=None, *,
+                 calibration="exact"):
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         T = check_scalar(rounds, "rounds", low=1, integer=True)
         lo, hi = _check_loss_range(loss_range)
@@ -539,7 +540,7 @@ class LinearLearnerResult:
         return self.regret_bound + 3.0 * math.sqrt(2.0 * math.log(3.0 / beta) / self.rounds)
 
 
-def linear_learner(S, epsilon, delta, random_state=None, calibration="exact") -> LinearLearnerResult:
+def linear_learner(S, epsilon, delta, random_state=None, *, calibration="exact") -> LinearLearnerResult:
     """Dwork–Roth Algorithm 17: a private linear function on the simplex, one pass over S.
 
     Experts are the basis vectors e_1..e_d; example t is the loss vector

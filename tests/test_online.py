@@ -348,6 +348,10 @@ def test_private_rwm_records_calibration():
     assert (p.epsilon, p.delta) == (p.calibration.epsilon, p.calibration.delta)
     assert p.regret_bound == pytest.approx(p.eta * 4 + math.log(5) / (p.eta * 1000))
     assert not hasattr(p, "weights")
+    # SPEC §5 signature: random_state is the sixth positional parameter
+    a = online.PrivateRWM(5, 10, 1.0, 1e-6, (0, 1), 7).run(np.zeros((10, 5))).actions
+    b = online.PrivateRWM(5, 10, 1.0, 1e-6, random_state=7).run(np.zeros((10, 5))).actions
+    np.testing.assert_array_equal(a, b)
 
 
 def test_private_rwm_theorem_11_3_closed_form():
@@ -386,6 +390,8 @@ def test_private_rwm_clips_to_declared_range():
     g = np.random.default_rng(0)
     raw = g.normal(0.5, 2.0, (700, 6))
     a = online.PrivateRWM(6, 700, 1.0, 1e-5, random_state=9).run(raw)
+    ref = rwm_reference(raw, a.eta, np.random.default_rng(9), lo=0.0, hi=1.0)
+    np.testing.assert_array_equal(a.actions, ref)
     b = online.PrivateRWM(6, 700, 1.0, 1e-5, random_state=9).run(np.clip(raw, 0, 1))
     np.testing.assert_array_equal(a.actions, b.actions)
     np.testing.assert_array_equal(a.losses, b.losses)

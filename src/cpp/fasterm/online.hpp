@@ -12,7 +12,7 @@
 //   cum[0..k)  the unshifted cumulative losses L_i (reported only).
 //   w[0..kp)   the weights the next draw uses, w_i = exp(-eta (D_i - r)) for
 //              a reference r <= m, so w_i <= 1 (no overflow) and the best
-//              expert's weight is >= exp(-4) (no underflow, see below);
+//              expert's weight is >= exp(-31/4) (no underflow, see below);
 //              w[k..kp) = 0.
 //   bs[0..nb)  block sums of w over blocks of BLOCK = 32 entries; total their
 //              sum S, accumulated block by block in index order.
@@ -28,16 +28,18 @@
 //             weights below exp(-707) flushed to 0 (their probability is
 //             < 1e-307, far below what a 53-bit uniform resolves);
 //  * incremental: w_i <- w_i * exp(-eta (l_i - c)), c = min_i l_i (or the
-//             declared lower bound of the losses), when the row's spread a =
-//             eta (max_i l_i - c) is at most 1/4: the factor's argument lies in
-//             [-a, 0], where a Taylor polynomial of degree 7 (a <= 1/32), 10
-//             (a <= 1/8) or 12 (a <= 1/4) is exact to < 0.2 ulp with no range
-//             reduction (remainders a^8/8! < 2.3e-17, a^11/11! < 3e-18,
-//             a^13/13! < 2.5e-18) — about half the exact path's work.  The reference r moves by c each
-//             round; the best weight loses at most a factor exp(-a) per round.
-// The exact path runs at least every SYNC = 16 rounds (and whenever a > 1/4),
-// so the incremental weights never drift more than ~16 * 1.5 ulp (~5e-15
-// relative) from exp(-eta (D_i - r)), and the best one stays >= exp(-4).
+//             declared lower bound of the losses), when the row's spread
+//             a = eta (max_i l_i - c) is at most 1/4: the factor's argument
+//             lies in [-a, 0], where a Taylor polynomial of degree 7
+//             (a <= 1/32), 10 (a <= 1/8) or 12 (a <= 1/4) is exact to
+//             < 0.2 ulp with no range reduction (remainders a^8/8! < 2.3e-17,
+//             a^11/11! < 3e-18, a^13/13! < 2.5e-18) — about half the exact
+//             path's work.  In terms of the re-centred D the reference becomes
+//             r' = r - m + c <= c <= m' (so still w <= 1), and the best weight
+//             loses at most a factor exp(-a) per round.
+// The exact path runs at least every SYNC = 32 rounds (and whenever a > 1/4),
+// so the incremental weights never drift more than ~32 * 1.5 ulp (~1e-14
+// relative) from exp(-eta (D_i - r)), and the best one stays >= exp(-31/4).
 //
 // rwm_run does choose/step for each row; the streaming learner calls the same
 // two functions one at a time, so a batch run and a streaming run from the
@@ -62,8 +64,12 @@
 // differ in the last bit between machines, which changes a sampled action only
 // when the uniform falls within a few ulps of a boundary (probability ~1e-15
 // per round).  On one machine every call goes through the same version, so
-// batch and streaming runs agree exactly.  Elsewhere one portable version is
-// compiled (GCC/Clang vector extensions, or plain scalar code).
+// batch and streaming runs agree exactly.  Elsewhere one version is compiled,
+// with the widest vectors the compiler's target allows.  The vector types are
+// GCC/Clang extensions.
+#if !defined(__GNUC__)
+#error "fasterm/online.hpp needs GCC or Clang (vector extensions)"
+#endif
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) \
     && defined(__linux__) && !defined(FASTERM_NO_MULTIVERSION)
 #define FASTERM_MULTIVERSION 1
@@ -90,7 +96,7 @@ namespace rwm {
 
 constexpr std::size_t LANES = 8;          // lanes of the block-sum accumulators
 constexpr std::size_t BLOCK = 4 * LANES;  // entries per block sum
-constexpr int SYNC = 16;                  // exact recomputation at least this often
+constexpr int SYNC = 32;                  // exact recomputation at least this often
 constexpr double A_DEG7 = 1.0 / 32.0;     // largest spread eta * (max - min) of a
 constexpr double A_DEG10 = 1.0 / 8.0;     // row for the incremental polynomial of
 constexpr double A_DEG12 = 1.0 / 4.0;     // each degree
@@ -99,7 +105,8 @@ inline std::size_t n_blocks(std::size_t k) noexcept { return (k + BLOCK - 1) / B
 
 #define FASTERM_INLINE __attribute__((always_inline)) inline
 
-// W doubles as one vector (GCC/Clang vector extensions), W = 1: plain scalars.
+// W doubles as one vector (GCC/Clang vector extensions); W = 1, plain scalars,
+// is the scalar twin exp_nonpos_fill uses.
 template <int W>
 struct vec {
     typedef double d __attribute__((vector_size(8 * W)));
@@ -471,12 +478,18 @@ FASTERM_INLINE bool step_f32_v(RWMState& s, const float* loss, const char* next,
     {                                                                                             \
         return NAME##_v<8> ARGS;                                                                  \
     }
-#elif defined(__GNUC__)
-#define FASTERM_VERSIONS(RET, NAME, PARAMS, ARGS) \
-    static RET NAME PARAMS noexcept { return NAME##_v<2> ARGS; }
 #else
+// One version, as wide as the compiler's target allows (building with
+// -DFASTERM_NO_MULTIVERSION and -march=... is how the tests reach each width).
+#if defined(__AVX512F__)
+#define FASTERM_WIDTH 8
+#elif defined(__AVX2__)
+#define FASTERM_WIDTH 4
+#else
+#define FASTERM_WIDTH 2
+#endif
 #define FASTERM_VERSIONS(RET, NAME, PARAMS, ARGS) \
-    static RET NAME PARAMS noexcept { return NAME##_v<1> ARGS; }
+    static RET NAME PARAMS noexcept { return NAME##_v<FASTERM_WIDTH> ARGS; }
 #endif
 
 FASTERM_VERSIONS(double, exact_weights,
