@@ -10,12 +10,12 @@ becomes private by answering them this way.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from . import noise
 from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
+from .online import _basic_share
 from ._validation import check_array, check_delta, check_epsilon, check_random_state, check_scalar
 
 __all__ = ["SQOracle"]
@@ -67,7 +67,7 @@ class SQOracle:
         self.epsilon, self.delta, self.max_queries = eps, delta, m
         self._rng = check_random_state(random_state)
 
-        eps0 = eps / m
+        eps0 = _basic_share(eps, m)
         self.composition = "basic"
         if delta > 0.0:
             adv = _solve_increasing(lambda e0: _advanced_eps(e0, m, delta), eps, 1e-3 * eps / m, eps)

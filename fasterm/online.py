@@ -108,6 +108,14 @@ class RWMCalibration:
     calibration: str
 
 
+def _basic_share(eps: float, k: int) -> float:
+    """The largest ε₀ with k·ε₀ ≤ ε in floating point (ε/k, or one ulp below)."""
+    eps0 = eps / k
+    while k * eps0 > eps:
+        eps0 = math.nextafter(eps0, 0.0)
+    return eps0
+
+
 def _composed(eps0: float, T: int, delta: float) -> tuple[float, float, str]:
     """The better of basic and advanced composition of T ε₀-DP rounds."""
     basic = T * eps0
@@ -154,7 +162,7 @@ def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exa
                 f"exact composition gives epsilon={spent}; use calibration='exact'"
             )
     else:
-        eps0 = eps / T
+        eps0 = _basic_share(eps, T)
         if delta > 0.0:
             adv = _solve_increasing(lambda e0: _advanced_eps(e0, T, delta), eps, 1e-3 * eps / T, eps)
             eps0 = max(eps0, adv)

@@ -308,7 +308,7 @@ def test_exact_calibration_plugs_back(eps, delta, T, sens):
     basic = T * eps0
     adv = accounting.advanced_composition(eps0, 0.0, T, delta)[0]
     assert min(basic, adv) == pytest.approx(eps, rel=1e-9)
-    assert min(basic, adv) <= eps * (1 + 1e-12)
+    assert min(basic, adv) <= eps  # never over budget, not even by an ulp
     assert cal.epsilon == pytest.approx(eps, rel=1e-9)
     if cal.composition == "advanced":
         assert adv < basic and cal.delta == delta
@@ -320,6 +320,9 @@ def test_pure_calibration_is_basic_composition():
     cal = online.calibrate_eta(2.0, 0.0, 50, loss_sensitivity=2.0)
     assert cal.composition == "basic" and cal.delta == 0.0
     assert cal.eta == pytest.approx(2.0 / (2 * 2.0 * 50), rel=1e-15)
+    for eps, T in [(0.1, 11), (0.2, 44), (0.7, 10), (1.0, 49)]:  # T * (eps / T) > eps for the first two
+        cal = online.calibrate_eta(eps, 0.0, T)
+        assert T * cal.epsilon_round <= eps and cal.epsilon <= eps
 
 
 @pytest.mark.parametrize("eps, delta, T", [(1.0, 1e-5, 1000), (0.5, 1e-8, 10**5), (2.0, 0.01, 37)])
