@@ -6,11 +6,11 @@ every constant.
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import noise
+from . import losses, noise
 
 try:
     __version__ = _version("fasterm")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["noise", "__version__"]
+__all__ = ["losses", "noise", "__version__"]
