@@ -6,12 +6,16 @@ every constant.
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import accounting, mechanisms, noise
+from . import accounting, losses, mechanisms, noise
 from .constraints import Box, L1Ball, L2Ball, Simplex
+from .optimize import OptimizeResult, noisy_pgd, pgd
 
 try:
     __version__ = _version("fasterm")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["Box", "L1Ball", "L2Ball", "Simplex", "accounting", "mechanisms", "noise", "__version__"]
+__all__ = [
+    "Box", "L1Ball", "L2Ball", "OptimizeResult", "Simplex", "accounting", "losses", "mechanisms",
+    "noise", "noisy_pgd", "pgd", "__version__",
+]
