@@ -8,10 +8,14 @@ from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import accounting, mechanisms, noise
 from .constraints import Box, L1Ball, L2Ball, Simplex
+from .univariate import mean, median, quantile
 
 try:
     __version__ = _version("fasterm")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["Box", "L1Ball", "L2Ball", "Simplex", "accounting", "mechanisms", "noise", "__version__"]
+__all__ = [
+    "Box", "L1Ball", "L2Ball", "Simplex", "accounting", "mechanisms", "noise",
+    "mean", "median", "quantile", "__version__",
+]
