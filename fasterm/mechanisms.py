@@ -104,9 +104,10 @@ def _exponential(scores, sensitivity, epsilon, random_state, monotonic, size):
         raise TypeError(f"monotonic must be a bool, got {type(monotonic).__name__}")
     rng = check_random_state(random_state)
     s_min = _score_min(s)
-    # k may overflow to inf (eps / sensitivity beyond the double range): the
-    # kernel then returns a uniform choice among the minimisers, the limit.
-    k = eps / sens if monotonic else eps / (2.0 * sens)
+    # (eps / 2) / sens, not eps / (2 sens): 2 sens may overflow.  k itself may
+    # overflow to inf (eps / sensitivity beyond the double range): the kernel
+    # then returns a uniform choice among the minimisers, the limit.
+    k = eps / sens if monotonic else (0.5 * eps) / sens
     out = np.empty(size, dtype=np.int64)
     _expmech.exponential_sample(rng.bit_generator, s, s_min, k, out)
     return out

@@ -18,9 +18,11 @@ from fasterm import _expmech, mechanisms
 def reference_probs(scores, sensitivity, epsilon, monotonic=False):
     """P(i) ∝ exp(-eps s_i / (2 sens)), in log space with the max subtracted."""
     s = np.asarray(scores, dtype=np.float64)
-    k = epsilon / sensitivity if monotonic else epsilon / (2.0 * sensitivity)
+    c = epsilon if monotonic else epsilon / 2
     with np.errstate(over="ignore", invalid="ignore"):
-        logw = np.where(np.isinf(s), -np.inf, -k * (s / 2 - np.min(s) / 2) * 2)
+        # scores in units of the sensitivity first: no overflow for any range
+        u = s / sensitivity
+        logw = np.where(np.isinf(s), -np.inf, -c * (u - np.min(u)))
     logw -= logw.max()
     w = np.exp(logw)
     return w / w.sum()
@@ -111,8 +113,8 @@ def test_full_double_range_scores():
     # s_i - s_min overflows a double; the halves do not.
     scores = np.array([-1.5e308, 1.5e308, 0.0, -1.5e308])
     sens = 1e308
-    probs = reference_probs(scores, sens, 2.0)
-    assert probs[1] > 0.01  # weight exp(-3): not negligible
+    probs = reference_probs(scores, sens, 2.0)  # weights 1, e^-3, e^-1.5, 1
+    np.testing.assert_allclose(probs * (2 + np.exp(-3) + np.exp(-1.5)), [1, np.exp(-3), np.exp(-1.5), 1])
     assert chi2_pvalue(draws(scores, sens, 2.0, 100_000, 6), probs) > 1e-3
 
 

@@ -314,7 +314,9 @@ private:
 // (number of pieces from the mode) * ulp, independent of how large the
 // exponent itself is.  A piece's mass, in units of (b - a) * density(mode), is
 //   D_inner * (1 - exp(-|alpha| len)) / |alpha|      (= D_inner * len if alpha = 0),
-// with D_inner the density at its end nearer the mode, computed with expm1.
+// with D_inner the density at its end nearer the mode, computed with expm1, or
+// as len * (1 - e^-z) / z by its series when every z = |alpha| len of a block
+// is at most ln2 / 2.
 // ---------------------------------------------------------------------------
 template <class T>
 class MedianErm {
