@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 from . import accounting, losses, mechanisms, noise
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .optimize import OptimizeResult, noisy_pgd, pgd
+from .univariate import mean, median, quantile
 
 try:
     __version__ = _version("fasterm")
@@ -17,5 +18,5 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "Box", "L1Ball", "L2Ball", "OptimizeResult", "Simplex", "accounting", "losses", "mechanisms",
-    "noise", "noisy_pgd", "pgd", "__version__",
+    "mean", "median", "noise", "noisy_pgd", "pgd", "quantile", "__version__",
 ]
