@@ -6,13 +6,18 @@ every constant.
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import accounting, mechanisms, noise
+from . import accounting, losses, mechanisms, noise
 from . import learning, online
 from .constraints import Box, L1Ball, L2Ball, Simplex
+from .optimize import OptimizeResult, noisy_pgd, pgd
+from .univariate import mean, median, quantile
 
 try:
     __version__ = _version("fasterm")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["Box", "L1Ball", "L2Ball", "Simplex", "accounting", "learning", "mechanisms", "noise", "online", "__version__"]
+__all__ = [
+    "Box", "L1Ball", "L2Ball", "OptimizeResult", "Simplex", "accounting", "learning", "losses", "mechanisms",
+    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "__version__",
+]

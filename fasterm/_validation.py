@@ -19,6 +19,7 @@ import numpy as np
 __all__ = [
     "FLOAT_DTYPES",
     "check_array",
+    "check_bounds",
     "check_delta",
     "check_epsilon",
     "check_out",
@@ -215,3 +216,24 @@ def check_out(out, name: str, shape: tuple, dtype) -> np.ndarray:
     if not out.flags.writeable:
         raise ValueError(f"{name} must be writeable")
     return out
+
+
+def check_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
+    """A public interval (a, b): a sequence of two finite reals with a < b.
+
+    Returned as two Python floats.  The bounds must come from outside the
+    data: callers clip the data to them and never estimate them from it.
+    """
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__"):
+        raise TypeError(f"{name} must be a sequence (a, b) of two numbers, got {type(bounds).__name__}")
+    if isinstance(bounds, np.ndarray) and bounds.ndim != 1:
+        raise ValueError(f"{name} must be a sequence (a, b) of two numbers, got shape {bounds.shape}")
+    if len(bounds) != 2:
+        raise ValueError(f"{name} must have exactly two entries (a, b), got {len(bounds)}")
+    a = check_scalar(bounds[0], f"{name}[0]")
+    b = check_scalar(bounds[1], f"{name}[1]")
+    if not a < b:
+        raise ValueError(f"{name} must satisfy a < b, got ({a}, {b})")
+    if not math.isfinite(b - a):
+        raise ValueError(f"{name}: the width b - a overflows, got ({a}, {b})")
+    return a, b

@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import accounting
+from . import _losses, _noise, accounting
+from . import constraints as _constraints
+from . import losses as _losses_mod
 from ._validation import (
     check_delta,
     check_epsilon,
@@ -51,8 +53,6 @@ from ._validation import (
     check_scalar,
     check_X_y,
 )
-from .noise import gaussian as _gaussian_fill
-from .noise import laplace as _laplace_fill
 
 __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
@@ -96,53 +96,64 @@ class OptimizeResult:
 
 
 def _check_loss_and_constraint(loss, constraint):
-    for meth in ("grad_sum", "value", "lipschitz"):
-        if not callable(getattr(loss, meth, None)):
-            raise TypeError(f"loss must be a fasterm loss (missing .{meth}), got {type(loss).__name__}")
-    for attr in ("project", "diameter", "center"):
-        if not hasattr(constraint, attr):
-            raise TypeError(f"constraint must be a fasterm feasible set (missing .{attr}), got {type(constraint).__name__}")
+    if not isinstance(loss, _losses_mod._LinearModelLoss):
+        raise TypeError(f"loss must be a fasterm.losses loss (e.g. Logistic()), got {type(loss).__name__}")
+    if not isinstance(constraint, _constraints.Constraint):
+        raise TypeError(f"constraint must be a fasterm feasible set (L2Ball, Box, Simplex, L1Ball), "
+                        f"got {type(constraint).__name__}")
 
 
 def _norm_bound(constraint) -> float:
     """max_{w∈C} ‖w‖₂ — the R of SPEC §3 that the loss constants use."""
-    return float(getattr(constraint, "norm_bound", constraint.radius))
+    return float(constraint.norm_bound)
 
 
 def _reg_lipschitz(loss, constraint) -> float:
     """Lipschitz constant on C of the data-independent regularizer's gradient term."""
-    l2 = float(getattr(loss, "l2", 0.0) or 0.0)
-    return l2 * _norm_bound(constraint)
+    return float(loss.l2) * _norm_bound(constraint)
 
 
-def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise_fill=None, row_norms=None):
-    """The PGD loop shared by pgd and noisy_pgd; noise_fill(buf) adds h_t in place."""
+def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound=None,
+         noise=None, scale=0.0, rng=None):
+    """The PGD loop shared by pgd and noisy_pgd.
+
+    Inputs are validated once here (``loss._prepare``); the loop then calls
+    the compiled kernels directly — gradient sum, noise fill, projection —
+    with preallocated buffers, so a step costs one pass over X plus O(d).
+    """
+    w, X, y, c, dn, ybound, norms, nt = loss._prepare(
+        constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
+        label_bound=label_bound)
     n, d = X.shape
-    dtype = X.dtype
-    w = np.array(constraint.center, dtype=dtype, copy=True)
+    kind = loss._kind
     acc = np.zeros(d, dtype=np.float64) if average else None
-    grad = np.empty(d, dtype=dtype)
-    step = np.empty(d, dtype=dtype)
-    reg = float(getattr(loss, "l2", 0.0) or 0.0)
+    grad = np.empty(d, dtype=X.dtype)
+    step = np.empty(d, dtype=X.dtype)
+    reg = float(loss.l2)
     inv_n = 1.0 / n
+    fill = None
+    if noise is not None:
+        fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
+        bitgen = rng.bit_generator
+    project = constraint._project
     for _ in range(steps):
         if average:
-            acc += w  # Theorem 1/2 bound the average of the points where gradients are taken
-        loss.grad_sum(w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms, out=grad)
+            acc += w  # Theorems 1/2 bound the average of the points where gradients are taken
+        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, grad, nt)
         grad *= inv_n
         if reg:
-            grad += reg * w
-        if noise_fill is not None:
-            noise_fill(step)
+            np.multiply(w, reg, out=step)
+            grad += step
+        if fill is not None:
+            fill(bitgen, step, scale)
             grad += step
         np.multiply(grad, -lr, out=step)
         step += w
-        constraint.project(step, out=w)
+        project(step, w)
     if average:
-        out = (acc / steps).astype(dtype)
-        # The average of points of a convex set lies in it; project anyway to
-        # remove rounding (a no-op up to ulps).
-        return constraint.project(out)
+        # The average of points of a convex set lies in it; projecting removes
+        # the rounding of the sum (a no-op up to ulps).
+        return constraint.project((acc / steps).astype(X.dtype))
     return w
 
 
@@ -164,18 +175,17 @@ def pgd(loss, X, y, constraint, steps, lr=None, average=True):
     steps = check_scalar(steps, "steps", low=1, integer=True)
     if X.shape[1] != constraint.dim:
         raise ValueError(f"X has {X.shape[1]} columns but constraint has dim {constraint.dim}")
-    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-    x_max = float(row_norms.max()) if row_norms.size else 0.0
-    y_max = float(np.abs(y).max()) if y is not None and y.size else 0.0
-    G = float(loss.lipschitz(max(x_max, 1e-300), label_bound=y_max, radius=_norm_bound(constraint)))
+    x_max = float(_losses_mod.row_norms(X).max())
+    y_max = float(np.abs(y).max()) if y is not None else 0.0
+    G = float(loss.lipschitz(max(x_max, 1e-300), label_bound=max(y_max, 1e-300),
+                             radius=_norm_bound(constraint)))
     G += _reg_lipschitz(loss, constraint)
     R = float(constraint.diameter)
     if lr is None:
         lr = R / (G * math.sqrt(steps)) if G > 0 and R > 0 else 0.0
     else:
         lr = check_positive(lr, "lr")
-    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None,
-             row_norms=row_norms.astype(X.dtype))
+    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None)
     bound = lr * G * G / 2 + (R * R / (2 * lr * steps) if lr > 0 else (0.0 if R == 0 else math.inf))
     return OptimizeResult(w=w, epsilon=math.inf, delta=1.0, steps=steps, lr=lr, lipschitz=G,
                           utility_bound=bound if average else None)
@@ -287,8 +297,6 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
-    if y is not None and label_bound is not None:
-        y = np.clip(y, -label_bound, label_bound)
 
     R = float(constraint.diameter)
     G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
@@ -302,11 +310,8 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     if lr is None:
         lr = _bound_for(R, G_bound, noise_sq, steps)[1] if R > 0 else 0.0
 
-    sampler = _gaussian_fill if noise == "gaussian" else _laplace_fill
-    noise_fill = lambda buf: sampler(scale=scale, random_state=rng, out=buf)  # noqa: E731
-    X_norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64)).astype(X.dtype)
     w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=clip,
-             noise_fill=noise_fill, row_norms=X_norms)
+             label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
     bound = None
     if average and (clip is None or clip >= G_loss) and lr > 0:

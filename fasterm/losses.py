@@ -1,0 +1,426 @@
+"""Losses of linear models, ℓ(w; x, y) = φ(⟨w, x⟩, y), with exact privacy constants.
+
+Five losses (SPEC §2, §3)::
+
+    Logistic   φ(z, y) = log(1 + exp(−y z))      y ∈ {−1, +1}
+    Hinge      φ(z, y) = max(0, 1 − y z)          y ∈ {−1, +1}
+    Squared    φ(z, y) = (y − z)²                 |y| ≤ Y
+    Absolute   φ(z, y) = |y − z|                  |y| ≤ Y
+    Linear     φ(z, y) = z                        (y ignored)
+
+each with an optional data-independent L2 regularizer Λ(w) = l2/2 · ‖w‖², so that
+the objective is L(w; S) = (1/n) Σ_i ℓ(w; x_i, y_i) + Λ(w).
+
+Methods: ``value`` (the objective L), ``grad`` (the n×d per-example gradients of ℓ),
+``grad_sum`` (Σ_i of the per-example gradients, optionally clipped per example,
+computed in one fused pass over X without building the n×d matrix),
+``reg_value``/``reg_grad`` (Λ and ∇Λ), and the constants ``lipschitz`` (G) and
+``sensitivity`` (Δ) for the declared bounds.
+
+Declared bounds and clipping (SPEC §3).  Privacy needs *public* bounds, never ones
+estimated from the data:
+
+* ``data_norm`` X: a row with ‖x_i‖ > X is used as x_i · X/‖x_i‖ (scaled onto
+  the sphere of radius X) by every kernel.  X itself is never copied or
+  modified; the kernels apply the row scale on the fly from cached row norms
+  (``row_norms``).
+* ``label_bound`` Y (Squared, Absolute): labels are clipped to [−Y, Y].
+* Classification labels (Logistic, Hinge): the kernels read y > 0 as +1 and every
+  other value (0 and negatives included) as −1.  {−1, +1} labels are unchanged
+  and scikit-learn style {0, 1} labels mean what they usually mean.  Any real
+  label is thus mapped to a valid class, record by record, so the constants hold
+  for every input and nothing is rejected because of its value.
+* ``clip`` c (``grad``, ``grad_sum``): each per-example gradient g_i is replaced
+  by g_i · min(1, c/‖g_i‖), so ‖g_i‖ ≤ c (up to one rounding) whatever the data.
+
+Nothing here is rejected for being out of bounds; only shapes, dtypes and
+finiteness are checked (``fasterm._validation``), and every error names the
+parameter.  float32 and float64 data are computed in their own precision (X's
+dtype decides; w and y are converted to it); sums over rows, row norms and the
+scalar calculus are in double in both cases.
+
+Large problems are split over ``n_threads`` threads (default: the CPUs this
+process may run on).  Rows are cut into chunks that depend only on (n, d, dtype)
+and partial sums are added in a fixed order, so results are bit-for-bit the same
+for every ``n_threads``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from . import _losses
+from ._validation import check_array, check_out, check_positive, check_scalar, check_X_y
+
+__all__ = ["Absolute", "Hinge", "Linear", "Logistic", "Squared", "row_norms"]
+
+
+def _available_cpus() -> int:
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _check_threads(n_threads) -> int:
+    if n_threads is None:
+        return _available_cpus()
+    return check_scalar(n_threads, "n_threads", low=1, integer=True)
+
+
+def row_norms(X, *, n_threads=None) -> np.ndarray:
+    """Euclidean norms of the rows of X, as float64 (accumulated in double).
+
+    Compute them once and pass them as ``row_norms=`` to repeated ``grad_sum``
+    calls on the same X (as an optimizer does): clipping and the data-norm
+    row scale need them, and they cost one pass over X.
+    """
+    X = check_array(X, "X", ndim=2)
+    nt = _check_threads(n_threads)
+    out = np.empty(X.shape[0], dtype=np.float64)
+    _losses.row_norms(X, out, nt)
+    return out
+
+
+class _LinearModelLoss:
+    """Shared machinery; subclasses set ``_kind`` and the two constants."""
+
+    _kind: int
+    _regression = False
+    _uses_labels = True
+
+    def __init__(self, *, l2=0.0):
+        self.l2 = check_scalar(l2, "l2", low=0.0)
+
+    def __repr__(self) -> str:
+        args = []
+        if getattr(self, "label_bound", None) is not None:
+            args.append(f"label_bound={self.label_bound!r}")
+        if self.l2:
+            args.append(f"l2={self.l2!r}")
+        return f"{type(self).__name__}({', '.join(args)})"
+
+    # -- validation ------------------------------------------------------------
+
+    def _label_bound_for_kernel(self, label_bound) -> float:
+        """The clipping bound Y for regression labels (inf: no clipping)."""
+        if not self._regression:
+            return math.inf
+        if label_bound is None:
+            label_bound = self.label_bound
+        if label_bound is None:
+            return math.inf
+        return check_positive(label_bound, "label_bound", allow_inf=True)
+
+    def _prepare(self, w, X, y, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
+                 n_threads=None):
+        if self._uses_labels:
+            X, y = check_X_y(X, y)
+        else:
+            X, y = check_X_y(X, y, y_required=False)
+        n, d = X.shape
+        w = check_array(w, "w", ndim=1, dtype=X.dtype, shape=(d,))
+        c = 0.0
+        if clip is not None:
+            c = check_positive(clip, "clip", allow_inf=True)
+            c = 0.0 if math.isinf(c) else c
+        dn = 0.0
+        if data_norm is not None:
+            dn = check_positive(data_norm, "data_norm", allow_inf=True)
+            dn = 0.0 if math.isinf(dn) else dn
+        ybound = self._label_bound_for_kernel(label_bound)
+        nt = _check_threads(n_threads)
+        norms = None
+        if row_norms is not None:
+            norms = check_array(row_norms, "row_norms", ndim=1, dtype=np.float64, shape=(n,))
+            if norms.min() < 0:
+                raise ValueError("row_norms must be non-negative (the norms of the rows of X)")
+        elif c > 0 or dn > 0:
+            norms = np.empty(n, dtype=np.float64)
+            _losses.row_norms(X, norms, nt)
+        return w, X, y, c, dn, ybound, norms, nt
+
+    # -- objective and gradients -----------------------------------------------
+
+    def value(self, w, X, y=None, *, data_norm=None, row_norms=None, label_bound=None,
+              n_threads=None) -> float:
+        """The objective (1/n) Σ_i ℓ(w; x_i, y_i) + l2/2 · ‖w‖².
+
+        Rows longer than ``data_norm`` are scaled to it and labels are mapped or
+        clipped as the module docstring says.  ``row_norms``: cached
+        ``row_norms(X)``, used with ``data_norm``.  ``label_bound`` defaults to
+        the loss's own.
+        """
+        w, X, y, _, dn, ybound, norms, nt = self._prepare(
+            w, X, y, data_norm=data_norm, row_norms=row_norms, label_bound=label_bound,
+            n_threads=n_threads)
+        total = _losses.value_sum(self._kind, X, y, w, norms, dn, ybound, nt)
+        return total / X.shape[0] + self.reg_value(w)
+
+    def grad(self, w, X, y=None, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
+             n_threads=None) -> np.ndarray:
+        """Per-example gradients ∇_w ℓ(w; x_i, y_i), an (n, d) array of X's dtype.
+
+        Row i is φ'(z_i, y_i) · s_i x_i with z_i = s_i ⟨w, x_i⟩, s_i the
+        data-norm row scale (1 without ``data_norm``), then clipped to norm
+        ``clip`` if given.  The regularizer is not included (see ``reg_grad``).
+        Builds the n×d matrix: use ``grad_sum`` when only the sum is needed.
+        """
+        w, X, y, c, dn, ybound, norms, nt = self._prepare(
+            w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms,
+            label_bound=label_bound, n_threads=n_threads)
+        G = np.empty_like(X)
+        _losses.grad_matrix(self._kind, X, y, w, norms, dn, c, ybound, G, nt)
+        return G
+
+    def grad_sum(self, w, X, y=None, clip=None, *, data_norm=None, row_norms=None,
+                 label_bound=None, out=None, n_threads=None) -> np.ndarray:
+        """Σ_i of the per-example gradients of ℓ (``grad(...)`` summed over rows).
+
+        ``clip`` c: each per-example gradient g_i is scaled by min(1, c/‖g_i‖)
+        before summing, so one example moves the sum by at most 2c in L2 norm
+        (replace-one).  ``data_norm`` X: rows longer than X are scaled to it
+        first.  Both come for free: ‖g_i‖ = |φ'(z_i, y_i)| · s_i ‖x_i‖, from the
+        row norms (``row_norms``, computed here if not given — pass them when
+        calling repeatedly on the same X).
+
+        The regularizer's gradient is *not* included: add ``n * reg_grad(w)``
+        for the gradient of n · L, or divide by n and add ``reg_grad(w)`` for ∇L.
+
+        One pass over X in row blocks that stay in L1 between their dot
+        products and their accumulation; the n×d matrix is never formed.
+        Returns ``out`` (shape (d,), X's dtype) if given.
+        """
+        w, X, y, c, dn, ybound, norms, nt = self._prepare(
+            w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms,
+            label_bound=label_bound, n_threads=n_threads)
+        if out is None:
+            out = np.empty(X.shape[1], dtype=X.dtype)
+        else:
+            out = check_out(out, "out", (X.shape[1],), X.dtype)
+        _losses.grad_sum(self._kind, X, y, w, norms, dn, c, ybound, out, nt)
+        return out
+
+    def reg_value(self, w) -> float:
+        """Λ(w) = l2/2 · ‖w‖²."""
+        if not self.l2:
+            return 0.0
+        w = check_array(w, "w", ndim=1)
+        return 0.5 * self.l2 * float(np.dot(w, w))
+
+    def reg_grad(self, w) -> np.ndarray:
+        """∇Λ(w) = l2 · w (in w's floating dtype)."""
+        w = check_array(w, "w", ndim=1)
+        return self.l2 * w
+
+    # -- constants ---------------------------------------------------------------
+
+    @staticmethod
+    def _bounds(data_norm, radius, *, need_radius=True):
+        X = check_positive(data_norm, "data_norm")
+        if radius is None:
+            if need_radius:
+                raise ValueError("radius must be given (R = max over the feasible set of ‖w‖₂)")
+            return X, None
+        return X, check_positive(radius, "radius")
+
+    def _label_bound_for_constant(self, label_bound) -> float:
+        if label_bound is None:
+            label_bound = self.label_bound
+        if label_bound is None:
+            raise ValueError(
+                f"label_bound must be given for {type(self).__name__} "
+                "(declared |y| <= Y; pass it here or to the constructor)")
+        return check_positive(label_bound, "label_bound")
+
+
+class Logistic(_LinearModelLoss):
+    """Logistic loss ℓ(w; x, y) = log(1 + exp(−y ⟨w, x⟩)), y ∈ {−1, +1}.
+
+    Computed without overflow for any margin: the value as
+    log1p(exp(−|m|)) + max(−m, 0) and the derivative −y·sigmoid(−m) through
+    exp(−|m|) ≤ 1, m = y z.  ``l2``: weight of Λ(w) = l2/2 · ‖w‖².
+    """
+
+    _kind = _losses.LOGISTIC
+    label_bound = None
+
+    def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """G = X (SPEC §3): ‖∇_w ℓ(w; x, y)‖ ≤ data_norm for every w.
+
+        Proof: ∇_w ℓ = −y σ(−y z) x with σ the sigmoid, |y| = 1 and 0 < σ < 1,
+        so ‖∇_w ℓ‖ < ‖x‖ ≤ X.  Tight: at margin y z = −RX the norm is
+        X σ(RX), which tends to X as RX grows (≥ 0.99 X once RX ≥ 4.6), so no
+        constant below X holds for every radius.  (For a fixed radius the exact
+        supremum is X σ(RX); SPEC §3 fixes G = X, independent of R.)
+        ``label_bound`` and ``radius`` are accepted for a uniform signature and
+        not used.
+        """
+        X, _ = self._bounds(data_norm, radius, need_radius=False)
+        return X
+
+    def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
+        """Δ = R·X (SPEC §3): sup |ℓ(w; x, y) − ℓ(w; x', y')| over ‖w‖ ≤ R, ‖x‖, ‖x'‖ ≤ X.
+
+        Proof: m = y⟨w, x⟩ ∈ [−RX, RX] by Cauchy–Schwarz and φ decreases in m,
+        so ℓ ∈ [log(1 + e^{−RX}), log(1 + e^{RX})], and
+        log(1 + e^{a}) − log(1 + e^{−a}) = a.  Tight (attained): w = R u,
+        x = X u, x' = −X u, y = y' = 1 for a unit vector u.
+        """
+        X, R = self._bounds(data_norm, radius)
+        return R * X
+
+
+class Hinge(_LinearModelLoss):
+    """Hinge loss ℓ(w; x, y) = max(0, 1 − y ⟨w, x⟩), y ∈ {−1, +1}.
+
+    Subgradient −y x where y z < 1 and 0 where y z ≥ 1 (0 at margin exactly 1).
+    ``l2``: weight of Λ(w) = l2/2 · ‖w‖².
+    """
+
+    _kind = _losses.HINGE
+    label_bound = None
+
+    def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """G = X (SPEC §3).
+
+        Proof: the subgradient is −y x or 0 with |y| = 1, so its norm is at most
+        ‖x‖ ≤ X.  Tight (attained): any w, x with ‖x‖ = X and y⟨w, x⟩ < 1 (e.g.
+        w = 0).  ``label_bound`` and ``radius`` are not used.
+        """
+        X, _ = self._bounds(data_norm, radius, need_radius=False)
+        return X
+
+    def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
+        """Δ = min(1 + RX, 2RX) (SPEC §3).
+
+        Proof: m = y⟨w, x⟩ ∈ [−RX, RX] and φ = (1 − m)₊ decreases in m, so
+        ℓ ∈ [(1 − RX)₊, 1 + RX] and Δ = 1 + RX − (1 − RX)₊ = min(1 + RX, 2RX).
+        Tight (attained): w = R u, x = −X u, x' = X u, y = y' = 1.
+        """
+        X, R = self._bounds(data_norm, radius)
+        return min(1.0 + R * X, 2.0 * R * X)
+
+
+class Squared(_LinearModelLoss):
+    """Squared loss ℓ(w; x, y) = (y − ⟨w, x⟩)², |y| ≤ Y.
+
+    ``label_bound`` Y (optional here, required by the constants): labels are
+    clipped to [−Y, Y] by every kernel.  ``l2``: weight of Λ(w) = l2/2 · ‖w‖².
+    """
+
+    _kind = _losses.SQUARED
+    _regression = True
+
+    def __init__(self, *, label_bound=None, l2=0.0):
+        super().__init__(l2=l2)
+        self.label_bound = None if label_bound is None else check_positive(label_bound, "label_bound")
+
+    def lipschitz(self, data_norm, label_bound=None, *, radius) -> float:
+        """G = 2(Y + RX)·X (SPEC §3).
+
+        Proof: ∇_w ℓ = 2(z − y) x with |z| ≤ RX (Cauchy–Schwarz) and |y| ≤ Y, so
+        ‖∇_w ℓ‖ ≤ 2(RX + Y)X.  Tight (attained): w = R u, x = X u, y = −Y.
+        ``label_bound`` defaults to the loss's own.
+        """
+        X, R = self._bounds(data_norm, radius)
+        Y = self._label_bound_for_constant(label_bound)
+        return 2.0 * (Y + R * X) * X
+
+    def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
+        """Δ = (Y + RX)² (SPEC §3).
+
+        Proof: |y − z| ≤ Y + RX gives ℓ ∈ [0, (Y + RX)²].  Tight (attained):
+        ℓ(w; X u, −Y) = (Y + RX)² for w = R u, and ℓ(w; 0, 0) = 0.
+        """
+        X, R = self._bounds(data_norm, radius)
+        Y = self._label_bound_for_constant(label_bound)
+        return (Y + R * X) ** 2
+
+
+class Absolute(_LinearModelLoss):
+    """Absolute loss ℓ(w; x, y) = |y − ⟨w, x⟩|, |y| ≤ Y.
+
+    Subgradient sign(z − y) x with sign(0) = 0.  ``label_bound`` Y: labels are
+    clipped to [−Y, Y] by every kernel.  ``l2``: weight of Λ(w) = l2/2 · ‖w‖².
+    """
+
+    _kind = _losses.ABSOLUTE
+    _regression = True
+
+    def __init__(self, *, label_bound=None, l2=0.0):
+        super().__init__(l2=l2)
+        self.label_bound = None if label_bound is None else check_positive(label_bound, "label_bound")
+
+    def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """G = X (SPEC §3).
+
+        Proof: the subgradient is sign(z − y) x, of norm at most ‖x‖ ≤ X.  Tight
+        (attained): ‖x‖ = X and z ≠ y.  ``label_bound`` and ``radius`` are not
+        used.
+        """
+        X, _ = self._bounds(data_norm, radius, need_radius=False)
+        return X
+
+    def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
+        """Δ = Y + RX (SPEC §3).
+
+        Proof: |y − z| ≤ Y + RX gives ℓ ∈ [0, Y + RX].  Tight (attained):
+        ℓ(R u; X u, −Y) = Y + RX and ℓ(w; 0, 0) = 0.
+        """
+        X, R = self._bounds(data_norm, radius)
+        Y = self._label_bound_for_constant(label_bound)
+        return Y + R * X
+
+
+class Linear(_LinearModelLoss):
+    """Linear loss ℓ(w; x) = ⟨w, x⟩ (labels, if given, are ignored).
+
+    Two geometries, with separate, explicit constants:
+
+    * L2 (``lipschitz``/``sensitivity``): ‖x‖₂ ≤ X, ‖w‖₂ ≤ R.
+    * simplex (``lipschitz_simplex``/``sensitivity_simplex``, SPEC §3 last row):
+      w in the simplex {w ≥ 0, Σ w = s}, x ∈ [−B, B]^d.  The kernels' row scale
+      is Euclidean; data for this geometry should be clipped coordinate-wise,
+      ``np.clip(X, -B, B)``, by the caller.
+
+    ``l2``: weight of Λ(w) = l2/2 · ‖w‖².
+    """
+
+    _kind = _losses.LINEAR
+    _uses_labels = False
+    label_bound = None
+
+    def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """G = X: ∇_w ℓ = x, of norm ≤ X; attained by any ‖x‖ = X."""
+        X, _ = self._bounds(data_norm, radius, need_radius=False)
+        return X
+
+    def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
+        """Δ = 2RX: ⟨w, x⟩ ∈ [−RX, RX]; attained by w = R u, x = X u, x' = −X u."""
+        X, R = self._bounds(data_norm, radius)
+        return 2.0 * R * X
+
+    @staticmethod
+    def lipschitz_simplex(dim, coord_bound=1.0) -> float:
+        """G = √d·B for x ∈ [−B, B]^d (SPEC §3: √d for B = 1).
+
+        Proof: ∇_w ℓ = x and ‖x‖₂ ≤ √d ‖x‖∞ ≤ √d B.  Tight (attained): x = B·1.
+        """
+        d = check_scalar(dim, "dim", low=1, integer=True)
+        B = check_positive(coord_bound, "coord_bound")
+        return math.sqrt(d) * B
+
+    @staticmethod
+    def sensitivity_simplex(coord_bound=1.0, total=1.0) -> float:
+        """Δ = 2·s·B on the simplex {w ≥ 0, Σ w = s}, x ∈ [−B, B]^d (SPEC §3: 2).
+
+        Proof: |⟨w, x⟩| ≤ ‖w‖₁ ‖x‖∞ = s B (Hölder).  Tight (attained): any w in
+        the simplex with x = B·1, x' = −B·1.
+        """
+        B = check_positive(coord_bound, "coord_bound")
+        s = check_positive(total, "total")
+        return 2.0 * s * B

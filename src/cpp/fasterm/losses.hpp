@@ -1,0 +1,701 @@
+// Losses of linear models, l(w; x, y) = phi(<w, x>, y): value sum, per-example
+// gradients, row norms and the fused per-example-clipped gradient sum.
+//
+// Header-only, no Python.h.  X is a row-major n x d array of float or double.
+// Vector arithmetic runs in the data's precision; every sum over rows, the
+// scalar loss calculus and the row norms are in double.
+//
+// Determinism: rows are split into chunks whose boundaries depend only on
+// (n, d, sizeof(T)); each chunk writes its own partial sum and the partials
+// are added in chunk order.  Results are bit-for-bit the same for any number
+// of threads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+// An x86-64-v3 (AVX2 + FMA) clone of the hot loops, chosen at load time by
+// the dynamic loader (GCC function multiversioning through an ifunc), so the
+// wheel still runs on any x86-64 CPU: the "default" clone is plain SSE2.  Only
+// where ifuncs exist (ELF + glibc); elsewhere one baseline version is built.
+// ("arch=haswell" would dispatch on the CPU *model*, not its features, and
+// never fire on newer CPUs; "avx2" alone leaves out FMA.)
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && \
+    defined(__ELF__) && defined(__GLIBC__) && !defined(FASTERM_NO_MULTIVERSIONING)
+#define FASTERM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#else
+#define FASTERM_CLONES
+#endif
+
+namespace fasterm {
+namespace losses {
+
+using index_t = std::ptrdiff_t;
+
+enum Kind : int { kLogistic = 0, kHinge = 1, kSquared = 2, kAbsolute = 3, kLinear = 4 };
+
+// Work plan: blocks of rows small enough to stay in L1 between their dot
+// products and their accumulation; chunks of blocks as the unit of parallel
+// work and of partial sums (see make_plan).
+constexpr index_t kBlockBytes = 8 * 1024;     // two blocks in flight must fit L1 (32 KiB)
+constexpr index_t kMaxBlock = 64;
+constexpr index_t kChunkBytes = 1024 * 1024;   // less work than this does not pay a thread
+constexpr index_t kMaxChunks = 64;
+constexpr index_t kPartialBudget = 1 << 22;    // doubles in all partial sums (32 MiB)
+
+// Caller-declared bounds.  data_norm <= 0: rows are not rescaled; clip <= 0:
+// no per-example clipping; label_bound = inf: labels are not clipped.
+struct Options {
+    double data_norm;
+    double clip;
+    double label_bound;
+};
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FASTERM_VECTOR_EXTENSIONS 1
+// Four doubles, and the 64-bit integers of the same width (comparison masks,
+// exponent bits).
+typedef double vd __attribute__((vector_size(32)));
+typedef long long vi __attribute__((vector_size(32)));
+inline vd vsplat(double a) { return vd{a, a, a, a}; }
+inline vd vload(const double* p) { vd v; std::memcpy(&v, p, sizeof v); return v; }
+inline void vstore(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
+inline vd vabs(vd a) { return a < 0.0 ? -a : a; }
+
+// e^x for x <= 0, four lanes at once (libm's exp is scalar, and the logistic
+// derivative needs one per row).  Cody-Waite: x = k ln2 + r, |r| <= ln2/2,
+// with ln2 split so that k * ln2_hi is exact; e^r by its degree-12 Taylor
+// polynomial (truncation error < 2.5e-16 relative); 2^k through the exponent
+// bits.  x < -708 is raised to -708 so 2^k stays normal: the result is then
+// e^-708 ~ 3.3e-308 instead of something smaller, an absolute error below
+// 3.3e-308.  Tested against numpy.exp to a few ulp.
+inline vd vexp_nonpositive(vd x) {
+    x = x < -708.0 ? vsplat(-708.0) : x;
+    const vd shifter = vsplat(0x1.8p52);  // adding it rounds to an integer in the low bits
+    vd kd = x * 0x1.71547652b82fep0 + shifter;
+    const vi k = (vi)kd - (vi)shifter;
+    kd = kd - shifter;
+    vd r = x - kd * 0x1.62e42fee00000p-1;
+    r = r - kd * 0x1.a39ef35793c76p-33;
+    vd q = vsplat(2.08767569878681e-09);  // 1/12!
+    q = q * r + 2.505210838544172e-08;
+    q = q * r + 2.755731922398589e-07;
+    q = q * r + 2.7557319223985893e-06;
+    q = q * r + 2.48015873015873e-05;
+    q = q * r + 0.0001984126984126984;
+    q = q * r + 0.001388888888888889;
+    q = q * r + 0.008333333333333333;
+    q = q * r + 0.041666666666666664;
+    q = q * r + 0.16666666666666666;
+    q = q * r + 0.5;
+    q = q * r + 1.0;
+    q = q * r + 1.0;
+    return q * (vd)((k + 1023) << 52);
+}
+#endif
+
+// ---------------------------------------------------------------------------
+// The five losses.  value(z, y) = phi(z, y), deriv(z, y) = d phi / dz, with
+// the fixed subgradients of SPEC section 2 at the kinks.  label() maps a raw
+// label to the one the loss sees: classification labels become +-1 (y > 0 is
+// the positive class, so {0, 1} labels work), regression labels are clipped
+// to [-Y, Y].  All scalar, all in double.
+
+struct Logistic {
+    static constexpr bool uses_labels = true;
+    static double label(double y, double) { return y > 0 ? 1.0 : -1.0; }
+    static double value(double z, double y) {
+        // log(1 + e^{-m}) = log1p(e^{-|m|}) + max(-m, 0): no overflow for any m.
+        const double m = y * z;
+        return std::log1p(std::exp(-std::fabs(m))) + std::max(-m, 0.0);
+    }
+    static double deriv(double z, double y) {
+        // -y * sigmoid(-m) through e^{-|m|} <= 1, so nothing overflows.
+        const double m = y * z;
+        const double e = std::exp(-std::fabs(m));
+        return -y * ((m >= 0 ? e : 1.0) / (1.0 + e));
+    }
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    static vd vlabel(vd y, double) { return y > 0.0 ? vsplat(1.0) : vsplat(-1.0); }
+    static vd vderiv(vd z, vd y) {
+        const vd m = y * z;
+        const vd e = vexp_nonpositive(-vabs(m));
+        return -y * ((m >= 0.0 ? e : vsplat(1.0)) / (1.0 + e));
+    }
+#endif
+};
+
+struct Hinge {
+    static constexpr bool uses_labels = true;
+    static double label(double y, double) { return y > 0 ? 1.0 : -1.0; }
+    static double value(double z, double y) { return std::max(1.0 - y * z, 0.0); }
+    // Margin exactly 1 takes the subgradient 0.
+    static double deriv(double z, double y) { return y * z < 1.0 ? -y : 0.0; }
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    static vd vlabel(vd y, double) { return y > 0.0 ? vsplat(1.0) : vsplat(-1.0); }
+    static vd vderiv(vd z, vd y) { return y * z < 1.0 ? -y : vsplat(0.0); }
+#endif
+};
+
+struct Squared {
+    static constexpr bool uses_labels = true;
+    static double label(double y, double bound) { return std::min(std::max(y, -bound), bound); }
+    static double value(double z, double y) { const double r = y - z; return r * r; }
+    static double deriv(double z, double y) { return 2.0 * (z - y); }
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    static vd vlabel(vd y, double bound) {
+        y = y < -bound ? vsplat(-bound) : y;
+        return y > bound ? vsplat(bound) : y;
+    }
+    static vd vderiv(vd z, vd y) { return 2.0 * (z - y); }
+#endif
+};
+
+struct Absolute {
+    static constexpr bool uses_labels = true;
+    static double label(double y, double bound) { return std::min(std::max(y, -bound), bound); }
+    static double value(double z, double y) { return std::fabs(y - z); }
+    // sign(z - y) with sign(0) = 0.
+    static double deriv(double z, double y) { return double(z > y) - double(z < y); }
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    static vd vlabel(vd y, double bound) { return Squared::vlabel(y, bound); }
+    static vd vderiv(vd z, vd y) {
+        return (z > y ? vsplat(1.0) : vsplat(0.0)) - (z < y ? vsplat(1.0) : vsplat(0.0));
+    }
+#endif
+};
+
+struct Linear {
+    static constexpr bool uses_labels = false;
+    static double label(double, double) { return 0.0; }
+    static double value(double z, double) { return z; }
+    static double deriv(double, double) { return 1.0; }
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    static vd vlabel(vd, double) { return vsplat(0.0); }
+    static vd vderiv(vd, vd) { return vsplat(1.0); }
+#endif
+};
+
+// ---------------------------------------------------------------------------
+// 32-byte vectors of T (4 doubles or 8 floats).  GCC/Clang vector extensions
+// make the lanes explicit: the baseline clone lowers them to pairs of SSE2
+// operations, the AVX2 clone to single 256-bit ones (left to itself the
+// compiler shuffled lanes and spilled).  Other compilers get a plain struct
+// with the same semantics.  Nothing is reassociated (no -ffast-math): every
+// result has one fixed summation order.
+
+template <class T>
+struct Simd {
+    static constexpr int N = 32 / int(sizeof(T));
+#if defined(__GNUC__) || defined(__clang__)
+    typedef T V __attribute__((vector_size(32)));
+    static T lane(const V& v, int k) { return v[k]; }
+#else
+    struct V {
+        T v[N];
+        V& operator+=(const V& o) { for (int k = 0; k < N; ++k) v[k] += o.v[k]; return *this; }
+        friend V operator+(V a, const V& b) { return a += b; }
+        friend V operator*(V a, const V& b) { for (int k = 0; k < N; ++k) a.v[k] *= b.v[k]; return a; }
+    };
+    static T lane(const V& v, int k) { return v.v[k]; }
+#endif
+    static V load(const T* p) { V v; std::memcpy(&v, p, sizeof v); return v; }
+    static void store(T* p, const V& v) { std::memcpy(p, &v, sizeof v); }
+    static V splat(T a) {
+        T t[N];
+        for (int k = 0; k < N; ++k) t[k] = a;
+        return load(t);
+    }
+    // Lanes summed in double, as a fixed pairwise tree.
+    static double sum(const V& v) {
+        double h[N];
+        for (int k = 0; k < N; ++k) h[k] = double(lane(v, k));
+        for (int width = N / 2; width >= 1; width /= 2)
+            for (int k = 0; k < width; ++k) h[k] += h[k + width];
+        return h[0];
+    }
+};
+
+// Lanes hold at most this many terms before they are moved into a double:
+// float lanes over a long row would otherwise lose digits.
+constexpr index_t kFlush = 256;
+
+template <class T>
+inline double dot(const T* x, const T* w, index_t d) {
+    using S = Simd<T>;
+    const index_t dv = d - d % S::N;
+    double total = 0.0;
+    index_t j = 0;
+    while (j < dv) {
+        const index_t e = std::min(dv, j + kFlush);
+        typename S::V s = S::splat(T(0));
+        for (; j < e; j += S::N) s += S::load(x + j) * S::load(w + j);
+        total += S::sum(s);
+    }
+    for (; j < d; ++j) total += double(x[j]) * double(w[j]);
+    return total;
+}
+
+// How far ahead of the dot products to prefetch.  One core's hardware
+// prefetchers keep too few misses in flight to reach the memory bandwidth: a
+// dot-product pass over 80 MB ran ~15% faster with this.
+constexpr index_t kPrefetchBytes = 4096;
+
+// dot() of four consecutive rows at once: each load of w serves four rows,
+// and each row's arithmetic is exactly that of dot(), so results do not
+// depend on how rows were grouped.  With pf_end, the rows kPrefetchBytes
+// ahead (up to pf_end) are prefetched two lines per step: a steady
+// trickle, where a burst would stall on the full miss buffers.
+template <class T>
+inline void dot4(const T* x0, const T* w, index_t d, double* z, const char* pf_end = nullptr) {
+    using S = Simd<T>;
+    const T* x1 = x0 + d;
+    const T* x2 = x1 + d;
+    const T* x3 = x2 + d;
+    const index_t dv = d - d % S::N;
+    double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+    index_t j = 0;
+    while (j < dv) {
+        const index_t e = std::min(dv, j + kFlush);
+        typename S::V s0 = S::splat(T(0)), s1 = s0, s2 = s0, s3 = s0;
+        for (; j < e; j += S::N) {
+#if defined(__GNUC__) || defined(__clang__)
+            if (pf_end) {
+                // Four rows advance 4 * 32 bytes per step: two lines.
+                const char* q = reinterpret_cast<const char*>(x0 + 4 * j) + kPrefetchBytes;
+                if (q < pf_end) __builtin_prefetch(q, 0, 3);
+                if (q + 64 < pf_end) __builtin_prefetch(q + 64, 0, 3);
+            }
+#endif
+            const typename S::V wj = S::load(w + j);
+            s0 += S::load(x0 + j) * wj;
+            s1 += S::load(x1 + j) * wj;
+            s2 += S::load(x2 + j) * wj;
+            s3 += S::load(x3 + j) * wj;
+        }
+        t0 += S::sum(s0);
+        t1 += S::sum(s1);
+        t2 += S::sum(s2);
+        t3 += S::sum(s3);
+    }
+    for (; j < d; ++j) {
+        const double wj = double(w[j]);
+        t0 += double(x0[j]) * wj;
+        t1 += double(x1[j]) * wj;
+        t2 += double(x2[j]) * wj;
+        t3 += double(x3[j]) * wj;
+    }
+    z[0] = t0;
+    z[1] = t1;
+    z[2] = t2;
+    z[3] = t3;
+}
+
+// Unscaled dot products of m consecutive rows.
+template <class T>
+inline void dots(const T* rows, const T* w, index_t m, index_t d, double* z, const char* pf_end = nullptr) {
+    index_t r = 0;
+    for (; r + 4 <= m; r += 4) dot4(rows + r * d, w, d, z + r, pf_end);
+    for (; r < m; ++r) z[r] = dot(rows + r * d, w, d);
+}
+
+// <s * x, w> in double, for the rare rows whose unscaled dot product
+// overflows: every s * x_j is then bounded by the declared data norm.
+template <class T>
+inline double dot_scaled(const T* x, const T* w, index_t d, double s) {
+    double t = 0.0;
+    for (index_t j = 0; j < d; ++j) t += (s * double(x[j])) * double(w[j]);
+    return t;
+}
+
+// acc += sum_r coef[r] * x_r for m <= 4 consecutive rows x_0, x_0 + d, ...;
+// acc is loaded and stored once per four rows.
+template <class T>
+inline void accumulate_rows(const T* x0, const T* coef, index_t m, index_t d, T* acc) {
+    using S = Simd<T>;
+    const index_t dv = d - d % S::N;
+    if (m == 4) {
+        const T* x1 = x0 + d;
+        const T* x2 = x1 + d;
+        const T* x3 = x2 + d;
+        const T c0 = coef[0], c1 = coef[1], c2 = coef[2], c3 = coef[3];
+        const typename S::V v0 = S::splat(c0), v1 = S::splat(c1), v2 = S::splat(c2),
+                            v3 = S::splat(c3);
+        for (index_t j = 0; j < dv; j += S::N)
+            S::store(acc + j, S::load(acc + j) + ((v0 * S::load(x0 + j) + v1 * S::load(x1 + j)) +
+                                                  (v2 * S::load(x2 + j) + v3 * S::load(x3 + j))));
+        for (index_t j = dv; j < d; ++j)
+            acc[j] += (c0 * x0[j] + c1 * x1[j]) + (c2 * x2[j] + c3 * x3[j]);
+        return;
+    }
+    for (index_t r = 0; r < m; ++r) {
+        const T* x = x0 + r * d;
+        const T c = coef[r];
+        const typename S::V v = S::splat(c);
+        for (index_t j = 0; j < dv; j += S::N) S::store(acc + j, S::load(acc + j) + v * S::load(x + j));
+        for (index_t j = dv; j < d; ++j) acc[j] += c * x[j];
+    }
+}
+
+// ||x||_2, summed in double (four lanes) for float data too: computed once
+// per row and reused by every clip, so it is worth the exact-ish value.
+template <class T>
+inline double row_norm(const T* x, index_t d) {
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    index_t j = 0;
+    for (; j + 4 <= d; j += 4)
+        for (int k = 0; k < 4; ++k) s[k] += double(x[j + k]) * double(x[j + k]);
+    double ss = (s[0] + s[2]) + (s[1] + s[3]);
+    for (; j < d; ++j) ss += double(x[j]) * double(x[j]);
+    if (ss <= std::numeric_limits<double>::max()) return std::sqrt(ss);
+    // The squares overflowed (entries above ~1e154): rescale by the largest
+    // entry, as BLAS nrm2 does, on this rare path only.
+    double big = 0.0;
+    for (j = 0; j < d; ++j) big = std::max(big, std::fabs(double(x[j])));
+    double t = 0.0;
+    for (j = 0; j < d; ++j) { const double u = double(x[j]) / big; t += u * u; }
+    return big * std::sqrt(t);
+}
+
+inline double row_scale(double norm, double data_norm) {
+    return (data_norm > 0.0 && norm > data_norm) ? data_norm / norm : 1.0;
+}
+
+// Scalar part of row i: the coefficient a with gradient a * x_i, where
+// z = s <w, x_i> for the row scale s that brings x_i to the data norm.  (The
+// reference for coefficients() below, and its version without vector
+// extensions.)
+template <class L, class T>
+inline double coefficient(const T* x, double dot_xw, const T* y, const T* w, const double* norms,
+                          index_t i, index_t d, const Options& o) {
+    const double s = o.data_norm > 0.0 ? row_scale(norms[i], o.data_norm) : 1.0;
+    double z = s * dot_xw;
+    if (!std::isfinite(z) && s < 1.0) z = dot_scaled(x, w, d, s);
+    const double yi = L::uses_labels ? L::label(double(y[i]), o.label_bound) : 0.0;
+    double a = L::deriv(z, yi) * s;
+    if (o.clip > 0.0) {
+        const double norm = norms[i];
+        // copysign(c / |x|, a) rather than a * c / |a x|: an exact rescale to
+        // norm c (up to rounding), finite even if a overflowed.
+        if (std::fabs(a) * norm > o.clip) a = std::copysign(o.clip / norm, a);
+    }
+    return a;
+}
+
+// coefficient() for the m <= kMaxBlock rows starting at row i0, four rows per
+// vector step: the per-row divisions, the exponential and the selects cost as
+// much as the arithmetic on the row itself when done one row at a time.
+template <class L, class T>
+inline void coefficients(const T* rows, const double* dots, const T* y, const T* w,
+                         const double* norms, index_t i0, index_t m, index_t d, const Options& o,
+                         T* coef) {
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    // Rows past m are padding (zero row, label 1) so every step is full.
+    alignas(32) double zb[kMaxBlock], yb[kMaxBlock], sb[kMaxBlock], nb[kMaxBlock], ab[kMaxBlock];
+    const index_t mp = (m + 3) & ~index_t(3);
+    const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
+    for (index_t r = 0; r < mp; ++r) {
+        zb[r] = r < m ? dots[r] : 0.0;
+        yb[r] = (L::uses_labels && r < m) ? double(y[i0 + r]) : 1.0;
+        nb[r] = (need_norms && r < m) ? norms[i0 + r] : 0.0;
+    }
+    const vd one = vsplat(1.0);
+    for (index_t r = 0; r < mp; r += 4) {
+        vd s = one;
+        if (o.data_norm > 0.0) {
+            const vd norm = vload(nb + r);
+            s = norm > o.data_norm ? o.data_norm / norm : one;
+        }
+        vstore(sb + r, s);
+        vstore(zb + r, s * vload(zb + r));
+    }
+    // Rare: a dot product that overflowed, on a row the data norm scales down.
+    for (index_t r = 0; r < m; ++r)
+        if (!std::isfinite(zb[r]) && sb[r] < 1.0) zb[r] = dot_scaled(rows + r * d, w, d, sb[r]);
+    for (index_t r = 0; r < mp; r += 4) {
+        const vd yv = L::vlabel(vload(yb + r), o.label_bound);
+        vd a = L::vderiv(vload(zb + r), yv) * vload(sb + r);
+        if (o.clip > 0.0) {
+            const vd norm = vload(nb + r);
+            const vd c = o.clip / norm;  // inf on zero rows, never selected there
+            a = vabs(a) * norm > o.clip ? (a < 0.0 ? -c : c) : a;
+        }
+        vstore(ab + r, a);
+    }
+    for (index_t r = 0; r < m; ++r) coef[r] = T(ab[r]);
+#else
+    for (index_t r = 0; r < m; ++r)
+        coef[r] = T(coefficient<L>(rows + r * d, dots[r], y, w, norms, i0 + r, d, o));
+#endif
+}
+
+template <class L, class T>
+inline double loss_value(const T* x, double dot_xw, const T* y, const T* w, const double* norms,
+                         index_t i, index_t d, const Options& o) {
+    const double s = o.data_norm > 0.0 ? row_scale(norms[i], o.data_norm) : 1.0;
+    double z = s * dot_xw;
+    if (!std::isfinite(z) && s < 1.0) z = dot_scaled(x, w, d, s);
+    const double yi = L::uses_labels ? L::label(double(y[i]), o.label_bound) : 0.0;
+    return L::value(z, yi);
+}
+
+// ---------------------------------------------------------------------------
+// Scheduling.
+
+
+struct Plan {
+    index_t block, chunk, nchunks;
+};
+
+inline Plan make_plan(index_t n, index_t d, index_t elem_size) {
+    const index_t row_bytes = std::max<index_t>(d * elem_size, 1);
+    const index_t block = std::clamp<index_t>(kBlockBytes / row_bytes, 4, kMaxBlock) & ~index_t(3);
+    const index_t max_chunks = std::clamp<index_t>(kPartialBudget / std::max<index_t>(d, 1), 1, kMaxChunks);
+    index_t chunk = std::max<index_t>((kChunkBytes + row_bytes - 1) / row_bytes,
+                                      (n + max_chunks - 1) / max_chunks);
+    chunk = (chunk + block - 1) / block * block;
+    const index_t nchunks = std::max<index_t>((n + chunk - 1) / chunk, 1);
+    return {block, chunk, nchunks};
+}
+
+inline int worker_count(index_t nchunks, int n_threads) {
+    return int(std::min<index_t>(std::max(n_threads, 1), nchunks));
+}
+
+// Run work(k, t) for every chunk k = 0..nchunks-1 on `workers` threads (the
+// caller's included), t being the worker's index.  If the system refuses a
+// thread, the others do its share.
+template <class F>
+inline void for_each_chunk(index_t nchunks, int workers, const F& work) {
+    std::atomic<index_t> next{0};
+    auto run = [&](int t) noexcept {
+        for (index_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < nchunks;) work(k, t);
+    };
+    std::vector<std::thread> pool;
+    if (workers > 1) {
+        try {
+            pool.reserve(std::size_t(workers - 1));
+            for (int t = 1; t < workers; ++t) pool.emplace_back(run, t);
+        } catch (const std::system_error&) {
+        }
+    }
+    run(0);
+    for (auto& th : pool) th.join();
+}
+
+// ---------------------------------------------------------------------------
+// Row-range kernels, rows [r0, r1).
+
+// acc += sum_i a_i x_i, each row read from memory once.  Software-pipelined
+// by blocks: the coefficients of block b are computed from its dot products,
+// then, four rows at a time, the dot products of block b+1 (from memory,
+// prefetched) alternate with the accumulation of block b (from L1), so the
+// memory stream never waits for the arithmetic.  For float data each block is
+// summed in a float scratch row and then added into the double acc: float
+// sums never run over more than one block.
+template <class L, class T>
+inline void grad_sum_rows(const T* X, const T* y, const T* w, const double* norms, index_t r0,
+                          index_t r1, index_t d, index_t block, const Options& o, double* acc,
+                          T* scratch) {
+    double zbuf[2][kMaxBlock];
+    T coef[kMaxBlock];
+    double* z = zbuf[0];
+    double* znext = zbuf[1];
+    constexpr bool direct = std::is_same<T, double>::value;
+    T* bacc = direct ? reinterpret_cast<T*>(acc) : scratch;
+    index_t b = r0;
+    index_t m = std::min(block, r1 - b);
+    dots(X + b * d, w, m, d, z);
+    while (m > 0) {
+        const T* xb = X + b * d;
+        coefficients<L>(xb, z, y, w, norms, b, m, d, o, coef);
+        const index_t nb = b + m;
+        const index_t mn = std::min(block, r1 - nb);
+        const T* xn = X + nb * d;
+        if (!direct) std::fill(bacc, bacc + d, T(0));
+        for (index_t g = 0; g < std::max(m, mn); g += 4) {
+            if (g < mn) {
+                const index_t gm = std::min<index_t>(4, mn - g);
+                dots(xn + g * d, w, gm, d, znext + g, reinterpret_cast<const char*>(X + r1 * d));
+            }
+            if (g < m) accumulate_rows(xb + g * d, coef + g, std::min<index_t>(4, m - g), d, bacc);
+        }
+        if (!direct)
+            for (index_t j = 0; j < d; ++j) acc[j] += double(bacc[j]);
+        std::swap(z, znext);
+        b = nb;
+        m = mn;
+    }
+}
+
+template <class L, class T>
+inline double value_rows(const T* X, const T* y, const T* w, const double* norms, index_t r0,
+                         index_t r1, index_t d, const Options& o) {
+    double total = 0.0;
+    double z[4];
+    index_t i = r0;
+    for (; i + 4 <= r1; i += 4) {
+        dot4(X + i * d, w, d, z);
+        for (int r = 0; r < 4; ++r)
+            total += loss_value<L>(X + (i + r) * d, z[r], y, w, norms, i + r, d, o);
+    }
+    for (; i < r1; ++i) total += loss_value<L>(X + i * d, dot(X + i * d, w, d), y, w, norms, i, d, o);
+    return total;
+}
+
+template <class L, class T>
+inline void grad_rows(const T* X, const T* y, const T* w, const double* norms, index_t r0,
+                      index_t r1, index_t d, index_t block, const Options& o, T* G) {
+    double z[kMaxBlock];
+    T coef[kMaxBlock];
+    for (index_t b = r0; b < r1; b += block) {
+        const index_t m = std::min(block, r1 - b);
+        const T* xb = X + b * d;
+        dots(xb, w, m, d, z);
+        coefficients<L>(xb, z, y, w, norms, b, m, d, o, coef);
+        // The same products c * x_j (in T) that grad_sum accumulates.
+        for (index_t r = 0; r < m; ++r) {
+            const T* x = xb + r * d;
+            T* g = G + (b + r) * d;
+            for (index_t j = 0; j < d; ++j) g[j] = coef[r] * x[j];
+        }
+    }
+}
+
+template <class F>
+inline void dispatch(int kind, const F& f) {
+    switch (kind) {
+        case kLogistic: f(Logistic{}); break;
+        case kHinge: f(Hinge{}); break;
+        case kSquared: f(Squared{}); break;
+        case kAbsolute: f(Absolute{}); break;
+        default: f(Linear{}); break;
+    }
+}
+
+// Non-template entry points, so that target_clones applies (one ifunc each)
+// and flatten inlines every loss and loop into each clone.
+#define FASTERM_CHUNK_KERNELS(T, SUFFIX)                                                        \
+    FASTERM_CLONES static void grad_sum_chunk_##SUFFIX(                                         \
+        int kind, const T* X, const T* y, const T* w, const double* norms, index_t r0,          \
+        index_t r1, index_t d, index_t block, const Options& o, double* acc, T* scratch) {      \
+        dispatch(kind, [&](auto loss) {                                                         \
+            grad_sum_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, block, o, acc, scratch);   \
+        });                                                                                     \
+    }                                                                                           \
+    FASTERM_CLONES static double value_chunk_##SUFFIX(int kind, const T* X, const T* y,         \
+                                                      const T* w, const double* norms,          \
+                                                      index_t r0, index_t r1, index_t d,        \
+                                                      const Options& o) {                       \
+        double v = 0.0;                                                                         \
+        dispatch(kind, [&](auto loss) {                                                         \
+            v = value_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, o);                       \
+        });                                                                                     \
+        return v;                                                                               \
+    }                                                                                           \
+    FASTERM_CLONES static void grad_chunk_##SUFFIX(int kind, const T* X, const T* y,            \
+                                                   const T* w, const double* norms, index_t r0, \
+                                                   index_t r1, index_t d, index_t block,        \
+                                                   const Options& o, T* G) {                    \
+        dispatch(kind, [&](auto loss) {                                                         \
+            grad_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, block, o, G);                  \
+        });                                                                                     \
+    }                                                                                           \
+    FASTERM_CLONES static void norms_chunk_##SUFFIX(const T* X, index_t r0, index_t r1,         \
+                                                    index_t d, double* out) {                   \
+        for (index_t i = r0; i < r1; ++i) out[i] = row_norm(X + i * d, d);                      \
+    }
+
+FASTERM_CHUNK_KERNELS(double, f64)
+FASTERM_CHUNK_KERNELS(float, f32)
+#undef FASTERM_CHUNK_KERNELS
+
+template <class T>
+struct Chunks;
+template <>
+struct Chunks<double> {
+    static constexpr auto grad_sum = grad_sum_chunk_f64;
+    static constexpr auto value = value_chunk_f64;
+    static constexpr auto grad = grad_chunk_f64;
+    static constexpr auto norms = norms_chunk_f64;
+};
+template <>
+struct Chunks<float> {
+    static constexpr auto grad_sum = grad_sum_chunk_f32;
+    static constexpr auto value = value_chunk_f32;
+    static constexpr auto grad = grad_chunk_f32;
+    static constexpr auto norms = norms_chunk_f32;
+};
+
+// ---------------------------------------------------------------------------
+// Public kernels.  Inputs are assumed validated: C-contiguous, finite, n >= 1,
+// d >= 1, y non-null for losses that use labels, norms (row norms of X, in
+// double) non-null whenever data_norm > 0 or clip > 0.  They may throw
+// std::bad_alloc (buffers of O(d) and at most kPartialBudget doubles).
+
+// out[j] = sum_i a_i x_ij: the sum of the (clipped) per-example gradients.
+template <class T>
+void grad_sum(int kind, const T* X, const T* y, const T* w, const double* norms, index_t n,
+              index_t d, Options o, T* out, int n_threads) {
+    const Plan p = make_plan(n, d, sizeof(T));
+    const int workers = worker_count(p.nchunks, n_threads);
+    std::vector<double> partial(std::size_t(p.nchunks * d), 0.0);
+    std::vector<T> scratch(std::is_same<T, double>::value ? 0 : std::size_t(workers * d));
+    for_each_chunk(p.nchunks, workers, [&](index_t k, int t) {
+        const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
+        Chunks<T>::grad_sum(kind, X, y, w, norms, r0, r1, d, p.block, o, &partial[k * d],
+                            scratch.empty() ? nullptr : &scratch[t * d]);
+    });
+    for (index_t j = 0; j < d; ++j) {
+        double s = 0.0;
+        for (index_t k = 0; k < p.nchunks; ++k) s += partial[k * d + j];
+        out[j] = T(s);
+    }
+}
+
+// sum_i phi(z_i, y_i).
+template <class T>
+double value_sum(int kind, const T* X, const T* y, const T* w, const double* norms, index_t n,
+                 index_t d, Options o, int n_threads) {
+    const Plan p = make_plan(n, d, sizeof(T));
+    std::vector<double> partial(std::size_t(p.nchunks), 0.0);
+    for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
+        const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
+        partial[k] = Chunks<T>::value(kind, X, y, w, norms, r0, r1, d, o);
+    });
+    double s = 0.0;
+    for (index_t k = 0; k < p.nchunks; ++k) s += partial[k];
+    return s;
+}
+
+// G (n x d): row i is the (clipped) gradient of example i.
+template <class T>
+void grad_matrix(int kind, const T* X, const T* y, const T* w, const double* norms, index_t n,
+                 index_t d, Options o, T* G, int n_threads) {
+    const Plan p = make_plan(n, d, sizeof(T));
+    for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
+        const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
+        Chunks<T>::grad(kind, X, y, w, norms, r0, r1, d, p.block, o, G);
+    });
+}
+
+// out[i] = ||x_i||_2 in double (overflow-safe).
+template <class T>
+void row_norms(const T* X, index_t n, index_t d, double* out, int n_threads) {
+    const Plan p = make_plan(n, d, sizeof(T));
+    for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
+        const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
+        Chunks<T>::norms(X, r0, r1, d, out);
+    });
+}
+
+}  // namespace losses
+}  // namespace fasterm
