@@ -1,5 +1,14 @@
-"""Private learning through statistical queries (Dwork & Roth §11.1).
+"""Private learning with finite classes and statistical queries (Dwork & Roth §11.1).
 
+**Finite classes.** :func:`private_pac_learner` picks a hypothesis from a
+finite class C by the exponential mechanism with score = empirical error
+err(f, S) = (1/n)·#{i : f(x_i) ≠ y_i}, which has sensitivity 1/n under
+replace-one neighbours (one example changes at most one term).  It is
+(ε, 0)-DP (Dwork–Roth Thm 3.10), and by the exponential mechanism's utility
+theorem (Dwork–Roth Thm 3.11 with Δ = 1/n) with probability ≥ 1 − β the
+chosen f satisfies err(f, S) ≤ OPT + 2(ln|C| + ln(1/β))/(εn).
+
+**Statistical queries.**
 A statistical query is a function φ: 𝒳 × {0, 1} → [0, 1]; the answer wanted is
 E_{(x,y)}[φ(x, y)], estimated on the sample by the mean (1/n) Σ_i φ(x_i, y_i).
 Under replace-one neighbours that mean has sensitivity 1/n, so the Laplace
@@ -13,12 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import noise
+from . import mechanisms, noise
 from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
 from .online import _basic_share
 from ._validation import check_array, check_delta, check_epsilon, check_random_state, check_scalar
 
-__all__ = ["SQOracle"]
+__all__ = ["SQOracle", "pac_learner_bound", "private_pac_learner", "private_pac_learner_from_callables"]
 
 
 class SQOracle:
@@ -118,3 +127,60 @@ class SQOracle:
         answer = mean + float(noise.laplace(1, self.noise_scale, random_state=self._rng)[0])
         self.queries_answered += 1
         return answer
+
+
+def pac_learner_bound(n_hypotheses, n, epsilon, beta) -> float:
+    """2(ln|C| + ln(1/β))/(εn): the excess empirical error of
+    :func:`private_pac_learner` over the best hypothesis, exceeded with
+    probability at most β (Dwork–Roth Thm 3.11 with sensitivity 1/n)."""
+    k = check_scalar(n_hypotheses, "n_hypotheses", low=1, integer=True)
+    n = check_scalar(n, "n", low=1, integer=True)
+    eps = check_epsilon(epsilon)
+    beta = check_scalar(beta, "beta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    return 2.0 * (np.log(k) + np.log(1.0 / beta)) / (eps * n)
+
+
+def private_pac_learner(predictions, y, epsilon, random_state=None) -> int:
+    """Index of a hypothesis chosen privately from a finite class.
+
+    ``predictions`` is the |C| × n matrix of the hypotheses' labels on the n
+    examples (row j = f_j(x_1), …, f_j(x_n)); ``y`` the n true labels, in the
+    same encoding (compared for equality).  The empirical errors
+    err_j = (1/n)·#{i : predictions[j, i] ≠ y_i} are the scores of the
+    exponential mechanism with sensitivity 1/n: (ε, 0)-DP under replace-one
+    neighbours on the examples (Dwork–Roth Thm 3.10), and with probability
+    ≥ 1 − β the error of the chosen hypothesis is within
+    :func:`pac_learner_bound` of the best one's.  The class itself (the
+    matrix's rows, as functions of x) must not depend on the labels.
+    """
+    P = check_array(predictions, "predictions", ndim=2)
+    y = check_array(y, "y", ndim=1, dtype=P.dtype)
+    if y.shape[0] != P.shape[1]:
+        raise ValueError(f"y has {y.shape[0]} labels but predictions has {P.shape[1]} columns")
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    n = y.shape[0]
+    errors = np.count_nonzero(P != y[None, :], axis=1) / n
+    return mechanisms.exponential(errors, 1.0 / n, eps, random_state=rng)
+
+
+def private_pac_learner_from_callables(hypotheses, X, y, epsilon, random_state=None):
+    """:func:`private_pac_learner` over a list of callables f(X) -> labels.
+
+    Returns ``(index, hypothesis)``.  Each f is applied to the whole X (n rows)
+    and must return n labels.
+    """
+    hyps = list(hypotheses)
+    if not hyps or not all(callable(f) for f in hyps):
+        raise TypeError("hypotheses must be a non-empty sequence of callables")
+    X = np.asarray(X)
+    if X.ndim == 0 or X.shape[0] == 0:
+        raise ValueError("X must hold at least one example")
+    preds = np.empty((len(hyps), X.shape[0]), dtype=np.float64)
+    for j, f in enumerate(hyps):
+        out = np.asarray(f(X), dtype=np.float64).reshape(-1)
+        if out.shape[0] != X.shape[0]:
+            raise ValueError(f"hypothesis {j} returned {out.shape[0]} labels for {X.shape[0]} examples")
+        preds[j] = out
+    idx = private_pac_learner(preds, y, epsilon, random_state=random_state)
+    return idx, hyps[idx]

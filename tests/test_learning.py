@@ -153,3 +153,73 @@ def test_bad_phi(data):
 
 def test_exported():
     assert fe.learning.SQOracle is learning.SQOracle
+
+
+# ---------------------------------------------------------------------------
+# Private PAC learner over a finite class (exponential mechanism)
+# ---------------------------------------------------------------------------
+from fasterm.learning import pac_learner_bound, private_pac_learner, private_pac_learner_from_callables  # noqa: E402
+
+
+def _threshold_class(n=400, k=64, seed=0, flip=0.1):
+    """1-D thresholds h_t(x) = [x > t] on noisy labels: OPT is about `flip`."""
+    rng = np.random.default_rng(seed)
+    x = rng.random(n)
+    flips = rng.random(n) < flip
+    y = np.where(flips, 1 - (x > 0.37), (x > 0.37)).astype(float)
+    thresholds = np.linspace(0, 1, k)
+    preds = (x[None, :] > thresholds[:, None]).astype(float)
+    return preds, y
+
+
+def test_pac_learner_selection_probabilities_match_exponential_mechanism():
+    preds, y = _threshold_class(n=50, k=6)
+    n = y.size
+    err = (preds != y).mean(axis=1)
+    eps = 2.0
+    p = np.exp(-eps * (err - err.min()) / (2 / n))
+    p /= p.sum()
+    rng = np.random.default_rng(5)
+    counts = np.bincount([private_pac_learner(preds, y, eps, random_state=rng) for _ in range(30000)],
+                         minlength=6)
+    def pvalue(probs):
+        keep = probs * 30000 > 5
+        chi2 = (((counts - 30000 * probs) ** 2) / (30000 * probs))[keep].sum()
+        return stats.chi2.sf(chi2, keep.sum() - 1)
+
+    assert pvalue(p) > 1e-3
+    # power: the frequencies reject the distribution of a 30% larger epsilon
+    q = np.exp(-1.3 * eps * (err - err.min()) / (2 / n))
+    assert pvalue(q / q.sum()) < 1e-6
+
+
+@pytest.mark.parametrize("eps,n", [(0.5, 400), (1.0, 2000), (4.0, 300)])
+def test_pac_learner_within_theorem_bound(eps, n):
+    preds, y = _threshold_class(n=n, k=128, seed=1)
+    err = (preds != y).mean(axis=1)
+    beta = 0.05
+    bound = err.min() + pac_learner_bound(128, n, eps, beta)
+    rng = np.random.default_rng(2)
+    chosen = np.array([err[private_pac_learner(preds, y, eps, random_state=rng)] for _ in range(400)])
+    # at most a beta fraction may exceed the bound (binomial slack: 5 sd)
+    assert np.mean(chosen > bound) <= beta + 5 * np.sqrt(beta * (1 - beta) / 400)
+    assert pac_learner_bound(128, n, eps, beta) == pytest.approx(2 * (np.log(128) + np.log(20)) / (eps * n))
+
+
+def test_pac_learner_from_callables_and_errors():
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 1))
+    y = (X[:, 0] > 0.5).astype(float)
+    hyps = [lambda X, t=t: (X[:, 0] > t).astype(float) for t in (0.1, 0.5, 0.9)]
+    idx, h = private_pac_learner_from_callables(hyps, X, y, 50.0, random_state=1)
+    assert idx == 1 and h is hyps[1]
+    with pytest.raises(ValueError, match="epsilon"):
+        private_pac_learner(np.zeros((2, 3)), np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="y"):
+        private_pac_learner(np.zeros((2, 3)), np.zeros(4), 1.0)
+    with pytest.raises(ValueError, match="predictions"):
+        private_pac_learner(np.zeros(3), np.zeros(3), 1.0)
+    with pytest.raises(TypeError, match="hypotheses"):
+        private_pac_learner_from_callables([1, 2], X, y, 1.0)
+    with pytest.raises(ValueError, match="hypothesis 0"):
+        private_pac_learner_from_callables([lambda X: np.zeros(2)], X, y, 1.0)
