@@ -310,7 +310,10 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     if lr is None:
         lr = _bound_for(R, G_bound, noise_sq, steps)[1] if R > 0 else 0.0
 
-    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=clip,
+    # Clip per-example gradients at G_priv even when the user gave no clip: for
+    # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
+    # by construction, rounding of the projection included.
+    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
              label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
     bound = None
