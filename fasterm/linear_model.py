@@ -54,9 +54,12 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTE
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
 #: reason, per estimator (passed as ``expected_failed_checks`` in the tests).
-#: Empty: every applicable check passes with ``random_state`` fixed.  Checks
-#: that scikit-learn itself skips because of a tag are listed, with the tag's
-#: reason, in :data:`TAG_REASONS`.
+#: Empty: every applicable check passes with ``random_state`` fixed.  The
+#: tags that make scikit-learn skip or relax checks are explained in
+#: :data:`TAG_REASONS`.  scikit-learn also skips, by itself, checks whose
+#: optional dependencies are absent: the ``*_data_not_an_array`` checks
+#: without pandas (the ``test`` extra installs it) and, from scikit-learn 1.9,
+#: ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` (it passes when set).
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     "DPLogisticRegression": {},
     "DPLinearSVC": {},

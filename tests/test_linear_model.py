@@ -331,17 +331,19 @@ def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bo
 # ---------------------------------------------------------------------------
 # Optional dependency: `import fasterm` works without scikit-learn
 # ---------------------------------------------------------------------------
-def test_import_fasterm_does_not_import_sklearn():
+# (run outside the repository, so that the installed fasterm is imported)
+def test_import_fasterm_does_not_import_sklearn(tmp_path):
     code = ("import sys, fasterm; assert 'sklearn' not in sys.modules; "
             "fasterm.DPLogisticRegression; assert 'sklearn' in sys.modules; "
             "assert 'DPLinearSVC' in dir(fasterm)")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
 
 
-def test_estimators_without_sklearn_say_how_to_install():
+def test_estimators_without_sklearn_say_how_to_install(tmp_path):
     code = ("import sys; sys.modules['sklearn'] = None; import fasterm\n"
             "try:\n    fasterm.DPLinearSVC\nexcept ImportError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=tmp_path)
     assert "fasterm[sklearn]" in out.stdout
     with pytest.raises(AttributeError):
         fe.no_such_name  # noqa: B018

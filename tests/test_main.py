@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,9 @@ import fasterm as fe
 from fasterm import __main__ as job
 
 SMALL = ["--epsilons", "0.3", "3", "--seeds", "4", "--no-progress"]
-ROW = re.compile(r"^\s*([\d.]+)\s+(\S+)\s+([\d.]+) ± ([\d.]+)\s+([\d.e+-]+)\s+([\d.e+-]+)\s+(\d+)\s+([\d.]+)$")
+# epsilon, method, accuracy ± sd, eps spent, delta spent, T, fit ms
+ROW = re.compile(r"^\s*([\d.]+)\s+(\S+)\s+([\d.]+) ± ([\d.]+)\s+([\d.e+-]+)\s+([\d.e+-]+)"
+                 r"\s+(\d+)\s+([\d.]+)$")
 
 
 def _rows(text):
@@ -99,12 +102,13 @@ def test_bad_arguments(monkeypatch, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-def test_python_dash_m_and_console_script():
+def test_python_dash_m_and_console_script(tmp_path):
+    # run outside the repository, so that the installed fasterm is imported
     out = subprocess.run([sys.executable, "-m", "fasterm", "--epsilons", "1", "--seeds", "2"],
-                         check=True, capture_output=True, text=True)
+                         check=True, capture_output=True, text=True, cwd=tmp_path)
     assert len(_rows(out.stdout)) == 2 and "non-private" in out.stdout
-    script = shutil.which("fasterm", path=str(__import__("pathlib").Path(sys.executable).parent))
+    script = shutil.which("fasterm", path=str(Path(sys.executable).parent))
     if script is None:
         pytest.skip("the fasterm console script is not installed next to this interpreter")
-    out = subprocess.run([script, "--help"], check=True, capture_output=True, text=True)
+    out = subprocess.run([script, "--help"], check=True, capture_output=True, text=True, cwd=tmp_path)
     assert "--epsilons" in out.stdout and "--png" in out.stdout
