@@ -105,9 +105,10 @@ class _DPLinearModel(BaseEstimator):
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
 
-    def _check_param_rules(self):
-        """Rules linking several parameters (single-parameter ranges are declared above;
-        an Interval with an open right end excludes infinity)."""
+    def _check_params(self):
+        """All parameter checks, run first in ``fit``: the declared constraints, then
+        the rules linking several parameters (an open-ended Interval excludes inf)."""
+        self._validate_params()
         if self.method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
             raise ValueError(
@@ -118,8 +119,6 @@ class _DPLinearModel(BaseEstimator):
                              "sampler), which this installation of fasterm does not provide")
 
     def _fit_linear(self, X, y):
-        self._validate_params()
-        self._check_param_rules()
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
@@ -166,6 +165,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         The larger label (``classes_[1]``) is the positive class.  Rows with
         ‖x‖ > ``data_norm`` are clipped to it.  Returns ``self``.
         """
+        self._check_params()
         X, y = validate_data(self, X, y, dtype=_FLOATS)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -344,6 +344,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
         are clipped to the bounds.
         """
+        self._check_params()
         X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
         coef, intercept = self._fit_linear(X, np.asarray(y, dtype=X.dtype))
         self.coef_ = coef
