@@ -6,8 +6,7 @@ every constant.
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import accounting, losses, mechanisms, noise
-from . import learning, online
+from . import accounting, datasets, learning, losses, mechanisms, noise, online
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .optimize import OptimizeResult, noisy_pgd, pgd
 from .univariate import mean, median, quantile
@@ -18,6 +17,26 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
-    "Box", "L1Ball", "L2Ball", "OptimizeResult", "Simplex", "accounting", "learning", "losses", "mechanisms",
+    "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
+    "OptimizeResult", "Simplex", "accounting", "datasets", "learning", "losses", "mechanisms",
     "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "__version__",
 ]
+
+# The scikit-learn estimators load on first use, so that `import fasterm`
+# works without scikit-learn (an optional extra: fasterm[sklearn]).
+_ESTIMATORS = ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression")
+
+
+def __getattr__(name):
+    if name in _ESTIMATORS:
+        try:
+            from . import linear_model
+        except ImportError as exc:
+            raise ImportError(
+                f"fasterm.{name} needs scikit-learn: pip install 'fasterm[sklearn]'") from exc
+        return getattr(linear_model, name)
+    raise AttributeError(f"module 'fasterm' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ESTIMATORS))

@@ -1,69 +1,238 @@
-"""``python -m fasterm`` / ``fasterm``: a private logistic regression, end to end.
+"""``python -m fasterm`` / ``fasterm``: a private model on real data, end to end.
 
-On built-in data (a synthetic, seeded classification problem generated here,
-so the run needs no download), fits noisy projected gradient descent for
-several ε with each noise calibration, and prints the privacy spent, the
-accuracy and the excess empirical risk against a long non-private run.
+Fits a differentially private linear classifier on the Wisconsin Diagnostic
+Breast Cancer data that ships with fasterm (569 × 30; rows scaled into the
+unit ball with the *published* feature ranges, so the scaling spends no
+privacy), over random 70/30 train/test splits, for several ε.  Prints, for
+each ε and noise, the mean ± sd test accuracy over the splits, the privacy
+actually spent and the fit time, beside a long non-private fit
+(:func:`fasterm.pgd`) on the same splits.  ``--png PATH`` writes the
+privacy–utility curve (needs matplotlib: ``pip install "fasterm[plot]"``).
+
+Needs numpy only: the estimators' numpy core (:mod:`fasterm._linear`) is
+called directly, with the same defaults as ``fasterm.DPLogisticRegression``
+and ``fasterm.DPLinearSVC``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
 import numpy as np
 
 import fasterm as fe
+from fasterm import _linear
+from fasterm.datasets import load_breast_cancer, train_test_split
+
+_MODELS = {"logistic": "logistic", "svm": "hinge"}
+_TITLES = {"logistic": "logistic regression", "svm": "linear SVM"}
+_DESCRIPTION = (
+    "Private linear classifiers on the breast-cancer data shipped with fasterm: mean test "
+    "accuracy over random 70/30 splits and the privacy spent, for several epsilons, beside a "
+    "non-private fit. Needs numpy only; --png needs matplotlib.")
+_NONPRIVATE_STEPS = 2000
 
 
-def builtin_data(n: int = 20_000, d: int = 20, seed: int = 0):
-    """A seeded logistic-model data set with rows in the unit ball, labels ±1."""
-    rng = np.random.default_rng(seed)
-    w_true = rng.standard_normal(d)
-    w_true *= 8.0 / np.linalg.norm(w_true)
-    X = rng.standard_normal((n, d)) / np.sqrt(d)
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    p = 1.0 / (1.0 + np.exp(-X @ w_true))
-    y = np.where(rng.random(n) < p, 1.0, -1.0)
-    return X, y
+class _TextBar:
+    """A minimal progress bar on stderr (used when tqdm is not installed)."""
+
+    def __init__(self, total: int, desc: str, width: int = 30):
+        self.total, self.desc, self.width, self.done = max(total, 1), desc, width, 0
+        self._draw()
+
+    def _draw(self):
+        filled = self.width * self.done // self.total
+        sys.stderr.write(f"\r{self.desc} [{'#' * filled}{'.' * (self.width - filled)}] "
+                         f"{self.done}/{self.total}")
+        sys.stderr.flush()
+
+    def update(self, n: int = 1):
+        self.done += n
+        self._draw()
+
+    def close(self):
+        sys.stderr.write("\r" + " " * (len(self.desc) + self.width + 24) + "\r")
+        sys.stderr.flush()
+
+
+class _NoBar:
+    def update(self, n: int = 1):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress_bar(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _TextBar(total, desc)
+    return tqdm(total=total, desc=desc, leave=False, file=sys.stderr)
+
+
+def _accuracy(coef, intercept, X, y01) -> float:
+    return float(np.mean(((X @ coef + intercept) > 0) == (y01 == 1)))
+
+
+def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("gaussian",),
+        calibration="l2", test_size=0.3, progress=False):
+    """The experiment behind the table: a dict with the rows and the non-private reference.
+
+    Each row: ``eps``, ``method`` (label), ``acc`` (array over seeds),
+    ``eps_spent``, ``delta_spent`` (max over seeds), ``steps`` and ``seconds``
+    (mean fit time).  Seed s uses split s and noise seed s.
+    """
+    kind = _MODELS[model]
+    X, y = load_breast_cancer(scaled=True)
+    splits = [train_test_split(X, y, test_size, random_state=s) for s in range(seeds)]
+    params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], method=method,
+                  calibration=calibration)
+    variants = [None] if method == "expmech" else list(noises)
+    bar = _progress_bar(len(epsilons) * len(variants) * seeds + seeds, "fasterm fits", progress)
+    try:
+        ref = []
+        for X_tr, X_te, y_tr, y_te in splits:
+            A = _linear.design(X_tr, params["data_norm"], True, params["intercept_scaling"])
+            res = fe.pgd(_linear.make_loss(kind, params["alpha"]), A, np.where(y_tr == 1, 1.0, -1.0),
+                         fe.L2Ball(params["radius"], A.shape[1]), steps=_NONPRIVATE_STEPS)
+            ref.append(_accuracy(res.w[:-1], res.w[-1] * params["intercept_scaling"], X_te, y_te))
+            bar.update()
+        rows = []
+        for eps in epsilons:
+            for noise in variants:
+                acc, spent_e, spent_d, secs, steps = [], 0.0, 0.0, 0.0, 0
+                for s, (X_tr, X_te, y_tr, y_te) in enumerate(splits):
+                    p = dict(params, epsilon=eps, delta=delta, random_state=s)
+                    if noise is not None:
+                        p["noise"] = noise
+                    t0 = time.perf_counter()
+                    coef, b, res = _linear.fit_linear(kind, X_tr, np.where(y_tr == 1, 1.0, -1.0), **p)
+                    secs += time.perf_counter() - t0
+                    acc.append(_accuracy(coef, b, X_te, y_te))
+                    spent_e, spent_d = max(spent_e, res.epsilon), max(spent_d, res.delta)
+                    steps = max(steps, res.steps)
+                    bar.update()
+                if method == "expmech":
+                    label = "expmech"
+                elif noise == "gaussian":
+                    label = "noisy_pgd/gaussian"
+                else:
+                    label = f"noisy_pgd/laplace-{calibration}"
+                rows.append(dict(eps=eps, method=label, acc=np.array(acc), eps_spent=spent_e,
+                                 delta_spent=spent_d, steps=steps, seconds=secs / seeds))
+    finally:
+        bar.close()
+    return dict(rows=rows, nonprivate=np.array(ref), n_train=splits[0][0].shape[0],
+                n_test=splits[0][1].shape[0], d=X.shape[1], model=model)
+
+
+def format_table(out) -> str:
+    ref = out["nonprivate"]
+    lines = [
+        f"fasterm {fe.__version__}: private {_TITLES[out['model']]} on the breast-cancer data "
+        f"(n_train={out['n_train']}, n_test={out['n_test']}, d={out['d']}; rows scaled into the "
+        f"unit ball with the published feature ranges), {len(ref)} random 70/30 splits",
+        "",
+        f"{'epsilon':>8}  {'method':<22} {'accuracy':>15}  {'eps spent':>9}  {'delta spent':>11}  "
+        f"{'T':>4}  {'fit ms':>7}",
+    ]
+    lines.append("-" * len(lines[-1]))
+    for r in out["rows"]:
+        lines.append(
+            f"{r['eps']:>8g}  {r['method']:<22} {r['acc'].mean():>7.3f} ± {r['acc'].std():.3f}  "
+            f"{r['eps_spent']:>9.4g}  {r['delta_spent']:>11.3g}  {r['steps']:>4d}  "
+            f"{1e3 * r['seconds']:>7.2f}")
+    lines.append(
+        f"{'inf':>8}  {'non-private pgd':<22} {ref.mean():>7.3f} ± {ref.std():.3f}  "
+        f"{'inf':>9}  {'-':>11}  {_NONPRIVATE_STEPS:>4d}  {'':>7}")
+    return "\n".join(lines)
+
+
+def write_png(out, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for label in dict.fromkeys(r["method"] for r in out["rows"]):
+        rows = [r for r in out["rows"] if r["method"] == label]
+        eps = [r["eps"] for r in rows]
+        ax.errorbar(eps, [r["acc"].mean() for r in rows], yerr=[r["acc"].std() for r in rows],
+                    marker="o", capsize=3, label=f"fasterm {label}")
+    ax.axhline(out["nonprivate"].mean(), color="k", ls="--", lw=1, label="non-private")
+    ax.set_xscale("log")
+    ax.set_xlabel("ε (privacy budget)")
+    ax.set_ylabel("test accuracy (mean ± sd over splits)")
+    ax.set_title(f"Private {_TITLES[out['model']]}, breast-cancer data")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _positive_float(text):
+    value = float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="fasterm", description=__doc__.splitlines()[0])
-    ap.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.5, 1.0, 4.0])
-    ap.add_argument("--delta", type=float, default=1e-6)
-    ap.add_argument("--n", type=int, default=20_000)
-    ap.add_argument("--seed", type=int, default=0)
+    ap = argparse.ArgumentParser(
+        prog="fasterm", description=_DESCRIPTION,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--epsilons", type=_positive_float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0],
+                    help="privacy budgets ε to run")
+    ap.add_argument("--delta", type=float, default=1e-5,
+                    help="δ; 0 gives pure ε-DP (Laplace noise only)")
+    ap.add_argument("--seeds", type=int, default=20, help="number of random splits (and noise seeds)")
+    ap.add_argument("--model", choices=sorted(_MODELS), default="logistic")
+    ap.add_argument("--method", choices=["noisy_pgd", "expmech"], default="noisy_pgd")
+    ap.add_argument("--noise", choices=["gaussian", "laplace"], nargs="+", default=None,
+                    help="noise of noisy_pgd, one table row per choice (default: gaussian and "
+                         "laplace, or laplace alone when --delta 0)")
+    ap.add_argument("--calibration", choices=["l2", "pure", "coordinate"], default="l2",
+                    help="Laplace calibration")
+    ap.add_argument("--test-size", type=float, default=0.3)
+    ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
+    ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
     args = ap.parse_args(argv)
 
-    X, y = builtin_data(n=args.n, seed=args.seed)
-    n, d = X.shape
-    loss = fe.losses.Logistic()
-    C = fe.L2Ball(5.0, d)
-    t0 = time.perf_counter()
-    ref = fe.pgd(loss, X, y, C, steps=3000)
-    t_ref = time.perf_counter() - t0
-    L_star = loss.value(ref.w, X, y)
-    acc = lambda w: float(np.mean(np.sign(X @ w) == y))  # noqa: E731
-    print(f"fasterm {fe.__version__}: private logistic regression, n={n}, d={d}, "
-          f"rows in the unit ball, w in an L2 ball of radius 5")
-    print(f"non-private PGD (3000 steps, {t_ref:.2f}s): loss {L_star:.4f}, accuracy {acc(ref.w):.3f}\n")
-    header = f"{'eps':>6} {'method':<18} {'eps spent':>10} {'delta spent':>11} {'T':>5} " \
-             f"{'noise scale':>11} {'accuracy':>8} {'excess risk':>11} {'Thm 2 bound':>11} {'time':>6}"
-    print(header)
-    print("-" * len(header))
-    for eps in args.epsilons:
-        for noise, cal in [("laplace", "pure"), ("laplace", "l2"), ("gaussian", "l2")]:
-            t0 = time.perf_counter()
-            res = fe.noisy_pgd(loss, X, y, C, eps, delta=args.delta, noise=noise, calibration=cal,
-                               data_norm=1.0, random_state=args.seed)
-            dt = time.perf_counter() - t0
-            excess = loss.value(res.w, X, y) - L_star
-            name = noise if noise == "gaussian" else f"laplace/{cal}"
-            print(f"{eps:>6g} {name:<18} {res.epsilon:>10.4g} {res.delta:>11.3g} {res.steps:>5d} "
-                  f"{res.noise_scale:>11.3g} {acc(res.w):>8.3f} {excess:>11.4f} "
-                  f"{res.utility_bound:>11.3g} {dt:>5.2f}s")
+    if args.seeds < 1:
+        ap.error("--seeds must be >= 1")
+    if not 0.0 <= args.delta < 1.0:
+        ap.error("--delta must be in [0, 1)")
+    if not 0.0 < args.test_size < 1.0:
+        ap.error("--test-size must be in (0, 1)")
+    noises = args.noise or (["laplace"] if args.delta == 0 else ["gaussian", "laplace"])
+    if args.delta == 0 and args.method == "noisy_pgd" and (
+            "gaussian" in noises or args.calibration == "coordinate"):
+        ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
+    if args.method == "expmech" and not _linear.has_expmech():
+        ap.error("--method expmech needs fasterm.expmech_erm, which this installation lacks")
+    if args.png:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            ap.error("--png needs matplotlib: pip install matplotlib (or 'fasterm[plot]')")
+
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    out = run(args.epsilons, args.seeds, args.delta, model=args.model, method=args.method,
+              noises=noises, calibration=args.calibration, test_size=args.test_size,
+              progress=progress)
+    print(format_table(out))
+    if args.png:
+        write_png(out, args.png)
+        print(f"\nprivacy-utility curve written to {args.png}")
     return 0
 
 

@@ -257,6 +257,11 @@ def gaussian_delta(mu, epsilon) -> float:
     """
     mu = check_positive(mu, "mu")
     eps = check_scalar(epsilon, "epsilon", low=0.0)
+    return _gaussian_delta(mu, eps)
+
+
+def _gaussian_delta(mu: float, eps: float) -> float:
+    # Unchecked twin for the solvers below, which call it ~100 times per solve.
     a = math.exp(_log_ndtr(-eps / mu + mu / 2.0))
     b = math.exp(eps + _log_ndtr(-eps / mu - mu / 2.0))
     return max(0.0, a - b)
@@ -268,10 +273,10 @@ def gaussian_epsilon(mu, delta) -> float:
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0: a Gaussian mechanism is not (ε, 0)-DP for any finite ε")
-    if gaussian_delta(mu, 0.0) <= delta:
+    if _gaussian_delta(mu, 0.0) <= delta:
         return 0.0
     # -δ(ε) is increasing in ε.
-    return _solve_increasing(lambda e: -gaussian_delta(mu, e), -delta, 1e-12, max(1.0, mu * mu + 2 * mu))
+    return _solve_increasing(lambda e: -_gaussian_delta(mu, e), -delta, 1e-12, max(1.0, mu * mu + 2 * mu))
 
 
 def gaussian_mu(epsilon, delta) -> float:
@@ -280,7 +285,7 @@ def gaussian_mu(epsilon, delta) -> float:
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0 for Gaussian noise (μ-GDP gives δ(ε) > 0 for every ε)")
-    return _solve_increasing(lambda m: gaussian_delta(m, eps), delta, 1e-3, 1.0)
+    return _solve_increasing(lambda m: _gaussian_delta(m, eps), delta, 1e-3, 1.0)
 
 
 def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:

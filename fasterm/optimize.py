@@ -31,6 +31,18 @@ The noise per coordinate and the privacy of the T releases:
 ``gaussian``                 N(0, σ²): exactly μ-GDP, μ = √T·Δ₂/σ (Dong–Roth–Su)
 ==========================  ===================================================
 
+Per-example clipping at c < G (Song, Thakkar & Thakurta 2020, "Characterizing
+private clipped gradient descent on convex generalized linear problems",
+arXiv:2006.06783).  For a linear model the clipped gradient of example i
+is ψ_i'(⟨w, x_i⟩)·x_i with ψ_i' = φ' clamped to [−c/‖x_i‖, c/‖x_i‖]; a clamped
+non-decreasing function is non-decreasing, so ψ_i is convex and c-Lipschitz
+in w: clipped noisy PGD is exactly noisy PGD on this Huberized surrogate
+objective.  The default step
+size and T therefore use G = c (plus the regularizer's term), and Theorem 2
+holds for the surrogate; its bound is reported as
+``info["surrogate_utility_bound"]`` (``utility_bound`` stays None: it is a
+bound for the original objective only when c ≥ G).
+
 Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds,
 never on data values.
 """
@@ -57,6 +69,7 @@ from ._validation import (
 __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
 _NOISES = ("laplace", "gaussian")
+_NOISE_BLOCK = 1 << 16  # noise values drawn per sampler call in the PGD loop
 _CALIBRATIONS = ("pure", "coordinate", "l2")
 
 
@@ -135,8 +148,13 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
     if noise is not None:
         fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
         bitgen = rng.bit_generator
+        # The noise of up to `block` steps is drawn in one call: the samplers
+        # draw element by element from the bit generator's state, so the
+        # stream (and every result) is the same as one draw per step.
+        block = max(1, min(steps, _NOISE_BLOCK // d))
+        noise_buf = np.empty((block, d), dtype=X.dtype)
     project = constraint._project
-    for _ in range(steps):
+    for t in range(steps):
         if average:
             acc += w  # Theorems 1/2 bound the average of the points where gradients are taken
         _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, grad, nt)
@@ -145,8 +163,10 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
             np.multiply(w, reg, out=step)
             grad += step
         if fill is not None:
-            fill(bitgen, step, scale)
-            grad += step
+            row = t % block
+            if row == 0:
+                fill(bitgen, noise_buf[:min(block, steps - t)].reshape(-1), scale)
+            grad += noise_buf[row]
         np.multiply(grad, -lr, out=step)
         step += w
         project(step, w)
@@ -231,10 +251,13 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     T is taken, since more steps cost time and buy under 1% of bound.
     """
     grid = sorted({int(round(t)) for t in np.geomspace(1, max_steps, 64)} | {max_steps})
-    bounds = []
-    for T in grid:
-        _, noise_sq, _, _ = noise_scale(noise, calibration, sens, dim, T, epsilon, delta)
-        bounds.append(_bound_for(R, G, noise_sq, T)[0])
+    if noise == "gaussian":
+        # σ_T² = T·(Δ₂/μ)² with μ independent of T: one calibration for the grid.
+        per_step = (sens / accounting.gaussian_mu(epsilon, delta)) ** 2
+        noise_sq_of = lambda T: dim * T * per_step  # noqa: E731
+    else:
+        noise_sq_of = lambda T: noise_scale(noise, calibration, sens, dim, T, epsilon, delta)[1]  # noqa: E731
+    bounds = [_bound_for(R, G, noise_sq_of(T), T)[0] for T in grid]
     best = min(bounds)
     for T, b in zip(grid, bounds):
         if b <= best * 1.01:
@@ -262,7 +285,9 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     noise : "laplace" or "gaussian"; calibration : "pure", "coordinate", "l2"
         for Laplace (ignored for Gaussian except that it must be one of them).
     data_norm : the declared public bound X on ‖x_i‖₂ (required).
-    clip : per-example gradient clipping norm c; then G = c in Δ₂ = 2c/n.
+    clip : per-example gradient clipping norm c; then G = c in Δ₂ = 2c/n, and
+        the default T and η are those of the c-Lipschitz Huberized surrogate
+        (module docstring).
     label_bound : the declared bound Y on |y_i| (regression losses).
     lr : step size; default R/(G_eff √T), the minimiser of Theorem 2's bound.
     max_steps : the compute budget for the default T (raise it for more
@@ -302,7 +327,9 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
     G_priv = G_loss if clip is None else min(clip, G_loss)
     sens = 2.0 * G_priv / n
-    G_bound = G_loss + _reg_lipschitz(loss, constraint)
+    # Clipped below G, the steps are those of the c-Lipschitz Huberized
+    # surrogate (module docstring): its constant sets the default T and η.
+    G_bound = G_priv + _reg_lipschitz(loss, constraint)
 
     if steps is None:
         steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
@@ -316,12 +343,15 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
              label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
-    bound = None
-    if average and (clip is None or clip >= G_loss) and lr > 0:
-        bound = lr * (G_bound**2 + noise_sq) / 2 + R * R / (2 * lr * steps)
+    bound = surrogate_bound = None
+    if average and lr > 0:
+        surrogate_bound = lr * (G_bound**2 + noise_sq) / 2 + R * R / (2 * lr * steps)
+        if clip is None or clip >= G_loss:
+            bound = surrogate_bound
     return OptimizeResult(
         w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
         calibration=None if noise == "gaussian" else calibration, noise_scale=scale,
         lipschitz=G_priv, sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
-        info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss},
+        info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss,
+              "surrogate_utility_bound": surrogate_bound},
     )

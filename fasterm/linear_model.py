@@ -1,0 +1,365 @@
+"""Differentially private linear models as scikit-learn estimators.
+
+``DPLogisticRegression`` (logistic loss), ``DPLinearSVC`` (hinge loss + L2) and
+``DPLinearRegression`` (squared loss): ``fit``/``predict``/``score``,
+``decision_function`` (classifiers), ``predict_proba`` (logistic), and
+``get_params``/``set_params``/``clone`` like any scikit-learn estimator.  They
+need scikit-learn (``pip install "fasterm[sklearn]"``); ``import fasterm``
+does not.
+
+Privacy.  A fit is (``epsilon_``, ``delta_``)-differentially private with
+respect to replacing one row (x_i, y_i) of the training data, given:
+
+* the *public bounds* — ``data_norm`` (rows are clipped to ‖x‖₂ ≤ data_norm;
+  scale features with bounds fixed in advance, e.g.
+  :func:`fasterm.datasets.scale_to_unit_ball`, never with statistics of the
+  training data), ``label_bound`` for regression (labels clipped), and the
+  parameter ``radius``;
+* the number of rows n, the number of features and, for classifiers, the set
+  of the two labels, which are treated as public (as in every DP library);
+* fresh randomness: ``random_state=None`` in deployment.  A fixed seed makes a
+  run reproducible for experiments, but a seed known to an adversary removes
+  the noise, and two releases computed with the same seed are not covered by
+  composition.
+
+Everything else — the number of steps, the step size, the clipping level —
+depends only on these public quantities; see :mod:`fasterm._linear` for the
+rules behind every default and :func:`fasterm.noisy_pgd` for the theorems
+behind the noise.  ``method="noisy_pgd"`` (default) runs noisy projected
+gradient descent with ``noise`` in {"gaussian", "laplace"} and, for Laplace,
+``calibration`` in {"l2", "pure", "coordinate"}; ``method="expmech"`` samples
+from the exponential mechanism through ``fasterm.expmech_erm`` (pure ε; the
+sampler ships separately, and the fit raises ``ValueError`` if it is absent).
+
+Classifiers are binary.  For K classes, fit one model per class on the same
+data with ε/K each (basic composition gives ε in total), each with fresh
+randomness — e.g. ``OneVsRestClassifier(DPLogisticRegression(epsilon=eps / K))``
+with ``random_state=None``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _linear
+
+__all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
+
+#: scikit-learn ``check_estimator`` checks that are expected to fail, with the
+#: reason, per estimator (passed as ``expected_failed_checks`` in the tests).
+#: Empty: every applicable check passes with ``random_state`` fixed.  The
+#: tags that make scikit-learn skip or relax checks are explained in
+#: :data:`TAG_REASONS`.  scikit-learn also skips, by itself, checks whose
+#: optional dependencies are absent: the ``*_data_not_an_array`` checks
+#: without pandas (the ``test`` extra installs it) and, from scikit-learn 1.9,
+#: ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` (it passes when set).
+EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
+    "DPLogisticRegression": {},
+    "DPLinearSVC": {},
+    "DPLinearRegression": {},
+}
+
+#: Why each estimator sets the tags that make scikit-learn skip or relax checks.
+TAG_REASONS = {
+    "classifier_tags.multi_class = False": (
+        "the classifiers are binary by design (a K-class model spends the budget K times; "
+        "see the module docstring), so the checks run on binary data only"),
+    "regressor_tags.poor_score = True": (
+        "DPLinearRegression only: check_regressors_train asks for R^2 > 0.5 on standardized "
+        "data whose rows have norm about sqrt(10) and whose labels are standardized, while the "
+        "default public bounds clip rows to norm 1 and labels to [-1, 1] (and the fit is noisy); "
+        "the classifiers pass the checks' accuracy threshold and keep poor_score = False"),
+}
+
+_PRIVATE_PARAMS = {
+    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "data_norm": [Interval(Real, 0, None, closed="neither")],
+    "radius": [Interval(Real, 0, None, closed="neither")],
+    "alpha": [Interval(Real, 0, None, closed="left")],
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+    "method": [StrOptions({"noisy_pgd", "expmech"})],
+    "noise": [StrOptions({"gaussian", "laplace"})],
+    "calibration": [StrOptions({"l2", "pure", "coordinate"})],
+    "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
+    "steps": [Interval(Integral, 1, None, closed="left"), None],
+    "max_steps": [Interval(Integral, 1, None, closed="left")],
+    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None],
+}
+
+_FLOATS = [np.float64, np.float32]
+_D = _linear.DEFAULTS  # one source for the defaults shared with `python -m fasterm`
+
+
+class _DPLinearModel(BaseEstimator):
+    """Shared fit: parameter checks, data checks, one call to ``_linear.fit_linear``."""
+
+    _kind: str
+    _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
+
+    def _check_params(self):
+        """All parameter checks, run first in ``fit``: the declared constraints, then
+        the rules linking several parameters (an open-ended Interval excludes inf)."""
+        self._validate_params()
+        if self.method == "noisy_pgd" and self.delta == 0.0 and (
+                self.noise == "gaussian" or self.calibration == "coordinate"):
+            raise ValueError(
+                f"delta=0 (pure ε-DP) needs noise='laplace' with calibration 'pure' or 'l2', got "
+                f"noise={self.noise!r}, calibration={self.calibration!r}")
+        if self.method == "expmech" and not _linear.has_expmech():
+            raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
+                             "sampler), which this installation of fasterm does not provide")
+
+    def _fit_linear(self, X, y):
+        coef, intercept, result = _linear.fit_linear(
+            self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
+            radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
+            intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
+            calibration=self.calibration, clip=self.clip, steps=self.steps,
+            max_steps=self.max_steps, random_state=self.random_state,
+            label_bound=getattr(self, "label_bound", None))
+        self.result_ = result
+        self.epsilon_ = float(result.epsilon)
+        self.delta_ = float(result.delta)
+        self.n_iter_ = int(result.steps)
+        return coef, intercept
+
+    def _decision(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=_FLOATS)
+        return X @ self.coef_.T + self.intercept_
+
+
+class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
+    def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
+                 radius=_linear.DEFAULT_RADIUS["logistic"], alpha=_D["alpha"],
+                 fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
+                 method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
+                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.radius = radius
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.method = method
+        self.noise = noise
+        self.calibration = calibration
+        self.clip = clip
+        self.steps = steps
+        self.max_steps = max_steps
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the private model on (X, y); y holds exactly two distinct labels.
+
+        The larger label (``classes_[1]``) is the positive class.  Rows with
+        ‖x‖ > ``data_norm`` are clipped to it.  Returns ``self``.
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=_FLOATS)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.shape[0] > 2:
+            raise ValueError(
+                f"Only binary classification is supported; y has {classes.shape[0]} classes. "
+                "For K classes fit one model per class with epsilon/K each (basic composition), "
+                "e.g. OneVsRestClassifier(DPLogisticRegression(epsilon=eps / K)).")
+        if classes.shape[0] < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of 2 classes; y has only one "
+                             f"class: {classes[0]!r}")
+        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
+        coef, intercept = self._fit_linear(X, y_pm)
+        self.classes_ = classes
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept], dtype=coef.dtype)
+        return self
+
+    def decision_function(self, X):
+        """Signed score ⟨coef, x⟩ + intercept; positive means ``classes_[1]``."""
+        return self._decision(X).ravel()
+
+    def predict(self, X):
+        """The class of each row: ``classes_[1]`` where the decision function is > 0."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
+
+    def __sklearn_tags__(self):
+        """Binary only (``multi_class = False``); reason in :data:`TAG_REASONS`.
+
+        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty);
+        the fits are deterministic for a fixed ``random_state``.
+        """
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class DPLogisticRegression(_DPLinearClassifier):
+    """Differentially private binary logistic regression.
+
+    Minimises (1/n) Σ log(1 + exp(−y_i(⟨w, x_i⟩ + b))) + α/2·‖(w, b/s)‖² over
+    ‖(w, b/s)‖₂ ≤ ``radius`` privately; see the module docstring for the
+    privacy statement and :mod:`fasterm._linear` for the defaults.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+        Privacy budget ε (finite).
+    delta : float in [0, 1), default=1e-5
+        Privacy budget δ; keep it well below 1/n.  ``delta=0`` gives pure
+        ε-DP and needs ``noise="laplace"`` with ``calibration`` "pure" or "l2".
+    data_norm : float > 0, default=1.0
+        Public bound X on ‖x‖₂: rows are assumed (and clipped) to norm ≤ X —
+        scale features with public bounds first.
+    radius : float > 0, default=50.0
+        Public bound on ‖(coef, intercept/intercept_scaling)‖₂ (the feasible
+        set of PGD).  The noise does not depend on it; it sets the step size
+        and caps |logit| at radius·√(data_norm² + intercept_scaling²).
+    alpha : float >= 0, default=1e-4
+        Data-independent L2 regularization α/2·‖w‖² (w includes the intercept
+        coordinate).
+    fit_intercept : bool, default=True
+        Append a constant column ``intercept_scaling``; the augmented rows then
+        have norm ≤ √(data_norm² + intercept_scaling²), which is the data norm
+        the noise is calibrated with.
+    intercept_scaling : float > 0, default=0.25
+        Value of the constant column; |intercept| ≤ intercept_scaling·radius.
+    method : {"noisy_pgd", "expmech"}, default="noisy_pgd"
+        Noisy projected gradient descent, or the exponential mechanism
+        (``fasterm.expmech_erm``; ``noise``, ``calibration``, ``clip`` and
+        ``max_steps`` are then unused, ``steps`` is the sampler's).
+    noise : {"gaussian", "laplace"}, default="gaussian"
+    calibration : {"l2", "pure", "coordinate"}, default="l2"
+        Laplace calibration (see :func:`fasterm.noisy_pgd`); ignored for
+        Gaussian noise, which is calibrated exactly through μ-GDP.
+    clip : float > 0, "auto" or None, default="auto"
+        Per-example gradient clipping norm c (the noise scales with c).
+        "auto": c = X_aug/(1 + e), the gradient norm of a full-norm row at
+        margin 1 (:mod:`fasterm._linear`); None: no clipping (c = G).
+    steps : int >= 1 or None, default=None
+        Number of PGD steps T; None: Theorem 2's rule within ``max_steps``.
+    max_steps : int >= 1, default=100
+        Compute budget for the default T.
+    random_state : None, int or numpy.random.Generator, default=None
+        Source of the noise.  Use None for a release; an int reproduces a fit.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+    epsilon_, delta_ : float
+        The privacy actually spent by the fit (ε_ ≤ epsilon, δ_ ≤ delta).
+    n_iter_ : int
+        Number of PGD steps T (sampler steps for "expmech").
+    result_ : fasterm.OptimizeResult
+        Everything the optimiser calibrated (noise scale, step size, bound).
+    """
+
+    _kind = "logistic"
+
+    def predict_proba(self, X):
+        """[P(classes_[0]), P(classes_[1])] = [1 − σ(z), σ(z)] for the decision value z."""
+        z = self.decision_function(X)
+        return np.column_stack([expit(-z), expit(z)])
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        return np.log(self.predict_proba(X))
+
+
+class DPLinearSVC(_DPLinearClassifier):
+    """Differentially private linear support vector classifier (hinge loss + L2).
+
+    Minimises (1/n) Σ max(0, 1 − y_i(⟨w, x_i⟩ + b)) + α/2·‖(w, b/s)‖² over
+    ‖(w, b/s)‖₂ ≤ ``radius`` privately.  Parameters and attributes are those of
+    :class:`DPLogisticRegression` (no ``predict_proba``), except that
+    ``clip="auto"`` is c = X_aug/2 (clipped hinge gradients are scale-free, so
+    the fit depends little on c).
+    """
+
+    _kind = "hinge"
+
+
+class DPLinearRegression(RegressorMixin, _DPLinearModel):
+    """Differentially private least-squares regression.
+
+    Minimises (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over
+    ‖(w, b/s)‖₂ ≤ ``radius`` privately, with labels clipped to
+    [−label_bound, label_bound].  Parameters as :class:`DPLogisticRegression`,
+    and:
+
+    label_bound : float > 0, default=1.0
+        Public bound Y on |y|: labels are clipped to [−Y, Y].  Scale targets
+        with public bounds first.
+    radius : float > 0, default=5.0
+        As for the classifiers; smaller by default because the squared loss's
+        step size must stay within its curvature's stability limit.
+    clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
+        its residual exceeds label_bound/4).
+
+    Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
+    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_``, ``result_``.
+    """
+
+    _kind = "squared"
+    _parameter_constraints: dict = {
+        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
+                 label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
+                 fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
+                 method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
+                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.label_bound = label_bound
+        self.radius = radius
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.method = method
+        self.noise = noise
+        self.calibration = calibration
+        self.clip = clip
+        self.steps = steps
+        self.max_steps = max_steps
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the private model on (X, y); returns ``self``.
+
+        Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
+        are clipped to the bounds.
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
+        coef, intercept = self._fit_linear(X, np.asarray(y, dtype=X.dtype))
+        self.coef_ = coef
+        self.intercept_ = intercept
+        return self
+
+    def predict(self, X):
+        """⟨coef, x⟩ + intercept for each row."""
+        return self._decision(X)
+
+    def __sklearn_tags__(self):
+        """``poor_score = True``: the default bounds clip the checks' data; :data:`TAG_REASONS`.
+
+        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty).
+        """
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags

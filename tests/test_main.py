@@ -1,0 +1,114 @@
+"""The main job, ``python -m fasterm`` / ``fasterm``, end to end on a small configuration."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fasterm as fe
+from fasterm import __main__ as job
+
+SMALL = ["--epsilons", "0.3", "3", "--seeds", "4", "--no-progress"]
+# epsilon, method, accuracy ± sd, eps spent, delta spent, T, fit ms
+ROW = re.compile(r"^\s*([\d.]+)\s+(\S+)\s+([\d.]+) ± ([\d.]+)\s+([\d.e+-]+)\s+([\d.e+-]+)"
+                 r"\s+(\d+)\s+([\d.]+)$")
+
+
+def _rows(text):
+    return [ROW.match(line).groups() for line in text.splitlines() if ROW.match(line)]
+
+
+def test_main_prints_the_table(capsys):
+    assert job.main(SMALL) == 0
+    out = capsys.readouterr().out
+    assert "breast-cancer data" in out and "n_train=398, n_test=171, d=30" in out
+    assert "accuracy" in out and "eps spent" in out and "delta spent" in out and "fit ms" in out
+    rows = _rows(out)
+    assert [(r[0], r[1]) for r in rows] == [
+        ("0.3", "noisy_pgd/gaussian"), ("0.3", "noisy_pgd/laplace-l2"),
+        ("3", "noisy_pgd/gaussian"), ("3", "noisy_pgd/laplace-l2")]
+    for eps, _, acc, sd, eps_spent, delta_spent, steps, ms in rows:
+        assert float(eps_spent) == pytest.approx(float(eps), rel=1e-3)
+        assert float(delta_spent) <= 1e-5
+        assert 0.3 < float(acc) <= 1.0 and int(steps) >= 1 and float(ms) > 0
+    gauss = {r[0]: float(r[2]) for r in rows if r[1].endswith("gaussian")}
+    assert gauss["3"] > gauss["0.3"]
+    ref = re.search(r"non-private pgd\s+([\d.]+) ±", out)
+    assert ref and float(ref.group(1)) > 0.9
+
+
+def test_run_matches_the_estimator_defaults():
+    sk = pytest.importorskip("sklearn")  # noqa: F841 - the estimators need scikit-learn
+    from fasterm.datasets import load_breast_cancer, train_test_split
+
+    out = job.run([1.0], seeds=2, delta=1e-5, noises=("gaussian",))
+    X, y = load_breast_cancer(scaled=True)
+    acc = []
+    for s in range(2):
+        Xtr, Xte, ytr, yte = train_test_split(X, y, 0.3, random_state=s)
+        acc.append(fe.DPLogisticRegression(random_state=s).fit(Xtr, ytr).score(Xte, yte))
+    np.testing.assert_allclose(out["rows"][0]["acc"], acc)
+
+
+def test_pure_dp_and_svm(capsys):
+    assert job.main(["--delta", "0", "--model", "svm", "--epsilons", "1", "--seeds", "2",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "linear SVM" in out
+    rows = _rows(out)
+    assert [r[1] for r in rows] == ["noisy_pgd/laplace-l2"]
+    assert float(rows[0][5]) == 0.0  # pure ε-DP: no δ spent
+
+
+def test_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "curve.png"
+    assert job.main(SMALL + ["--png", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(path) in capsys.readouterr().out
+
+
+def test_png_without_matplotlib_is_a_clear_error(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(SystemExit) as exc:
+        job.main(SMALL + ["--png", str(tmp_path / "x.png")])
+    assert exc.value.code == 2
+    assert "needs matplotlib" in capsys.readouterr().err
+
+
+def test_text_progress_bar_without_tqdm(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    assert job.main(["--epsilons", "1", "--seeds", "2", "--noise", "gaussian", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "fasterm fits [" in err and "4/4" in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--delta", "0", "--noise", "gaussian"], "needs --noise laplace"),
+    (["--seeds", "0"], "--seeds"),
+    (["--epsilons", "-1"], "epsilons"),
+    (["--delta", "1.5"], "--delta"),
+    (["--method", "expmech"], "expmech_erm"),
+])
+def test_bad_arguments(monkeypatch, capsys, argv, message):
+    monkeypatch.delattr(fe, "expmech_erm", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        job.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_python_dash_m_and_console_script(tmp_path):
+    # run outside the repository, so that the installed fasterm is imported
+    out = subprocess.run([sys.executable, "-m", "fasterm", "--epsilons", "1", "--seeds", "2"],
+                         check=True, capture_output=True, text=True, cwd=tmp_path)
+    assert len(_rows(out.stdout)) == 2 and "non-private" in out.stdout
+    script = shutil.which("fasterm", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the fasterm console script is not installed next to this interpreter")
+    out = subprocess.run([script, "--help"], check=True, capture_output=True, text=True, cwd=tmp_path)
+    assert "--epsilons" in out.stdout and "--png" in out.stdout
