@@ -81,6 +81,7 @@ struct Options {
 // exponent bits).
 typedef double vd __attribute__((vector_size(32)));
 typedef long long vi __attribute__((vector_size(32)));
+typedef unsigned long long vu __attribute__((vector_size(32)));
 inline vd vsplat(double a) { return vd{a, a, a, a}; }
 inline vd vload(const double* p) { vd v; std::memcpy(&v, p, sizeof v); return v; }
 inline void vstore(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
@@ -97,7 +98,9 @@ inline vd vexp_nonpositive(vd x) {
     x = x < -708.0 ? vsplat(-708.0) : x;
     const vd shifter = vsplat(0x1.8p52);  // adding it rounds to an integer in the low bits
     vd kd = x * 0x1.71547652b82fep0 + shifter;
-    const vi k = (vi)kd - (vi)shifter;
+    // Unsigned: the bit arithmetic wraps by definition, whatever the input
+    // (NaN included, which still comes out NaN through q).
+    const vu k = (vu)kd - (vu)shifter;
     kd = kd - shifter;
     vd r = x - kd * 0x1.62e42fee00000p-1;
     r = r - kd * 0x1.a39ef35793c76p-33;
@@ -114,7 +117,7 @@ inline vd vexp_nonpositive(vd x) {
     q = q * r + 0.5;
     q = q * r + 1.0;
     q = q * r + 1.0;
-    return q * (vd)((k + 1023) << 52);
+    return q * (vd)((k + 1023u) << 52);
 }
 #endif
 
@@ -510,12 +513,18 @@ inline void coefficients(const T* rows, const double* dots, const T* y, const T*
 #endif
 }
 
+// phi(z_i, y_i); margins that are not finite are counted in *nonfinite: a NaN
+// or an infinity in x_i always makes z_i non-finite, though phi may map an
+// infinite margin to a finite value (hinge, logistic at z y = +inf).
 template <class L, class T>
 inline double loss_value(const T* x, double dot_xw, const T* y, const T* w, const double* norms,
-                         index_t i, index_t d, const Options& o) {
+                         index_t i, index_t d, const Options& o, index_t* nonfinite) {
     const double s = o.data_norm > 0.0 ? row_scale(norms[i], o.data_norm) : 1.0;
     double z = s * dot_xw;
-    if (!std::isfinite(z) && s < 1.0) z = dot_scaled(x, w, d, s);
+    if (!std::isfinite(z)) {
+        if (s < 1.0) z = dot_scaled(x, w, d, s);
+        *nonfinite += !std::isfinite(z);
+    }
     const double yi = L::uses_labels ? L::label(double(y[i]), o.label_bound) : 0.0;
     return L::value(z, yi);
 }
@@ -615,16 +624,17 @@ inline void grad_sum_rows(const T* X, const T* y, const T* w, const double* norm
 
 template <class L, class T>
 inline double value_rows(const T* X, const T* y, const T* w, const double* norms, index_t r0,
-                         index_t r1, index_t d, const Options& o) {
+                         index_t r1, index_t d, const Options& o, index_t* nonfinite) {
     double total = 0.0;
     double z[4];
     index_t i = r0;
     for (; i + 4 <= r1; i += 4) {
         dot4(X + i * d, w, d, z);
         for (int r = 0; r < 4; ++r)
-            total += loss_value<L>(X + (i + r) * d, z[r], y, w, norms, i + r, d, o);
+            total += loss_value<L>(X + (i + r) * d, z[r], y, w, norms, i + r, d, o, nonfinite);
     }
-    for (; i < r1; ++i) total += loss_value<L>(X + i * d, dot(X + i * d, w, d), y, w, norms, i, d, o);
+    for (; i < r1; ++i)
+        total += loss_value<L>(X + i * d, dot(X + i * d, w, d), y, w, norms, i, d, o, nonfinite);
     return total;
 }
 
@@ -668,13 +678,12 @@ inline void dispatch(int kind, const F& f) {
             grad_sum_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, block, o, acc, scratch);   \
         });                                                                                     \
     }                                                                                           \
-    FASTERM_CLONES static double value_chunk_##SUFFIX(int kind, const T* X, const T* y,         \
-                                                      const T* w, const double* norms,          \
-                                                      index_t r0, index_t r1, index_t d,        \
-                                                      const Options& o) {                       \
+    FASTERM_CLONES static double value_chunk_##SUFFIX(                                          \
+        int kind, const T* X, const T* y, const T* w, const double* norms, index_t r0,          \
+        index_t r1, index_t d, const Options& o, index_t* nonfinite) {                          \
         double v = 0.0;                                                                         \
         dispatch(kind, [&](auto loss) {                                                         \
-            v = value_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, o);                       \
+            v = value_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, o, nonfinite);            \
         });                                                                                     \
         return v;                                                                               \
     }                                                                                           \
@@ -738,18 +747,25 @@ void grad_sum(int kind, const T* X, const T* y, const T* w, const double* norms,
     }
 }
 
-// sum_i phi(z_i, y_i).
+// sum_i phi(z_i, y_i); *nonfinite (if not null) receives the number of
+// rows whose margin is not finite.
 template <class T>
 double value_sum(int kind, const T* X, const T* y, const T* w, const double* norms, index_t n,
-                 index_t d, Options o, int n_threads) {
+                 index_t d, Options o, int n_threads, index_t* nonfinite = nullptr) {
     const Plan p = make_plan(n, d, sizeof(T));
     std::vector<double> partial(std::size_t(p.nchunks), 0.0);
+    std::vector<index_t> bad(std::size_t(p.nchunks), 0);
     for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        partial[k] = Chunks<T>::value(kind, X, y, w, norms, r0, r1, d, o);
+        partial[k] = Chunks<T>::value(kind, X, y, w, norms, r0, r1, d, o, &bad[k]);
     });
     double s = 0.0;
-    for (index_t k = 0; k < p.nchunks; ++k) s += partial[k];
+    index_t nb = 0;
+    for (index_t k = 0; k < p.nchunks; ++k) {
+        s += partial[k];
+        nb += bad[k];
+    }
+    if (nonfinite) *nonfinite = nb;
     return s;
 }
 
