@@ -28,7 +28,7 @@ def value_sum(
     data_norm: float,
     label_bound: float,
     n_threads: int = 1,
-) -> float: ...
+) -> tuple[float, int]: ...
 def grad_matrix(
     kind: int,
     X: npt.NDArray[np.floating],

@@ -53,7 +53,7 @@ import os
 import numpy as np
 
 from . import _losses
-from ._validation import check_array, check_out, check_positive, check_scalar, check_X_y
+from ._validation import check_array, check_out, check_positive, check_scalar
 
 __all__ = ["Absolute", "Hinge", "Linear", "Logistic", "Squared", "row_norms"]
 
@@ -78,10 +78,12 @@ def row_norms(X, *, n_threads=None) -> np.ndarray:
     calls on the same X (as an optimizer does): clipping and the data-norm
     row scale need them, and they cost one pass over X.
     """
-    X = check_array(X, "X", ndim=2)
+    X = check_array(X, "X", ndim=2, finite=False)
     nt = _check_threads(n_threads)
     out = np.empty(X.shape[0], dtype=np.float64)
     _losses.row_norms(X, out, nt)
+    if not np.isfinite(out).all():  # a NaN/inf entry, or a norm above 1.8e308
+        check_array(X, "X", ndim=2)
     return out
 
 
@@ -116,12 +118,20 @@ class _LinearModelLoss:
         return check_positive(label_bound, "label_bound", allow_inf=True)
 
     def _prepare(self, w, X, y, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
-                 n_threads=None):
-        if self._uses_labels:
-            X, y = check_X_y(X, y)
-        else:
-            X, y = check_X_y(X, y, y_required=False)
+                 n_threads=None, check_X_finite=False):
+        # X's finiteness is checked up front only on request: a check is a full
+        # extra pass over X, as long as the kernel itself.  The kernels' outputs
+        # are non-finite whenever X holds a NaN or an infinity (see
+        # _check_finite_output), so callers verify it afterwards, for free.
+        X = check_array(X, "X", ndim=2, finite=check_X_finite)
         n, d = X.shape
+        if y is None:
+            if self._uses_labels:
+                raise ValueError(f"y is required for {type(self).__name__}")
+        else:
+            y = check_array(y, "y", ndim=1, dtype=X.dtype)
+            if y.shape[0] != n:
+                raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
         w = check_array(w, "w", ndim=1, dtype=X.dtype, shape=(d,))
         c = 0.0
         if clip is not None:
@@ -143,6 +153,21 @@ class _LinearModelLoss:
             _losses.row_norms(X, norms, nt)
         return w, X, y, c, dn, ybound, norms, nt
 
+    @staticmethod
+    def _check_finite_output(result, X):
+        """Raise the ValueError of a non-finite X, if that is why ``result`` is not finite.
+
+        With w and y finite (checked up front), a NaN or an infinity in x_ij
+        reaches the gradient sum's entry j as c_i · x_ij, which is NaN or ±inf
+        whatever the coefficient c_i (0 · inf is NaN), and a sum with such a
+        term is not finite.  So a finite gradient sum proves X finite, and only
+        a non-finite one (X bad, or a genuine overflow on huge finite data)
+        costs the full check.  (The value needs the kernel's count of
+        non-finite margins instead: φ can be finite at an infinite margin.)
+        """
+        if not np.isfinite(result).all():
+            check_array(X, "X", ndim=2)
+
     # -- objective and gradients -----------------------------------------------
 
     def value(self, w, X, y=None, *, data_norm=None, row_norms=None, label_bound=None,
@@ -157,7 +182,9 @@ class _LinearModelLoss:
         w, X, y, _, dn, ybound, norms, nt = self._prepare(
             w, X, y, data_norm=data_norm, row_norms=row_norms, label_bound=label_bound,
             n_threads=n_threads)
-        total = _losses.value_sum(self._kind, X, y, w, norms, dn, ybound, nt)
+        total, nonfinite = _losses.value_sum(self._kind, X, y, w, norms, dn, ybound, nt)
+        if nonfinite:  # X holds a NaN/inf, or huge values overflowed the margins
+            check_array(X, "X", ndim=2)
         return total / X.shape[0] + self.reg_value(w)
 
     def grad(self, w, X, y=None, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
@@ -171,7 +198,7 @@ class _LinearModelLoss:
         """
         w, X, y, c, dn, ybound, norms, nt = self._prepare(
             w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms,
-            label_bound=label_bound, n_threads=n_threads)
+            label_bound=label_bound, n_threads=n_threads, check_X_finite=True)
         G = np.empty_like(X)
         _losses.grad_matrix(self._kind, X, y, w, norms, dn, c, ybound, G, nt)
         return G
@@ -202,6 +229,7 @@ class _LinearModelLoss:
         else:
             out = check_out(out, "out", (X.shape[1],), X.dtype)
         _losses.grad_sum(self._kind, X, y, w, norms, dn, c, ybound, out, nt)
+        self._check_finite_output(out, X)
         return out
 
     def reg_value(self, w) -> float:

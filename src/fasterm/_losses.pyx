@@ -18,7 +18,7 @@ cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
         Py_ssize_t n, Py_ssize_t d, Options o, T* out, int n_threads) except +
     double cpp_value_sum "fasterm::losses::value_sum"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
-        Py_ssize_t n, Py_ssize_t d, Options o, int n_threads) except +
+        Py_ssize_t n, Py_ssize_t d, Options o, int n_threads, Py_ssize_t* nonfinite) except +
     void cpp_grad_matrix "fasterm::losses::grad_matrix"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
         Py_ssize_t n, Py_ssize_t d, Options o, T* G, int n_threads) except +
@@ -90,7 +90,12 @@ def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
 def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
               const floating[::1] w, const double[::1] norms, double data_norm,
               double label_bound, int n_threads=1):
-    """sum_i phi(s_i <w, x_i>, y_i) (a float), rows rescaled to data_norm if > 0."""
+    """(sum_i phi(s_i <w, x_i>, y_i), number of rows whose margin is not finite).
+
+    Rows are rescaled to data_norm if > 0.  A NaN or an infinity in a row
+    always makes its margin non-finite (w is finite), while phi may still be
+    finite there: the count is what tells the caller to check X.
+    """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
                               -1 if norms is None else norms.shape[0],
@@ -102,9 +107,10 @@ def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
     if norms is not None:
         np_ = &norms[0]
     cdef double total
+    cdef Py_ssize_t nonfinite = 0
     with nogil:
-        total = cpp_value_sum(kind, &X[0, 0], yp, &w[0], np_, n, d, o, n_threads)
-    return total
+        total = cpp_value_sum(kind, &X[0, 0], yp, &w[0], np_, n, d, o, n_threads, &nonfinite)
+    return total, nonfinite
 
 
 def grad_matrix(int kind, const floating[:, ::1] X, const floating[::1] y,

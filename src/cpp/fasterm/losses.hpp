@@ -2,8 +2,9 @@
 // gradients, row norms and the fused per-example-clipped gradient sum.
 //
 // Header-only, no Python.h.  X is a row-major n x d array of float or double.
-// Vector arithmetic runs in the data's precision; every sum over rows, the
-// scalar loss calculus and the row norms are in double.
+// Vector arithmetic runs in the data's precision; sums over more than 64 rows
+// (or 256 columns), the per-row scalar calculus and the row norms are in
+// double.
 //
 // Determinism: rows are split into chunks whose boundaries depend only on
 // (n, d, sizeof(T)); each chunk writes its own partial sum and the partials
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <system_error>
@@ -33,6 +35,15 @@
 #define FASTERM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #else
 #define FASTERM_CLONES
+#endif
+
+// Two steps per iteration halve the loop overhead of the short row loops.
+#if defined(__GNUC__) && !defined(__clang__)
+#define FASTERM_UNROLL2 _Pragma("GCC unroll 2")
+#elif defined(__clang__)
+#define FASTERM_UNROLL2 _Pragma("unroll 2")
+#else
+#define FASTERM_UNROLL2
 #endif
 
 namespace fasterm {
@@ -59,12 +70,18 @@ struct Options {
     double label_bound;
 };
 
-#if defined(__GNUC__) || defined(__clang__)
+// GCC/Clang vector extensions; -DFASTERM_NO_VECTOR_EXTENSIONS builds the
+// portable path (plain structs and scalar loops) that other compilers get.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(FASTERM_NO_VECTOR_EXTENSIONS)
 #define FASTERM_VECTOR_EXTENSIONS 1
+#endif
+
+#ifdef FASTERM_VECTOR_EXTENSIONS
 // Four doubles, and the 64-bit integers of the same width (comparison masks,
 // exponent bits).
 typedef double vd __attribute__((vector_size(32)));
 typedef long long vi __attribute__((vector_size(32)));
+typedef unsigned long long vu __attribute__((vector_size(32)));
 inline vd vsplat(double a) { return vd{a, a, a, a}; }
 inline vd vload(const double* p) { vd v; std::memcpy(&v, p, sizeof v); return v; }
 inline void vstore(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
@@ -81,7 +98,9 @@ inline vd vexp_nonpositive(vd x) {
     x = x < -708.0 ? vsplat(-708.0) : x;
     const vd shifter = vsplat(0x1.8p52);  // adding it rounds to an integer in the low bits
     vd kd = x * 0x1.71547652b82fep0 + shifter;
-    const vi k = (vi)kd - (vi)shifter;
+    // Unsigned: the bit arithmetic wraps by definition, whatever the input
+    // (NaN included, which still comes out NaN through q).
+    const vu k = (vu)kd - (vu)shifter;
     kd = kd - shifter;
     vd r = x - kd * 0x1.62e42fee00000p-1;
     r = r - kd * 0x1.a39ef35793c76p-33;
@@ -98,7 +117,7 @@ inline vd vexp_nonpositive(vd x) {
     q = q * r + 0.5;
     q = q * r + 1.0;
     q = q * r + 1.0;
-    return q * (vd)((k + 1023) << 52);
+    return q * (vd)((k + 1023u) << 52);
 }
 #endif
 
@@ -185,18 +204,19 @@ struct Linear {
 };
 
 // ---------------------------------------------------------------------------
-// 32-byte vectors of T (4 doubles or 8 floats).  GCC/Clang vector extensions
-// make the lanes explicit: the baseline clone lowers them to pairs of SSE2
+// 32-byte vectors of T (4 doubles or 8 floats), and 16-byte halves for the
+// tail of a row (d = 100 floats leaves 4 after the 8-lane steps).  GCC/Clang
+// vector extensions make the lanes explicit: the baseline clone lowers them to pairs of SSE2
 // operations, the AVX2 clone to single 256-bit ones (left to itself the
 // compiler shuffled lanes and spilled).  Other compilers get a plain struct
 // with the same semantics.  Nothing is reassociated (no -ffast-math): every
 // result has one fixed summation order.
 
-template <class T>
+template <class T, int Bytes = 32>
 struct Simd {
-    static constexpr int N = 32 / int(sizeof(T));
-#if defined(__GNUC__) || defined(__clang__)
-    typedef T V __attribute__((vector_size(32)));
+    static constexpr int N = Bytes / int(sizeof(T));
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    typedef T V __attribute__((vector_size(Bytes)));
     static T lane(const V& v, int k) { return v[k]; }
 #else
     struct V {
@@ -214,32 +234,52 @@ struct Simd {
         for (int k = 0; k < N; ++k) t[k] = a;
         return load(t);
     }
-    // Lanes summed in double, as a fixed pairwise tree.
+    // Lanes summed as a fixed pairwise tree: the first level in T when there
+    // are more than four lanes (float), the rest in double.
     static double sum(const V& v) {
-        double h[N];
-        for (int k = 0; k < N; ++k) h[k] = double(lane(v, k));
-        for (int width = N / 2; width >= 1; width /= 2)
+        constexpr int M = N > 4 ? N / 2 : N;
+        double h[M];
+        for (int k = 0; k < M; ++k)
+            h[k] = M < N ? double(lane(v, k) + lane(v, k + M)) : double(lane(v, k));
+        for (int width = M / 2; width >= 1; width /= 2)
             for (int k = 0; k < width; ++k) h[k] += h[k + width];
         return h[0];
     }
+    // v with the N/2 lanes of a half vector added to its low lanes.
+    template <class H>
+    static V add_low(V v, const H& h) {
+        T t[N] = {};
+        std::memcpy(t, &h, sizeof h);
+        return v + load(t);
+    }
 };
+template <class T>
+using Half = Simd<T, 16>;
 
 // Lanes hold at most this many terms before they are moved into a double:
 // float lanes over a long row would otherwise lose digits.
 constexpr index_t kFlush = 256;
 
+// <x, w>: lanes of T summed over at most kFlush elements at a time, then in
+// double.  A half-vector tail joins the last group's lanes.
 template <class T>
 inline double dot(const T* x, const T* w, index_t d) {
     using S = Simd<T>;
+    using H = Half<T>;
     const index_t dv = d - d % S::N;
+    const bool half = d - dv >= H::N;
     double total = 0.0;
     index_t j = 0;
-    while (j < dv) {
+    do {
         const index_t e = std::min(dv, j + kFlush);
         typename S::V s = S::splat(T(0));
         for (; j < e; j += S::N) s += S::load(x + j) * S::load(w + j);
+        if (j == dv && half) {
+            s = S::add_low(s, H::load(x + j) * H::load(w + j));
+            j += H::N;
+        }
         total += S::sum(s);
-    }
+    } while (j < dv);
     for (; j < d; ++j) total += double(x[j]) * double(w[j]);
     return total;
 }
@@ -249,43 +289,63 @@ inline double dot(const T* x, const T* w, index_t d) {
 // dot-product pass over 80 MB ran ~15% faster with this.
 constexpr index_t kPrefetchBytes = 4096;
 
+// Prefetch the cache line `ahead` bytes past p.  The address is formed as an
+// integer: it may lie past the end of X, where a prefetch is simply dropped
+// (it never faults), while a pointer there would be undefined behaviour.
+inline void prefetch_at(const void* p, index_t ahead) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + ahead), 0, 3);
+#else
+    (void)p;
+    (void)ahead;
+#endif
+}
+
 // dot() of four consecutive rows at once: each load of w serves four rows,
 // and each row's arithmetic is exactly that of dot(), so results do not
-// depend on how rows were grouped.  With pf_end, the rows kPrefetchBytes
-// ahead (up to pf_end) are prefetched two lines per step: a steady
-// trickle, where a burst would stall on the full miss buffers.
+// depend on how rows were grouped.  With prefetch, the rows kPrefetchBytes
+// ahead are prefetched two lines per step: a steady trickle, where a burst
+// would stall on the full miss buffers.
 template <class T>
-inline void dot4(const T* x0, const T* w, index_t d, double* z, const char* pf_end = nullptr) {
+inline void dot4(const T* x0, const T* w, index_t d, double* z, bool prefetch = false) {
     using S = Simd<T>;
     const T* x1 = x0 + d;
     const T* x2 = x1 + d;
     const T* x3 = x2 + d;
+    using H = Half<T>;
     const index_t dv = d - d % S::N;
+    const bool half = d - dv >= H::N;
     double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
     index_t j = 0;
-    while (j < dv) {
+    do {
         const index_t e = std::min(dv, j + kFlush);
         typename S::V s0 = S::splat(T(0)), s1 = s0, s2 = s0, s3 = s0;
+        FASTERM_UNROLL2
         for (; j < e; j += S::N) {
-#if defined(__GNUC__) || defined(__clang__)
-            if (pf_end) {
+            if (prefetch) {
                 // Four rows advance 4 * 32 bytes per step: two lines.
-                const char* q = reinterpret_cast<const char*>(x0 + 4 * j) + kPrefetchBytes;
-                if (q < pf_end) __builtin_prefetch(q, 0, 3);
-                if (q + 64 < pf_end) __builtin_prefetch(q + 64, 0, 3);
+                prefetch_at(x0 + 4 * j, kPrefetchBytes);
+                prefetch_at(x0 + 4 * j, kPrefetchBytes + 64);
             }
-#endif
             const typename S::V wj = S::load(w + j);
             s0 += S::load(x0 + j) * wj;
             s1 += S::load(x1 + j) * wj;
             s2 += S::load(x2 + j) * wj;
             s3 += S::load(x3 + j) * wj;
         }
+        if (j == dv && half) {
+            const typename H::V wj = H::load(w + j);
+            s0 = S::add_low(s0, H::load(x0 + j) * wj);
+            s1 = S::add_low(s1, H::load(x1 + j) * wj);
+            s2 = S::add_low(s2, H::load(x2 + j) * wj);
+            s3 = S::add_low(s3, H::load(x3 + j) * wj);
+            j += H::N;
+        }
         t0 += S::sum(s0);
         t1 += S::sum(s1);
         t2 += S::sum(s2);
         t3 += S::sum(s3);
-    }
+    } while (j < dv);
     for (; j < d; ++j) {
         const double wj = double(w[j]);
         t0 += double(x0[j]) * wj;
@@ -301,9 +361,9 @@ inline void dot4(const T* x0, const T* w, index_t d, double* z, const char* pf_e
 
 // Unscaled dot products of m consecutive rows.
 template <class T>
-inline void dots(const T* rows, const T* w, index_t m, index_t d, double* z, const char* pf_end = nullptr) {
+inline void dots(const T* rows, const T* w, index_t m, index_t d, double* z, bool prefetch = false) {
     index_t r = 0;
-    for (; r + 4 <= m; r += 4) dot4(rows + r * d, w, d, z + r, pf_end);
+    for (; r + 4 <= m; r += 4) dot4(rows + r * d, w, d, z + r, prefetch);
     for (; r < m; ++r) z[r] = dot(rows + r * d, w, d);
 }
 
@@ -329,10 +389,20 @@ inline void accumulate_rows(const T* x0, const T* coef, index_t m, index_t d, T*
         const T c0 = coef[0], c1 = coef[1], c2 = coef[2], c3 = coef[3];
         const typename S::V v0 = S::splat(c0), v1 = S::splat(c1), v2 = S::splat(c2),
                             v3 = S::splat(c3);
-        for (index_t j = 0; j < dv; j += S::N)
+        index_t j = 0;
+        FASTERM_UNROLL2
+        for (; j < dv; j += S::N)
             S::store(acc + j, S::load(acc + j) + ((v0 * S::load(x0 + j) + v1 * S::load(x1 + j)) +
                                                   (v2 * S::load(x2 + j) + v3 * S::load(x3 + j))));
-        for (index_t j = dv; j < d; ++j)
+        if (d - j >= Half<T>::N) {
+            using H = Half<T>;
+            const typename H::V h0 = H::splat(c0), h1 = H::splat(c1), h2 = H::splat(c2),
+                                h3 = H::splat(c3);
+            H::store(acc + j, H::load(acc + j) + ((h0 * H::load(x0 + j) + h1 * H::load(x1 + j)) +
+                                                  (h2 * H::load(x2 + j) + h3 * H::load(x3 + j))));
+            j += H::N;
+        }
+        for (; j < d; ++j)
             acc[j] += (c0 * x0[j] + c1 * x1[j]) + (c2 * x2[j] + c3 * x3[j]);
         return;
     }
@@ -340,8 +410,14 @@ inline void accumulate_rows(const T* x0, const T* coef, index_t m, index_t d, T*
         const T* x = x0 + r * d;
         const T c = coef[r];
         const typename S::V v = S::splat(c);
-        for (index_t j = 0; j < dv; j += S::N) S::store(acc + j, S::load(acc + j) + v * S::load(x + j));
-        for (index_t j = dv; j < d; ++j) acc[j] += c * x[j];
+        index_t j = 0;
+        for (; j < dv; j += S::N) S::store(acc + j, S::load(acc + j) + v * S::load(x + j));
+        if (d - j >= Half<T>::N) {
+            using H = Half<T>;
+            H::store(acc + j, H::load(acc + j) + H::splat(c) * H::load(x + j));
+            j += H::N;
+        }
+        for (; j < d; ++j) acc[j] += c * x[j];
     }
 }
 
@@ -437,12 +513,18 @@ inline void coefficients(const T* rows, const double* dots, const T* y, const T*
 #endif
 }
 
+// phi(z_i, y_i); margins that are not finite are counted in *nonfinite: a NaN
+// or an infinity in x_i always makes z_i non-finite, though phi may map an
+// infinite margin to a finite value (hinge, logistic at z y = +inf).
 template <class L, class T>
 inline double loss_value(const T* x, double dot_xw, const T* y, const T* w, const double* norms,
-                         index_t i, index_t d, const Options& o) {
+                         index_t i, index_t d, const Options& o, index_t* nonfinite) {
     const double s = o.data_norm > 0.0 ? row_scale(norms[i], o.data_norm) : 1.0;
     double z = s * dot_xw;
-    if (!std::isfinite(z) && s < 1.0) z = dot_scaled(x, w, d, s);
+    if (!std::isfinite(z)) {
+        if (s < 1.0) z = dot_scaled(x, w, d, s);
+        *nonfinite += !std::isfinite(z);
+    }
     const double yi = L::uses_labels ? L::label(double(y[i]), o.label_bound) : 0.0;
     return L::value(z, yi);
 }
@@ -498,9 +580,11 @@ inline void for_each_chunk(index_t nchunks, int workers, const F& work) {
 // by blocks: the coefficients of block b are computed from its dot products,
 // then, four rows at a time, the dot products of block b+1 (from memory,
 // prefetched) alternate with the accumulation of block b (from L1), so the
-// memory stream never waits for the arithmetic.  For float data each block is
-// summed in a float scratch row and then added into the double acc: float
-// sums never run over more than one block.
+// memory stream never waits for the arithmetic.  For float data the rows are
+// summed in a float scratch row that is added into the double acc every
+// kFlushRows rows: float sums never run over more rows than that.
+constexpr index_t kFlushRows = 64;
+
 template <class L, class T>
 inline void grad_sum_rows(const T* X, const T* y, const T* w, const double* norms, index_t r0,
                           index_t r1, index_t d, index_t block, const Options& o, double* acc,
@@ -511,6 +595,8 @@ inline void grad_sum_rows(const T* X, const T* y, const T* w, const double* norm
     double* znext = zbuf[1];
     constexpr bool direct = std::is_same<T, double>::value;
     T* bacc = direct ? reinterpret_cast<T*>(acc) : scratch;
+    index_t pending = 0;  // rows in the float scratch row
+    if (!direct) std::fill(bacc, bacc + d, T(0));
     index_t b = r0;
     index_t m = std::min(block, r1 - b);
     dots(X + b * d, w, m, d, z);
@@ -520,16 +606,16 @@ inline void grad_sum_rows(const T* X, const T* y, const T* w, const double* norm
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
         const T* xn = X + nb * d;
-        if (!direct) std::fill(bacc, bacc + d, T(0));
         for (index_t g = 0; g < std::max(m, mn); g += 4) {
-            if (g < mn) {
-                const index_t gm = std::min<index_t>(4, mn - g);
-                dots(xn + g * d, w, gm, d, znext + g, reinterpret_cast<const char*>(X + r1 * d));
-            }
+            if (g < mn) dots(xn + g * d, w, std::min<index_t>(4, mn - g), d, znext + g, true);
             if (g < m) accumulate_rows(xb + g * d, coef + g, std::min<index_t>(4, m - g), d, bacc);
         }
-        if (!direct)
+        pending += m;
+        if (!direct && (pending + block > kFlushRows || mn == 0)) {
             for (index_t j = 0; j < d; ++j) acc[j] += double(bacc[j]);
+            std::fill(bacc, bacc + d, T(0));
+            pending = 0;
+        }
         std::swap(z, znext);
         b = nb;
         m = mn;
@@ -538,16 +624,17 @@ inline void grad_sum_rows(const T* X, const T* y, const T* w, const double* norm
 
 template <class L, class T>
 inline double value_rows(const T* X, const T* y, const T* w, const double* norms, index_t r0,
-                         index_t r1, index_t d, const Options& o) {
+                         index_t r1, index_t d, const Options& o, index_t* nonfinite) {
     double total = 0.0;
     double z[4];
     index_t i = r0;
     for (; i + 4 <= r1; i += 4) {
         dot4(X + i * d, w, d, z);
         for (int r = 0; r < 4; ++r)
-            total += loss_value<L>(X + (i + r) * d, z[r], y, w, norms, i + r, d, o);
+            total += loss_value<L>(X + (i + r) * d, z[r], y, w, norms, i + r, d, o, nonfinite);
     }
-    for (; i < r1; ++i) total += loss_value<L>(X + i * d, dot(X + i * d, w, d), y, w, norms, i, d, o);
+    for (; i < r1; ++i)
+        total += loss_value<L>(X + i * d, dot(X + i * d, w, d), y, w, norms, i, d, o, nonfinite);
     return total;
 }
 
@@ -591,13 +678,12 @@ inline void dispatch(int kind, const F& f) {
             grad_sum_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, block, o, acc, scratch);   \
         });                                                                                     \
     }                                                                                           \
-    FASTERM_CLONES static double value_chunk_##SUFFIX(int kind, const T* X, const T* y,         \
-                                                      const T* w, const double* norms,          \
-                                                      index_t r0, index_t r1, index_t d,        \
-                                                      const Options& o) {                       \
+    FASTERM_CLONES static double value_chunk_##SUFFIX(                                          \
+        int kind, const T* X, const T* y, const T* w, const double* norms, index_t r0,          \
+        index_t r1, index_t d, const Options& o, index_t* nonfinite) {                          \
         double v = 0.0;                                                                         \
         dispatch(kind, [&](auto loss) {                                                         \
-            v = value_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, o);                       \
+            v = value_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, o, nonfinite);            \
         });                                                                                     \
         return v;                                                                               \
     }                                                                                           \
@@ -661,18 +747,25 @@ void grad_sum(int kind, const T* X, const T* y, const T* w, const double* norms,
     }
 }
 
-// sum_i phi(z_i, y_i).
+// sum_i phi(z_i, y_i); *nonfinite (if not null) receives the number of
+// rows whose margin is not finite.
 template <class T>
 double value_sum(int kind, const T* X, const T* y, const T* w, const double* norms, index_t n,
-                 index_t d, Options o, int n_threads) {
+                 index_t d, Options o, int n_threads, index_t* nonfinite = nullptr) {
     const Plan p = make_plan(n, d, sizeof(T));
     std::vector<double> partial(std::size_t(p.nchunks), 0.0);
+    std::vector<index_t> bad(std::size_t(p.nchunks), 0);
     for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        partial[k] = Chunks<T>::value(kind, X, y, w, norms, r0, r1, d, o);
+        partial[k] = Chunks<T>::value(kind, X, y, w, norms, r0, r1, d, o, &bad[k]);
     });
     double s = 0.0;
-    for (index_t k = 0; k < p.nchunks; ++k) s += partial[k];
+    index_t nb = 0;
+    for (index_t k = 0; k < p.nchunks; ++k) {
+        s += partial[k];
+        nb += bad[k];
+    }
+    if (nonfinite) *nonfinite = nb;
     return s;
 }
 
