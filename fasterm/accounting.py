@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ._validation import check_delta, check_epsilon, check_positive, check_scalar
 
 __all__ = [
@@ -79,7 +81,10 @@ def basic_composition(epsilons, deltas=None) -> tuple[float, float]:
 
 
 def _advanced_eps(eps0: float, k: float, delta_prime: float) -> float:
-    return math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps0 + k * eps0 * math.expm1(eps0)
+    try:
+        return math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps0 + k * eps0 * math.expm1(eps0)
+    except OverflowError:  # e^{ε₀} beyond a double: the bound is vacuous
+        return math.inf
 
 
 def advanced_composition(epsilon, delta, k, delta_prime) -> tuple[float, float]:
@@ -123,18 +128,27 @@ def heterogeneous_composition(epsilons, delta_prime, deltas=None) -> tuple[float
 # ---------------------------------------------------------------------------
 # Monotone root finding
 # ---------------------------------------------------------------------------
-def _solve_increasing(f, target: float, lo: float, hi: float) -> float:
+def _solve_increasing(f, target: float, lo: float, hi: float, *, upper: bool = False) -> float:
     """The x in (lo, hi) with f(x) = target, f increasing; bisection in log space.
 
     Bisection on log x until the bracket stops shrinking in floating point
-    (≈ 60–120 steps): the answer is exact to within one or two ulps of x,
-    whatever the conditioning of f.
+    (≈ 60–120 steps).  Returns the largest evaluated x with f(x) ≤ target
+    (``upper=False``: the side that keeps a privacy loss below its budget when
+    f is the loss of a noise parameter x) or the smallest with f(x) > target
+    (``upper=True``: the side that never under-reports a spent ε).  An f that
+    overflows counts as +inf (e.g. e^ε for an absurd ε).
     """
-    while f(hi) < target:
+    def g(x):
+        try:
+            return f(x)
+        except OverflowError:
+            return math.inf
+
+    while g(hi) <= target:
         hi *= 2.0
         if hi > 1e300:
             raise ArithmeticError("calibration did not bracket a root")
-    while f(lo) > target:
+    while g(lo) > target:
         lo /= 2.0
         if lo < 1e-300:
             raise ArithmeticError("calibration did not bracket a root")
@@ -142,11 +156,25 @@ def _solve_increasing(f, target: float, lo: float, hi: float) -> float:
         mid = math.sqrt(lo * hi)
         if not lo < mid < hi:
             break
-        if f(mid) <= target:
+        if g(mid) <= target:
             lo = mid
         else:
             hi = mid
-    return lo
+    return hi if upper else lo
+
+
+def _round_scale_up(scale: float, eps_of_scale, epsilon: float) -> float:
+    """Smallest float ≥ ``scale`` whose evaluated privacy loss is ≤ ε.
+
+    A scale computed as Δ/ε (or from a solved root) can, once the loss is
+    recomputed from it, overshoot ε by an ulp; stepping the scale up by ulps
+    makes the reported ε never exceed the requested one.
+    """
+    for _ in range(1000):
+        if eps_of_scale(scale) <= epsilon:
+            return scale
+        scale = math.nextafter(scale, math.inf)
+    raise ArithmeticError("calibration could not meet the budget to rounding")  # pragma: no cover
 
 
 # ---------------------------------------------------------------------------
@@ -169,7 +197,8 @@ def calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon) -> float:
     composition).  Hence b = T·√d·Δ₂/ε.
     """
     sens, dim, steps, eps = _check_calibration_inputs(l2_sensitivity, dim, steps, epsilon)
-    return steps * math.sqrt(dim) * sens / eps
+    root_d = math.sqrt(dim)
+    return _round_scale_up(steps * root_d * sens / eps, lambda b: steps * (root_d * sens / b), eps)
 
 
 def calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta) -> tuple[float, float]:
@@ -187,7 +216,8 @@ def calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta) -> 
         raise ValueError("delta must be > 0 for calibration='coordinate' (advanced composition)")
     k = steps * dim
     eps0 = _solve_increasing(lambda e0: _advanced_eps(e0, k, delta), eps, 1e-3 * eps / k, eps)
-    return sens / eps0, eps0
+    b = _round_scale_up(sens / eps0, lambda b: _advanced_eps(sens / b, k, delta), eps)
+    return b, sens / b
 
 
 def laplace_l2_epsilon(scale, l2_sensitivity, dim, steps, delta) -> float:
@@ -210,7 +240,10 @@ def laplace_l2_epsilon(scale, l2_sensitivity, dim, steps, delta) -> float:
     basic = steps * math.sqrt(dim) * s
     if delta == 0.0:
         return basic
-    adv = math.sqrt(2.0 * steps * math.log(1.0 / delta)) * s + steps * s * math.expm1(s)
+    try:
+        adv = math.sqrt(2.0 * steps * math.log(1.0 / delta)) * s + steps * s * math.expm1(s)
+    except OverflowError:  # e^s beyond a double: only the basic bound is finite
+        adv = math.inf
     return min(basic, adv)
 
 
@@ -224,10 +257,10 @@ def calibrate_laplace_l2(l2_sensitivity, dim, steps, epsilon, delta) -> float:
     delta = check_delta(delta)
     s1 = eps / (steps * math.sqrt(dim))
     if delta == 0.0:
-        return sens / s1
+        return _round_scale_up(sens / s1, lambda b: laplace_l2_epsilon(b, sens, dim, steps, 0.0), eps)
     root = math.sqrt(2.0 * steps * math.log(1.0 / delta))
     s2 = _solve_increasing(lambda s: root * s + steps * s * math.expm1(s), eps, 1e-3 * eps / (root + steps), eps)
-    return sens / max(s1, s2)
+    return _round_scale_up(sens / max(s1, s2), lambda b: laplace_l2_epsilon(b, sens, dim, steps, delta), eps)
 
 
 # ---------------------------------------------------------------------------
@@ -260,32 +293,96 @@ def gaussian_delta(mu, epsilon) -> float:
     return _gaussian_delta(mu, eps)
 
 
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
+GAUSSIAN_EPSILON_CAP = 1e4
+_MACH_EPS = 2.0**-52
+
+
+def _ndtr_diff(mid: float, half: float) -> float:
+    """Φ(mid + half) − Φ(mid − half), half ≥ 0, to a few ulps relative, also when tiny.
+
+    Taking the interval as centre and half-width matters: forming a − b from
+    two rounded endpoints would lose the digits of a short interval.
+    Reflected so that the interval's centre is ≤ 0; when the two masses differ
+    by a factor > e^½ the difference is Φ(a)·(1 − e^{logΦ(b) − logΦ(a)})
+    with expm1; otherwise the interval is short on the density's scale and a
+    16-point Gauss–Legendre rule on φ is exact to rounding.
+    """
+    if mid > 0.0:
+        mid = -mid
+    a, b = mid + half, mid - half
+    la, lb = _log_ndtr(a), _log_ndtr(b)
+    r = lb - la
+    if r < -0.5:
+        return -math.exp(la) * math.expm1(r)
+    x = mid + half * _GL_NODES
+    return float(half * np.dot(_GL_WEIGHTS, np.exp(-0.5 * x * x))) / math.sqrt(2.0 * math.pi)
+
+
+def _gaussian_delta_terms(mu: float, eps: float) -> tuple[float, float, float]:
+    """δ(ε) = [Φ(a) − Φ(b)] − (e^ε − 1)Φ(b), a, b = −ε/μ ± μ/2: (term1, term2, error bound).
+
+    Written this way the cancellation of Φ(a) against e^ε Φ(b) is confined to
+    one subtraction of two accurately computed terms.  Each term is an exp of
+    a sum of logs, so its relative error is a few ulps times the magnitude of
+    those logs; the returned bound (8 ulps per unit of log magnitude) covers
+    it with room, and the certified solvers below add it to δ.
+    """
+    mid, half = -eps / mu, mu / 2.0
+    b = mid - half
+    diff = _ndtr_diff(mid, half)
+    lb = _log_ndtr(b)
+    scale_d = 2.0 + abs(_log_ndtr(-abs(mid) + half)) + abs(_log_ndtr(-abs(mid) - half)) + abs(mid)
+    if eps == 0.0:
+        return diff, 0.0, 8.0 * _MACH_EPS * diff * scale_d
+    log_expm1 = eps + math.log1p(-math.exp(-eps)) if eps > 1.0 else math.log(math.expm1(eps))
+    t = math.exp(log_expm1 + lb)
+    err = 8.0 * _MACH_EPS * (diff * scale_d + t * (2.0 + eps + abs(lb) + abs(b)))
+    return diff, t, err
+
+
 def _gaussian_delta(mu: float, eps: float) -> float:
     # Unchecked twin for the solvers below, which call it ~100 times per solve.
-    a = math.exp(_log_ndtr(-eps / mu + mu / 2.0))
-    b = math.exp(eps + _log_ndtr(-eps / mu - mu / 2.0))
-    return max(0.0, a - b)
+    d, t, _ = _gaussian_delta_terms(mu, eps)
+    return max(0.0, d - t)
+
+
+def _gaussian_delta_upper(mu: float, eps: float) -> float:
+    """δ(ε; μ) plus a bound on its evaluation error."""
+    d, t, err = _gaussian_delta_terms(mu, eps)
+    return (d - t) + err
 
 
 def gaussian_epsilon(mu, delta) -> float:
-    """Smallest ε with δ(ε) ≤ δ for a μ-GDP mechanism (δ(ε) is decreasing in ε)."""
+    """Smallest ε with δ(ε) ≤ δ for a μ-GDP mechanism (δ(ε) is decreasing in ε).
+
+    Rounded up: the returned ε satisfies δ(ε) ≤ δ even after the evaluation
+    error of δ(ε) is accounted for, so it never under-reports.
+    """
     mu = check_positive(mu, "mu")
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0: a Gaussian mechanism is not (ε, 0)-DP for any finite ε")
-    if _gaussian_delta(mu, 0.0) <= delta:
+    if _gaussian_delta_upper(mu, 0.0) <= delta:
         return 0.0
-    # -δ(ε) is increasing in ε.
-    return _solve_increasing(lambda e: -_gaussian_delta(mu, e), -delta, 1e-12, max(1.0, mu * mu + 2 * mu))
+    # -δ(ε) is increasing in ε; take the side where δ(ε) ≤ δ, with the error bound.
+    return _solve_increasing(lambda e: -_gaussian_delta_upper(mu, e), -delta, 1e-12,
+                             max(1.0, mu * mu + 2 * mu), upper=True)
 
 
 def gaussian_mu(epsilon, delta) -> float:
-    """Largest μ such that μ-GDP implies (ε, δ)-DP (δ(ε; μ) is increasing in μ)."""
+    """Largest μ such that μ-GDP implies (ε, δ)-DP (δ(ε; μ) is increasing in μ).
+
+    Certified: δ(ε; μ) plus its evaluation-error bound is ≤ δ at the returned μ.
+    """
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0 for Gaussian noise (μ-GDP gives δ(ε) > 0 for every ε)")
-    return _solve_increasing(lambda m: _gaussian_delta(m, eps), delta, 1e-3, 1.0)
+    # Beyond ε = 1e4 (no privacy to speak of) calibrate for 1e4: more noise than
+    # needed, so still (ε, δ)-DP, and the tail functions stay in range.
+    eps = min(eps, GAUSSIAN_EPSILON_CAP)
+    return _solve_increasing(lambda m: _gaussian_delta_upper(m, eps), delta, 1e-3, 1.0)
 
 
 def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:
@@ -293,13 +390,23 @@ def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:
 
     T steps of N(0, σ²) noise are exactly μ-GDP with μ = √T·Δ₂/σ (Dong–Roth–
     Su Thm 2.7 and Cor. 3.3); μ is the largest with δ(ε; μ) ≤ δ
-    (:func:`gaussian_mu`), so σ = √T·Δ₂/μ.  No slack: the returned σ makes
-    :func:`gaussian_delta` at ε equal δ to solver precision.
+    (:func:`gaussian_mu`), so σ = √T·Δ₂/μ, rounded up so that the μ recomputed
+    from σ still meets δ.  No slack beyond rounding: :func:`gaussian_delta` at
+    the returned σ equals δ to ~1e-12 relative.
     """
     sens = check_positive(l2_sensitivity, "l2_sensitivity")
     steps = check_scalar(steps, "steps", low=1, integer=True)
-    mu = gaussian_mu(epsilon, delta)
-    return math.sqrt(steps) * sens / mu
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    mu = gaussian_mu(eps, delta)
+    eps = min(eps, GAUSSIAN_EPSILON_CAP)
+    root_t = math.sqrt(steps)
+    sigma = root_t * sens / mu
+    for _ in range(1000):
+        if _gaussian_delta_upper(root_t * sens / sigma, eps) <= delta:
+            break
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
 
 
 # ---------------------------------------------------------------------------

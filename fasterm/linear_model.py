@@ -139,11 +139,15 @@ class _DPLinearModel(BaseEstimator):
 
 
 class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
+    _parameter_constraints: dict = {**_PRIVATE_PARAMS, "classes": ["array-like", None]}
+
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
                  radius=_linear.DEFAULT_RADIUS["logistic"], alpha=_D["alpha"],
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
-                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None):
+                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
+                 classes=None):
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -160,13 +164,30 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.random_state = random_state
 
     def fit(self, X, y):
-        """Fit the private model on (X, y); y holds exactly two distinct labels.
+        """Fit the private model on (X, y).  Returns ``self``.
 
-        The larger label (``classes_[1]``) is the positive class.  Rows with
-        ‖x‖ > ``data_norm`` are clipped to it.  Returns ``self``.
+        Labels.  With ``classes=(neg, pos)`` given (the private way), the label
+        set is public: a label equal to ``pos`` is the positive class and every
+        other label the negative one, record by record — nothing about y is
+        released or checked beyond that.  With ``classes=None`` (the
+        scikit-learn convention, the default so that the estimator works as a
+        drop-in), ``classes_`` is ``np.unique(y)``: the *set of label values*
+        is then treated as public, like n and d, and a y with one or more than
+        two distinct labels raises — pass ``classes`` when the label set itself
+        is sensitive.  Rows with ‖x‖ > ``data_norm`` are clipped to it.
         """
         self._check_params()
         X, y = validate_data(self, X, y, dtype=_FLOATS)
+        if self.classes is not None:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
+                raise ValueError("classes must be a pair of two distinct labels (negative, positive)")
+            y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
+            coef, intercept = self._fit_linear(X, y_pm)
+            self.classes_ = classes
+            self.coef_ = coef.reshape(1, -1)
+            self.intercept_ = np.array([intercept], dtype=coef.dtype)
+            return self
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.shape[0] > 2:
@@ -176,7 +197,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                 "e.g. OneVsRestClassifier(DPLogisticRegression(epsilon=eps / K)).")
         if classes.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs samples of 2 classes; y has only one "
-                             f"class: {classes[0]!r}")
+                             "class (pass classes=(negative, positive) to declare them)")
         y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
         coef, intercept = self._fit_linear(X, y_pm)
         self.classes_ = classes
@@ -252,6 +273,11 @@ class DPLogisticRegression(_DPLinearClassifier):
         Compute budget for the default T.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
+    classes : pair (negative, positive) or None, default=None
+        The declared label set.  Given, labels equal to ``positive`` form the
+        positive class and all others the negative one, and nothing about y
+        beyond that enters the fit.  None: ``np.unique(y)`` (scikit-learn's
+        convention; the set of label values is then treated as public).
 
     Attributes
     ----------

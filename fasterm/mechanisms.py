@@ -31,6 +31,12 @@ def _value(value):
 
 
 def _release(arr, scalar, sampler, scale, rng):
+    # Data-independent check: a noise scale this large would overflow the
+    # value's dtype (silently, to ±inf) for most draws.
+    if not (math.isfinite(scale) and scale * 64.0 < float(np.finfo(arr.dtype).max)):
+        raise ValueError(
+            f"the calibrated noise scale {scale:g} (from sensitivity and epsilon) is too large for "
+            f"{arr.dtype} values: increase epsilon or release a float64 value")
     noisy = sampler(arr.shape, scale, random_state=rng, dtype=arr.dtype)
     noisy += arr
     return float(noisy[0]) if scalar else noisy

@@ -156,7 +156,7 @@ def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exa
             raise ValueError("delta must be > 0 for calibration='closed_form' (Theorem 11.2)")
         eps0 = eps / math.sqrt(8.0 * T * math.log(1.0 / delta))
         spent, spent_delta, how = _composed(eps0, T, delta)
-        if spent > eps * (1.0 + 1e-12):
+        if spent > eps:
             raise ValueError(
                 f"calibration='closed_form' is not (epsilon={eps}, delta={delta})-DP for rounds={T}: "
                 f"exact composition gives epsilon={spent}; use calibration='exact'"

@@ -220,7 +220,9 @@ def noise_scale(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta):
     if noise == "gaussian":
         sigma = accounting.calibrate_gaussian(l2_sensitivity, steps, epsilon, delta)
         mu = math.sqrt(steps) * l2_sensitivity / sigma
-        return sigma, dim * sigma * sigma, accounting.gaussian_epsilon(mu, delta), delta
+        # σ is certified for (ε, δ) (calibrate_gaussian); gaussian_epsilon, rounded up, may be
+        # a hair smaller — both statements hold, report the tighter.
+        return sigma, dim * sigma * sigma, min(epsilon, accounting.gaussian_epsilon(mu, delta)), delta
     if calibration == "pure":
         b = accounting.calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon)
         return b, 2.0 * dim * b * b, steps * math.sqrt(dim) * l2_sensitivity / b, 0.0
@@ -239,7 +241,10 @@ def noise_scale(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta):
 
 
 def _bound_for(R, G, noise_sq, T):
-    g_eff = math.sqrt(G * G + noise_sq)
+    """(Theorem 2's bound R·G_eff/√T, its step size R/(G_eff √T))."""
+    g_eff = math.hypot(G, math.sqrt(noise_sq))
+    if g_eff == 0.0:  # no gradient and no noise: any step is optimal
+        return 0.0, R / math.sqrt(T)
     return R * g_eff / math.sqrt(T), R / (g_eff * math.sqrt(T))
 
 

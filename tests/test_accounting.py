@@ -204,3 +204,46 @@ def test_accountant_delta_budget_and_validation():
         A.BudgetAccountant(1.0, 1.5)
     with pytest.raises(ValueError, match="epsilon"):
         acc.spend(-0.1)
+
+
+# ---------------------------------------------------------------------------
+# Certified rounding: checked against 50-digit arithmetic
+# ---------------------------------------------------------------------------
+def test_gaussian_calibration_never_overspends_in_exact_arithmetic():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 50
+
+    def delta_exact(mu, eps):
+        mu, eps = mp.mpf(mu), mp.mpf(eps)
+        return mp.ncdf(-eps / mu + mu / 2) - mp.e**eps * mp.ncdf(-eps / mu - mu / 2)
+
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        eps = 10 ** rng.uniform(-3, math.log10(60))
+        delta = 10 ** rng.uniform(-14, -0.3)
+        mu = A.gaussian_mu(eps, delta)
+        assert delta_exact(mu, eps) <= delta  # the σ it implies is never too small
+        assert delta_exact(mu * (1 + 1e-9), eps) > delta  # and not loose by more than 1e-9
+        assert delta_exact(mu, A.gaussian_epsilon(mu, delta)) <= delta  # ε never under-reported
+        sigma = A.calibrate_gaussian(1.0, 7, eps, delta)
+        assert delta_exact(math.sqrt(7) / sigma, eps) <= delta
+
+
+def test_laplace_calibrations_report_at_most_the_budget_exactly():
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        eps, delta = 10 ** rng.uniform(-2, 1), 10 ** rng.uniform(-10, -2)
+        sens, d, T = 10 ** rng.uniform(-4, 0), int(rng.integers(1, 200)), int(rng.integers(1, 500))
+        b = A.calibrate_laplace_l2(sens, d, T, eps, delta)
+        assert A.laplace_l2_epsilon(b, sens, d, T, delta) <= eps
+        b = A.calibrate_laplace_pure(sens, d, T, eps)
+        assert T * (math.sqrt(d) * sens / b) <= eps
+        b, eps0 = A.calibrate_laplace_coordinate(sens, d, T, eps, delta)
+        assert A.advanced_composition(eps0, 0.0, T * d, delta)[0] <= eps
+
+
+def test_absurd_epsilon_does_not_overflow():
+    assert math.isfinite(A.calibrate_laplace_l2(1.0, 3, 2, 1e300, 0.5))
+    assert math.isfinite(A.calibrate_laplace_coordinate(1.0, 3, 2, 1e300, 0.5)[0])
+    sigma = A.calibrate_gaussian(1.0, 1, 1e300, 1e-5)  # calibrated as ε = 1e4: more noise, still valid
+    assert sigma == A.calibrate_gaussian(1.0, 1, A.GAUSSIAN_EPSILON_CAP, 1e-5) and sigma > 0

@@ -398,3 +398,25 @@ def test_clipped_noisy_pgd_is_pgd_on_the_huberized_surrogate():
     assert bound == pytest.approx(2 * R * g_eff / math.sqrt(res.steps))
     assert res.utility_bound is None  # not a bound for the unclipped logistic objective
     assert -1e-9 <= np.mean(excess) <= bound
+
+
+def test_declared_classes_release_nothing_about_the_label_set():
+    # With classes declared, a y holding one label, or extra labels, fits
+    # without error and maps labels record by record (positive vs the rest).
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3)) / 3
+    y = np.where(X[:, 0] > 0, 1, 0)
+    est = fe.DPLogisticRegression(random_state=0, classes=(0, 1)).fit(X, y)
+    np.testing.assert_array_equal(est.classes_, [0, 1])
+    one = fe.DPLogisticRegression(random_state=0, classes=(0, 1)).fit(X, np.zeros(200, int))
+    assert one.classes_.tolist() == [0, 1]
+    three = np.where(y == 0, np.where(X[:, 1] > 0, 0, 7), 1)  # label 7 counts as negative
+    a = fe.DPLogisticRegression(random_state=3, classes=(0, 1)).fit(X, three)
+    b = fe.DPLogisticRegression(random_state=3, classes=(0, 1)).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="classes"):
+        fe.DPLogisticRegression(classes=(1, 1)).fit(X, y)
+    # without declared classes, the error does not quote the label value
+    with pytest.raises(ValueError) as err:
+        fe.DPLogisticRegression().fit(X, np.full(200, 12345))
+    assert "12345" not in str(err.value)
