@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import accounting, datasets, learning, losses, mechanisms, noise, online
 from .constraints import Box, L1Ball, L2Ball, Simplex
+from .expmech import expmech_erm
 from .optimize import OptimizeResult, noisy_pgd, pgd
 from .univariate import mean, median, quantile
 
@@ -18,7 +19,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
-    "OptimizeResult", "Simplex", "accounting", "datasets", "learning", "losses", "mechanisms",
+    "OptimizeResult", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
     "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "__version__",
 ]
 
