@@ -191,6 +191,7 @@ class _Problem:
     total: float
     start: np.ndarray
     affine_dim: int
+    margin_bound: float
     sensitivity: float
     lipschitz: float
     k: float
@@ -286,6 +287,8 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
         kind=loss._kind, X=X, y=labels, scale=scale, g=g, kappa=kappa, lam=lam, set_kind=set_kind,
         center=center, radius=radius, low=low, high=high, total=total, start=constraint.center,
         affine_dim=_affine_dim(constraint), sensitivity=delta_sens, lipschitz=G, k=kappa * n,
+        # |⟨w, x̃⟩| ≤ ‖w‖‖x̃‖ over C: the logistic line sampler's a-priori curvature bound.
+        margin_bound=R * data_norm if coord_bound is None else math.inf,
     )
 
 
@@ -307,7 +310,8 @@ def _sample(prob: _Problem, rng: np.random.Generator, steps: int, *, thin: int =
     trace = np.empty((steps // thin, w.size)) if thin > 0 else None
     evals = _hitrun.run_chain(
         rng.bit_generator, prob.kind, prob.X, prob.y, prob.scale, prob.g, prob.kappa, prob.lam, method,
-        prob.set_kind, prob.center, prob.radius, prob.low, prob.high, prob.total, directions, w, z, steps,
+        prob.set_kind, prob.center, prob.radius, prob.low, prob.high, prob.total, directions,
+        prob.margin_bound, w, z, steps,
         trace, max(thin, 1), fresh)
     return w, z, trace, evals
 
