@@ -463,11 +463,12 @@ def test_hit_and_run_sphere_directions_match_target(kind, set_name, d):
     assert chi2_pvalue(counts, cell_probs(C, logdens, bins)) > 1e-3
 
 
-@pytest.mark.parametrize("kind,method", [("hinge", _hitrun.AUTO), ("absolute", _hitrun.AUTO),
-                                         ("logistic", _hitrun.ARS)])
-def test_hit_and_run_with_l2_and_ars(kind, method):
-    # l2 > 0 sends the hinge/absolute lines to ARS; logistic forced to ARS.
-    loss, X, y, C, eps, lb, k, logdens = chain_case(kind, "ball", 2, l2=0.0 if method == _hitrun.ARS else 3.0)
+@pytest.mark.parametrize("kind,method,l2,n", [("hinge", _hitrun.AUTO, 3.0, 30), ("absolute", _hitrun.AUTO, 3.0, 30),
+                                              ("logistic", _hitrun.ARS, 0.0, 30),
+                                              ("hinge", _hitrun.AUTO, 0.0, 2500)])
+def test_hit_and_run_with_l2_and_ars(kind, method, l2, n):
+    # l2 > 0 and n > 2048 send the hinge/absolute lines to ARS; logistic forced to ARS.
+    loss, X, y, C, eps, lb, k, logdens = chain_case(kind, "ball", 2, l2=l2, n=n)
     trace = chain_samples(loss, X, y, C, eps, lb, n_samples=4000, thin=16, seed=2, method=method)
     counts = np.bincount(cell_index(C, trace, 7), minlength=49)
     assert chi2_pvalue(counts, cell_probs(C, logdens, 7)) > 1e-3

@@ -68,17 +68,19 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
     may be None, for the linear loss, which needs ``g`` = sum_i s_i x_i);
     with ``fresh_margins=False`` it must already hold them for ``w`` (to
     continue a chain without a pass over X).
-    ``y``: labels as the loss sees them (+-1, or clipped); ``scale``: row
-    scales (None: 1).  ``margin_bound``: a bound on |s_i <x_i, w>| over C
-    (norm bound times data norm; inf if unknown).  Every ``thin`` steps w is written to the next row of
-    ``trace``.  Returns the number of passes over the rows made by the line
-    samplers.
+    ``y``: labels as the loss sees them (exactly +-1 for the logistic and
+    hinge losses, checked; clipped for regression); ``scale``: row scales
+    (None: 1).  ``margin_bound``: a bound on |s_i <x_i, w>| over C (norm
+    bound times data norm; inf if unknown).  Every ``thin`` steps w is
+    written to the next row of ``trace``.  Returns the number of passes over
+    the rows made by the line samplers.
     """
     cdef bitgen_t* rng = _bitgen(bit_generator)
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef long long evals = 0
     cdef double* zp = NULL
     cdef double* tp = NULL
+    cdef Py_ssize_t i
     if kind < LOGISTIC or kind > LINEAR:
         raise ValueError(f"kind must be in 0..4, got {kind}")
     if set_kind < BALL or set_kind > SIMPLEX:
@@ -107,6 +109,10 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
     else:
         if yp == NULL:
             raise ValueError("y is required for this loss")
+        if kind == LOGISTIC or kind == HINGE:
+            for i in range(n):  # the chain keeps y_i z_i and flips the sign back exactly
+                if yp[i] != 1.0 and yp[i] != -1.0:
+                    raise ValueError("classification labels must be exactly +1 or -1 here")
         if z is None or z.shape[0] != n:
             raise ValueError(f"z must have {n} entries")
         zp = &z[0]
