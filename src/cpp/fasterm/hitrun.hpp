@@ -311,7 +311,6 @@ struct Line {
 };
 
 struct Workspace {
-    std::vector<double> va, vb, vc;         // per-row scratch (kinks)
     std::vector<double> p, H, s, mass;      // piecewise-exponential pieces
     std::vector<std::pair<double, double>> kinks;
     std::vector<double> ax, ah, ag;         // ARS abscissae, h, h'
