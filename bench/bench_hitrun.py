@@ -103,7 +103,7 @@ class Compiled:
         p = self.prob
         self.evaluations += _hitrun.run_chain(
             self.rng.bit_generator, p.kind, p.X, p.y, p.scale, p.g, p.kappa, p.lam, _hitrun.AUTO, p.set_kind,
-            p.center, p.radius, p.low, p.high, p.total, _hitrun.SPHERE, self.w, self.z, steps,
+            p.center, p.radius, p.low, p.high, p.total, _hitrun.SPHERE, p.margin_bound, self.w, self.z, steps,
             fresh_margins=False)
 
 

@@ -35,6 +35,7 @@ def run_chain(
     high: npt.NDArray[np.float64] | None,
     total: float,
     directions: int,
+    margin_bound: float,
     w: npt.NDArray[np.float64],
     z: npt.NDArray[np.float64] | None,
     steps: int,
@@ -56,5 +57,6 @@ def line_sample(
     b: float,
     out: npt.NDArray[np.float64],
     method: int = 0,
+    margin_bound: float = ...,
 ) -> int: ...
 def _log1p_unit(e: npt.NDArray[np.float64], out: npt.NDArray[np.float64]) -> None: ...

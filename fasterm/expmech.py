@@ -14,7 +14,7 @@ independent).  Sampled exactly, this is (ε, 0)-DP (Lemma 2.4; McSherry–Talwar
 
 **Sampler** (SPEC §4.2).  Hit-and-run started at ``constraint.center`` (data
 independent): a random direction u (uniform on the sphere; on the simplex in
-the hyperplane Σu = 0), the chord of C through w along u in closed form, and
+the hyperplane Σu = 0; see **Directions**), the chord of C through w along u in closed form, and
 an *exact* draw from the density restricted to the chord; the margins
 z = X̃w are kept and updated (z += t·X̃u), one O(nd) pass per step.  The
 line draws (``src/cpp/fasterm/hitrun.hpp``): squared loss → truncated normal;
@@ -27,10 +27,11 @@ loose.  Every line draw has exactly the conditional density (up to
 floating-point rounding), so the chain leaves p invariant.
 
 **Privacy of a finite chain.**  An MCMC sampler only approximates p: after T
-steps the output has some law p_T, and the release is (ε, δ_TV)-DP with
-δ_TV = sup over data sets of TV(p_T, p) (a δ_TV-close output of an (ε, 0)-DP
-mechanism is (ε, δ_TV)-DP).  fasterm does **not** know a numerical bound on
-δ_TV for its default T — the proven mixing bounds for hit-and-run
+steps the output has some law p_T, with δ_TV = sup over data sets of
+TV(p_T, p).  The release is then (ε, (1 + e^ε)·δ_TV)-DP — the "(ε, δ_TV)" of
+SPEC §4.2 up to that factor: P_T(S)(E) ≤ P(S)(E) + δ_TV ≤ e^ε P(S')(E) + δ_TV
+≤ e^ε P_T(S')(E) + (1 + e^ε) δ_TV.  fasterm does **not** know a numerical
+bound on δ_TV for its default T — the proven mixing bounds for hit-and-run
 (Lovász–Vempala 2006) have constants far too large to use — so the result
 reports ``delta = 0.0`` for the mechanism, ``delta_tv = None`` (unknown) and
 ``exact = False`` with a note.  The exceptions are sets of affine dimension
@@ -51,18 +52,20 @@ to 10) had not mixed after 50·m² steps with ``"sphere"``, and did after
 affine dimension m ≥ 2.  Measured with ``bench/mixing_hitrun.py`` (n = 200;
 the five losses on the ball, the box and the simplex; k·Δ = εn/2 ∈ {30, 300,
 3000}, from a nearly flat density to one concentrated within ~1/1000 of the
-set's width; m = 2, 3, 5, 10): 300 independent chains from the centre were
-compared with their own states after 100·m² steps (two-sample KS on every
-coordinate and on L(w), Bonferroni level 0.01).  The first checkpoint that
-passed, T_mix, was at most 80 steps for m = 2, 90 for m = 3 and 5·m² for
-m = 5 and 10; the integrated autocorrelation times of stationary chains were
-at most 7·m² (the largest, 385 steps: m = 10, logistic loss on the simplex,
-k = 3000).  T = 50·m² is at least 2.5·T_mix (10·T_mix for m ≥ 5) and at least
-7 autocorrelation times in every measured case.  This is evidence on
-well-conditioned problems, not a bound: strongly correlated features elongate
-the density and slow hit-and-run down (its mixing time grows with the
-density's aspect ratio), and a KS test on 300 chains cannot see a TV distance
-below a few percent; raise ``steps`` when in doubt.
+set's width; m = 2, 3, 5, 10, and m = 20 for the logistic, hinge and squared
+losses at k·Δ = 3000): 300 independent chains from the centre (200 for
+m = 20) were compared with their own states after 100·m² steps (two-sample
+KS on every coordinate and on L(w), Bonferroni level 0.01).  The first
+checkpoint that passed, T_mix, was at most 80 steps for m = 2, 90 for m = 3
+and 5·m² for m = 5, 10 and 20; the integrated autocorrelation times of
+stationary chains were at most 7·m² (the largest: 385 steps at m = 10 and
+688 at m = 20, logistic loss on the simplex, k = 3000).  T = 50·m² is at
+least 2.5·T_mix (10·T_mix for m ≥ 5) and at least 7 autocorrelation times in
+every measured case.  This is evidence on well-conditioned problems, not a
+bound: strongly correlated features elongate the density and slow hit-and-run
+down (its mixing time grows with the density's aspect ratio), and a KS test
+on 300 chains cannot see a TV distance below a few percent; raise ``steps``
+when in doubt.  Cost: T·O(nd), e.g. 5000 steps for m = 10.
 
 **Utility** (Theorem 2.5 of lecture 11, with the sensitivity Δ kept apart
 from the Lipschitz constant G): for C the L2 ball of radius ρ, a G-Lipschitz
@@ -73,8 +76,10 @@ L on C and εn ≥ d, with probability ≥ 1 − β over an *exact* draw,
 The theorem states it with Δ = Gρ (then it reads 2ρG(d/(εn) + (d ln(εn/d)
 + ln(1/β))/(εn))); its proof (the GOOD/BAD volume argument with r = 2ρd/(εn))
 gives the form above for any sensitivity Δ.  For the logistic loss on a
-ball centred at 0, Δ = RX = Gρ exactly and the two coincide; the hinge and
-absolute losses have Δ > Gρ, so their bound is the larger one above.  It is
+ball centred at 0, Δ = RX = Gρ exactly and the two coincide.  For the other
+losses Δ ≠ Gρ (hinge, absolute, linear: Δ > Gρ; squared: Δ = Gρ·(Y + RX)/(2RX))
+and the form above is the one that holds; it is also the one used for a ball
+not centred at 0, whose Δ is computed from its norm bound ‖c‖ + ρ.  It is
 reported as ``utility_bound`` (capped by the trivial bound 2ρG) for β =
 ``beta``; a finite chain adds δ_TV to the failure probability.
 
@@ -112,9 +117,9 @@ __all__ = ["ExpMechResult", "default_steps", "expmech_erm"]
 _STEPS_PER_DIM2 = 50
 
 _NOTE_CHAIN = ("sampled by hit-and-run for a finite number of steps: the release is "
-               "(epsilon, delta_tv)-DP, delta_tv = the chain's total-variation distance from "
-               "the exact density, which is not known numerically (delta_tv=None); the "
-               "exponential mechanism itself has delta = 0")
+               "(epsilon, (1 + e^epsilon) * delta_tv)-DP, delta_tv = the chain's total-variation "
+               "distance from the exact density, which is not known numerically (delta_tv=None); "
+               "the exponential mechanism itself has delta = 0")
 _NOTE_EXACT = ("sampled exactly (the feasible set has affine dimension <= 1: one exact line "
                "draw, no MCMC): (epsilon, 0)-DP")
 
@@ -130,8 +135,8 @@ class ExpMechResult:
     delta : 0.0 — the exponential mechanism is pure; read ``delta_tv`` and
         ``note`` for what a finite chain adds.
     delta_tv : 0.0 when sampled exactly; None when sampled by a finite chain
-        (the guarantee is then (ε, δ_TV)-DP with δ_TV the chain's unknown
-        total-variation distance from the exact density).
+        (the guarantee is then (ε, (1 + e^ε)·δ_TV)-DP with δ_TV the chain's
+        unknown total-variation distance from the exact density).
     exact : whether ŵ is an exact draw (affine dimension ≤ 1).
     steps : hit-and-run steps taken (1 exact line draw when ``exact``; 0 for a
         single-point set).
@@ -191,6 +196,7 @@ class _Problem:
     total: float
     start: np.ndarray
     affine_dim: int
+    margin_bound: float
     sensitivity: float
     lipschitz: float
     k: float
@@ -286,6 +292,8 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
         kind=loss._kind, X=X, y=labels, scale=scale, g=g, kappa=kappa, lam=lam, set_kind=set_kind,
         center=center, radius=radius, low=low, high=high, total=total, start=constraint.center,
         affine_dim=_affine_dim(constraint), sensitivity=delta_sens, lipschitz=G, k=kappa * n,
+        # |⟨w, x̃⟩| ≤ ‖w‖‖x̃‖ over C: the logistic line sampler's a-priori curvature bound.
+        margin_bound=R * data_norm if coord_bound is None else math.inf,
     )
 
 
@@ -307,7 +315,8 @@ def _sample(prob: _Problem, rng: np.random.Generator, steps: int, *, thin: int =
     trace = np.empty((steps // thin, w.size)) if thin > 0 else None
     evals = _hitrun.run_chain(
         rng.bit_generator, prob.kind, prob.X, prob.y, prob.scale, prob.g, prob.kappa, prob.lam, method,
-        prob.set_kind, prob.center, prob.radius, prob.low, prob.high, prob.total, directions, w, z, steps,
+        prob.set_kind, prob.center, prob.radius, prob.low, prob.high, prob.total, directions,
+        prob.margin_bound, w, z, steps,
         trace, max(thin, 1), fresh)
     return w, z, trace, evals
 
@@ -367,8 +376,8 @@ def expmech_erm(loss, X, y, constraint, epsilon, data_norm=None, steps=None, ran
     ExpMechResult
         ``w``, ``epsilon``, ``delta = 0.0``, and ``delta_tv``/``exact``/
         ``note``: the release is (ε, 0)-DP when ``exact``, otherwise
-        (ε, δ_TV)-DP for the chain's unknown TV distance δ_TV from the exact
-        density (module docstring).  Also Δ, k = εn/(2Δ), G, the steps and
+        (ε, (1 + e^ε)·δ_TV)-DP for the chain's unknown TV distance δ_TV from
+        the exact density (module docstring).  Also Δ, k = εn/(2Δ), G, the steps and
         Theorem 2.5's bound.
 
     Cost: O(nd) per step (one pass over X for X̃u) plus the line draw — O(n)

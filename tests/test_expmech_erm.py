@@ -331,6 +331,21 @@ def test_line_sampler_matches_exact_cdf(kind, n, kappa, lam, ab, method, label):
     assert stats.kstest(out, cdf).pvalue > 1e-3
 
 
+def test_logistic_line_with_a_priori_margin_bound():
+    # The chain passes |margin| <= norm_bound * data_norm; with it (<= 2) the
+    # curvature bounds need no per-row pass.  Same exact law.
+    rng = np.random.default_rng(12)
+    z, c = 0.3 * rng.standard_normal(60), 0.3 * rng.standard_normal(60)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    a, b = -1.0, 1.2
+    bound = np.max(np.maximum(np.abs(z + a * c), np.abs(z + b * c)))
+    assert bound < 1.9
+    out = np.empty(100_000)
+    _hitrun.line_sample(np.random.default_rng(3).bit_generator, _hitrun.LOGISTIC, z, c, y, 2.0, 0.0, 0.0, 1.0,
+                        a, b, out, _hitrun.DIRECT, margin_bound=1.9)
+    assert stats.kstest(out, grid_cdf("logistic", z, c, y, 2.0, 0.0, 0.0, 1.0, a, b)).pvalue > 1e-3
+
+
 def test_line_sampler_power():
     # The same KS check rejects the line density with kappa off by 30%.
     z, c, y = line_problem("logistic", 40, seed=3)
@@ -448,11 +463,12 @@ def test_hit_and_run_sphere_directions_match_target(kind, set_name, d):
     assert chi2_pvalue(counts, cell_probs(C, logdens, bins)) > 1e-3
 
 
-@pytest.mark.parametrize("kind,method", [("hinge", _hitrun.AUTO), ("absolute", _hitrun.AUTO),
-                                         ("logistic", _hitrun.ARS)])
-def test_hit_and_run_with_l2_and_ars(kind, method):
-    # l2 > 0 sends the hinge/absolute lines to ARS; logistic forced to ARS.
-    loss, X, y, C, eps, lb, k, logdens = chain_case(kind, "ball", 2, l2=0.0 if method == _hitrun.ARS else 3.0)
+@pytest.mark.parametrize("kind,method,l2,n", [("hinge", _hitrun.AUTO, 3.0, 30), ("absolute", _hitrun.AUTO, 3.0, 30),
+                                              ("logistic", _hitrun.ARS, 0.0, 30),
+                                              ("hinge", _hitrun.AUTO, 0.0, 2500)])
+def test_hit_and_run_with_l2_and_ars(kind, method, l2, n):
+    # l2 > 0 and n > 2048 send the hinge/absolute lines to ARS; logistic forced to ARS.
+    loss, X, y, C, eps, lb, k, logdens = chain_case(kind, "ball", 2, l2=l2, n=n)
     trace = chain_samples(loss, X, y, C, eps, lb, n_samples=4000, thin=16, seed=2, method=method)
     counts = np.bincount(cell_index(C, trace, 7), minlength=49)
     assert chi2_pvalue(counts, cell_probs(C, logdens, 7)) > 1e-3

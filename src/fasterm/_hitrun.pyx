@@ -15,12 +15,12 @@ cdef extern from "fasterm/hitrun.hpp" namespace "fasterm::hitrun" nogil:
         int kind, const T* X, Py_ssize_t n, Py_ssize_t d, const double* scale, const double* y,
         const double* g, double kappa, double lam, int method, int set_kind,
         const double* center, double radius, const double* low, const double* high,
-        double total, int directions, double* w, double* z, bint fresh_margins, Py_ssize_t steps, double* trace,
-        Py_ssize_t thin, bitgen_t* rng, long long* evaluations) except +
+        double total, int directions, double margin_bound, double* w, double* z, bint fresh_margins,
+        Py_ssize_t steps, double* trace, Py_ssize_t thin, bitgen_t* rng, long long* evaluations) except +
     void _line_sample_many "fasterm::hitrun::line_sample_many"(
         int kind, Py_ssize_t n, const double* z, const double* c, const double* y,
-        double kappa, double lam, double wu, double uu, double a, double b, int method,
-        bitgen_t* rng, double* out, Py_ssize_t size, long long* evaluations) except +
+        double kappa, double lam, double wu, double uu, double a, double b, double margin_bound,
+        int method, bitgen_t* rng, double* out, Py_ssize_t size, long long* evaluations) except +
     void _log1p_unit_many "fasterm::hitrun::log1p_unit_many"(const double* e, double* out, Py_ssize_t n)
 
 # Loss codes (as fasterm._losses), feasible sets, line-sampler methods.
@@ -59,25 +59,28 @@ cdef const double* _ptr(const double[::1] a, Py_ssize_t size, str name) except? 
 def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const double[::1] y,
               const double[::1] scale, const double[::1] g, double kappa, double lam, int method,
               int set_kind, const double[::1] center, double radius, const double[::1] low,
-              const double[::1] high, double total, int directions, double[::1] w, double[::1] z,
-              Py_ssize_t steps, double[:, ::1] trace=None, Py_ssize_t thin=1,
-              bint fresh_margins=True):
+              const double[::1] high, double total, int directions, double margin_bound,
+              double[::1] w, double[::1] z, Py_ssize_t steps, double[:, ::1] trace=None,
+              Py_ssize_t thin=1, bint fresh_margins=True):
     """Run ``steps`` hit-and-run steps from ``w`` (updated in place).
 
     ``z`` receives the margins s_i <x_i, w> kept along the chain (not used,
     may be None, for the linear loss, which needs ``g`` = sum_i s_i x_i);
     with ``fresh_margins=False`` it must already hold them for ``w`` (to
     continue a chain without a pass over X).
-    ``y``: labels as the loss sees them (+-1, or clipped); ``scale``: row
-    scales (None: 1).  Every ``thin`` steps w is written to the next row of
-    ``trace``.  Returns the number of passes over the rows made by the line
-    samplers.
+    ``y``: labels as the loss sees them (exactly +-1 for the logistic and
+    hinge losses, checked; clipped for regression); ``scale``: row scales
+    (None: 1).  ``margin_bound``: a bound on |s_i <x_i, w>| over C (norm
+    bound times data norm; inf if unknown).  Every ``thin`` steps w is
+    written to the next row of ``trace``.  Returns the number of passes over
+    the rows made by the line samplers.
     """
     cdef bitgen_t* rng = _bitgen(bit_generator)
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef long long evals = 0
     cdef double* zp = NULL
     cdef double* tp = NULL
+    cdef Py_ssize_t i
     if kind < LOGISTIC or kind > LINEAR:
         raise ValueError(f"kind must be in 0..4, got {kind}")
     if set_kind < BALL or set_kind > SIMPLEX:
@@ -92,6 +95,8 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
         raise ValueError("need steps >= 0 and thin >= 1")
     if not (kappa >= 0.0 and lam >= 0.0):
         raise ValueError("need kappa >= 0 and lam >= 0")
+    if not margin_bound > 0.0:
+        raise ValueError("margin_bound must be > 0 (inf if unknown)")
     cdef const double* yp = _ptr(y, n, "y")
     cdef const double* sp = _ptr(scale, n, "scale")
     cdef const double* gp = _ptr(g, d, "g")
@@ -104,6 +109,10 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
     else:
         if yp == NULL:
             raise ValueError("y is required for this loss")
+        if kind == LOGISTIC or kind == HINGE:
+            for i in range(n):  # the chain keeps y_i z_i and flips the sign back exactly
+                if yp[i] != 1.0 and yp[i] != -1.0:
+                    raise ValueError("classification labels must be exactly +1 or -1 here")
         if z is None or z.shape[0] != n:
             raise ValueError(f"z must have {n} entries")
         zp = &z[0]
@@ -125,18 +134,20 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
             tp = &trace[0, 0]
     with bit_generator.lock, nogil:
         _run_chain(kind, &X[0, 0], n, d, sp, yp, gp, kappa, lam, method, set_kind, cp, radius,
-                   lp, hp, total, directions, &w[0], zp, fresh_margins, steps, tp, thin, rng, &evals)
+                   lp, hp, total, directions, margin_bound, &w[0], zp, fresh_margins, steps, tp, thin, rng, &evals)
     return evals
 
 
 def line_sample(object bit_generator, int kind, const double[::1] z, const double[::1] c,
                 const double[::1] y, double kappa, double lam, double wu, double uu, double a,
-                double b, double[::1] out, int method=AUTO):
+                double b, double[::1] out, int method=AUTO, double margin_bound=float("inf")):
     """Test hook: len(out) independent draws of t on [a, b] (a <= 0 <= b) with density
 
         prop. to exp(-kappa sum_i (l_i(z_i + t c_i) - l_i(z_i)) - lam (t wu + t^2 uu / 2)),
 
     the line density of one hit-and-run step (the linear loss uses sum(c)).
+    ``margin_bound``: a bound on every |y_i (z_i + t c_i)| on [a, b] that the
+    logistic sampler may use (inf: it bounds them itself).
     Returns the number of passes over the rows.
     """
     cdef bitgen_t* rng = _bitgen(bit_generator)
@@ -150,6 +161,8 @@ def line_sample(object bit_generator, int kind, const double[::1] z, const doubl
         raise ValueError("need at least one row")
     if not (a <= 0.0 <= b):
         raise ValueError("need a <= 0 <= b")
+    if not margin_bound > 0.0:
+        raise ValueError("margin_bound must be > 0")
     if not (kappa >= 0.0 and lam >= 0.0):
         raise ValueError("need kappa >= 0 and lam >= 0")
     cdef const double* yp = NULL
@@ -158,8 +171,8 @@ def line_sample(object bit_generator, int kind, const double[::1] z, const doubl
     if out.shape[0] == 0:
         return 0
     with bit_generator.lock, nogil:
-        _line_sample_many(kind, n, &z[0], &c[0], yp, kappa, lam, wu, uu, a, b, method, rng,
-                          &out[0], out.shape[0], &evals)
+        _line_sample_many(kind, n, &z[0], &c[0], yp, kappa, lam, wu, uu, a, b, margin_bound, method,
+                          rng, &out[0], out.shape[0], &evals)
     return evals
 
 

@@ -9,32 +9,41 @@
 //
 // One step from w (Smith-Ullman lecture 11 Alg. 1, sampled as in SPEC 4.2):
 //   1. a direction u, symmetric about 0 (normal draws, normalised; on the
-//      simplex the mean is removed, so sum u = 0; fixed box coordinates stay 0);
+//      simplex the mean is removed, so sum u = 0; fixed box coordinates stay 0;
+//      with kMixed, half of the steps on a box or simplex take an edge
+//      direction e_j or (e_i - e_j)/sqrt(2) instead, which mixes far faster
+//      where the density sits in a corner);
 //   2. the chord [a, b] = {t : w + t u in C} in closed form (0 is in it);
 //   3. t drawn exactly from the line density prop. to
 //      exp(h(t)), h(t) = -kappa sum_i (l_i(z_i + t c_i) - l_i(z_i))
 //                       - lam (t <w, u> + t^2 |u|^2 / 2),
 //      with z_i = s_i <x_i, w> (kept), c_i = s_i <x_i, u> (one pass over X),
 //      kappa = eps / (2 Delta), lam = kappa n l2;
-//   4. w += t u, z += t c.
+//   4. w += t u, z += t c (done block by block in the next step's pass).
 // Hit-and-run with exact line draws and a direction law invariant under
 // u -> -u is reversible with respect to the target (the line through w and
 // w + t u is the same line seen from both points), whatever the exact law of
-// u; the draws below are uniform on the sphere up to rounding.
+// u, and so is a fixed mixture of such laws.  For the classification losses
+// the chain keeps the signed margins y_i z_i (labels are +-1).
 //
 // Line samplers, all exact up to floating-point rounding:
 //   squared (any l2), linear with l2 > 0: h is a concave quadratic ->
 //       truncated normal (Botev's case split, as fasterm::truncnorm_std, with
 //       the tail draw kept as an offset from the near end of the chord);
 //   linear, l2 = 0: h is linear -> truncated exponential by inversion;
-//   hinge, absolute, l2 = 0: h is concave piecewise linear with a kink per row
-//       -> the kinks inside the chord are sorted and the piecewise-exponential
-//       density is inverted exactly (O(n log n));
-//   logistic (and hinge/absolute with l2 > 0, or large n): adaptive
-//       rejection sampling (Gilks & Wild 1992) with tangent envelopes of the
-//       concave h on the bounded chord; the accepted draw has exactly the
-//       line density.  The first abscissae come from a Newton step at t = 0,
-//       so that one or two extra passes usually suffice.
+//   hinge, absolute, l2 = 0, n <= kPiecewiseMaxRows: h is concave piecewise
+//       linear with a kink per row -> the kinks inside the chord are sorted
+//       and the piecewise-exponential density is inverted exactly;
+//   logistic: rejection from the Gaussian envelope given by bounds on h''
+//       over the chord (softplus'' = s(m)s(-m) lies in [s(M)s(-M), 1/4] for
+//       |m| <= M), with the matching lower bound as a squeeze: one pass over
+//       the rows with one exp per row, fused with the pass that computes c,
+//       and an exact evaluation of h for the few proposals the squeeze
+//       leaves undecided;
+//   logistic when those bounds are loose, hinge/absolute with l2 > 0 or many
+//       rows: adaptive rejection sampling (Gilks & Wild 1992) with tangent
+//       envelopes of the concave h on the bounded chord.
+// Every accepted draw has exactly the line density.
 // Densities are handled only through differences h(t) - h(t'), normalised
 // by their maximum: never exp(-k L) itself.
 #pragma once
@@ -101,7 +110,8 @@ FASTERM_INLINE double log1p_unit(double e) noexcept
 // sigmoid's own division merged with the Pade quotient.  For |m| > 708,
 // 2^k would be subnormal: the result is then 0 or 1, the exact value to
 // within 1e-307.
-FASTERM_INLINE double sigmoid_neg(double m) noexcept
+// sigmoid(-m) = p / q, without the division (p, q in [0, 5] and [1.5, 5]).
+FASTERM_INLINE void sigmoid_neg_fraction(double m, double& p, double& q) noexcept
 {
     constexpr double P0 = 1.26177193074810590878e-4, P1 = 3.02994407707441961300e-2,
                      P2 = 9.99999999999999999910e-1;
@@ -121,7 +131,42 @@ FASTERM_INLINE double sigmoid_neg(double m) noexcept
     const double s = under ? 0.0 : bits_to_double((kbits + 1023u) << 52);
     const double num = s * (qx + px);  // e^{-|m|} * (qx - px)
     const double den = qx - px;
-    return (m >= 0.0 ? num : den) / (num + den);
+    p = m >= 0.0 ? num : den;
+    q = num + den;
+}
+
+FASTERM_INLINE double sigmoid_neg(double m) noexcept
+{
+    double p, q;
+    sigmoid_neg_fraction(m, p, q);
+    return p / q;
+}
+
+// sum_i w_i sigmoid(-m_i) for cnt <= kRows rows with one division per four
+// rows: the fractions w p / q of rows i, i + h, i + 2h, i + 3h (h = cnt / 4)
+// are added as ((a d + c b) f h' + (e h' + g f) b d) / (b d f h'); every q is
+// in [1.5, 5], so nothing over- or underflows.  The divider, not the
+// arithmetic, limits this loop otherwise.
+FASTERM_INLINE double weighted_sigmoid_sum(const double* w, const double* m, index_t cnt) noexcept
+{
+    double pv[kRows], qv[kRows], rv[kRows / 4];
+    for (index_t i = 0; i < cnt; ++i) {
+        double p, q;
+        sigmoid_neg_fraction(m[i], p, q);
+        pv[i] = w[i] * p;
+        qv[i] = q;
+    }
+    const index_t h = cnt / 4;
+    for (index_t i = 0; i < h; ++i) {
+        const double n1 = pv[i] * qv[i + h] + pv[i + h] * qv[i];
+        const double d1 = qv[i] * qv[i + h];
+        const double n2 = pv[i + 2 * h] * qv[i + 3 * h] + pv[i + 3 * h] * qv[i + 2 * h];
+        const double d2 = qv[i + 2 * h] * qv[i + 3 * h];
+        rv[i] = (n1 * d2 + n2 * d1) / (d1 * d2);
+    }
+    double sum = block_sum(rv, h);
+    for (index_t i = 4 * h; i < cnt; ++i) sum += pv[i] / qv[i];
+    return sum;
 }
 
 // softplus(-m) = log(1 + e^{-m}) and its derivative pieces, for a block.
@@ -140,6 +185,7 @@ FASTERM_INLINE void logistic_row(double m, double& val, double& sig, double& cur
 // Row dot products c_i = <x_i, u> in double (float data are widened before the
 // products), four rows at a time with four lanes over the columns: a fixed
 // order of operations, so every instruction-set clone gives the same bits.
+// (The four lane sums of four rows are added as one transposed vector.)
 // ---------------------------------------------------------------------------
 #if defined(__GNUC__) || defined(__clang__)
 typedef double v4d __attribute__((vector_size(32)));
@@ -178,6 +224,11 @@ template <class T>
 FASTERM_INLINE void row_dots(const T* X, index_t n, index_t d, const double* u, double* out) noexcept
 {
     const index_t dv = d - d % 4;
+    // Columns dv..d-1 (fewer than 4): one 4-wide load ending at the row's end,
+    // against u with zeros in the lanes that overlap columns already summed.
+    const bool tail = dv < d && d >= 4;
+    v4d ut = {0, 0, 0, 0};
+    for (index_t l = 0; tail && l < 4; ++l) ut[l] = d - 4 + l >= dv ? u[d - 4 + l] : 0.0;
     index_t i = 0;
     for (; i + 4 <= n; i += 4) {
         const T* x0 = X + i * d;
@@ -193,10 +244,18 @@ FASTERM_INLINE void row_dots(const T* X, index_t n, index_t d, const double* u, 
             s2 += load4(x2 + j) * uj;
             s3 += load4(x3 + j) * uj;
         }
+        if (tail) {
+            s0 += load4(x0 + d - 4) * ut;
+            s1 += load4(x1 + d - 4) * ut;
+            s2 += load4(x2 + d - 4) * ut;
+            s3 += load4(x3 + d - 4) * ut;
+        }
         v4d t = hsum4(s0, s1, s2, s3);
-        for (index_t j = dv; j < d; ++j) {
-            const v4d col = {double(x0[j]), double(x1[j]), double(x2[j]), double(x3[j])};
-            t += col * u[j];
+        if (d < 4) {
+            for (index_t j = 0; j < d; ++j) {
+                const v4d col = {double(x0[j]), double(x1[j]), double(x2[j]), double(x3[j])};
+                t += col * u[j];
+            }
         }
         std::memcpy(out + i, &t, sizeof t);
     }
@@ -208,8 +267,10 @@ FASTERM_INLINE void row_dots(const T* X, index_t n, index_t d, const double* u, 
             std::memcpy(&uj, u + j, sizeof uj);
             s += load4(x + j) * uj;
         }
+        if (tail) s += load4(x + d - 4) * ut;
         double t = (s[0] + s[1]) + (s[2] + s[3]);
-        for (index_t j = dv; j < d; ++j) t += double(x[j]) * u[j];
+        if (d < 4)
+            for (index_t j = 0; j < d; ++j) t += double(x[j]) * u[j];
         out[i] = t;
     }
 }
@@ -245,10 +306,11 @@ struct Line {
     double lam;     // kappa * n * l2
     double wu, uu;  // <w, u>, |u|^2
     double a, b;    // the chord, a <= 0 <= b
+    double mbound;  // a bound on every |margin| over C (norm bound x data norm), or +inf
+    bool unit_labels = false;  // y is all ones (the chain's signed margins); pass0 skips it
 };
 
 struct Workspace {
-    std::vector<double> va, vb, vc;         // per-row scratch (kinks)
     std::vector<double> p, H, s, mass;      // piecewise-exponential pieces
     std::vector<std::pair<double, double>> kinks;
     std::vector<double> ax, ah, ag;         // ARS abscissae, h, h'
@@ -604,38 +666,61 @@ FASTERM_INLINE double ars_line(const Line& L, Workspace& wk, bitgen_t* rng)
 // (which seeds ARS when the bounds are too loose to pay).
 // ---------------------------------------------------------------------------
 struct LogisticPass0 {
-    double D0;   // sum_i d/dt l_i at t = 0
-    double S2;   // sum_i c_i^2
-    double mx[4];  // max |m_i| over the rows and the chord's ends, four lanes
-    double M() const { return std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])); }
+    double D0;     // sum_i d/dt l_i at t = 0
+    double S2;     // sum_i c_i^2
+    double mx[4];  // max |m_i| over the rows and the chord's ends, four lanes (if per_row)
+    bool per_row;  // false: the a-priori bound L.mbound is used instead
+    double M(const Line& L) const
+    {
+        return per_row ? std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])) : L.mbound;
+    }
 };
+
+// The a-priori bound |m| <= mbound is enough when it keeps A_up <= 4 A_lo
+// (s(M)s(-M) >= 1/16, M <= 2.06); the per-row bound over the chord costs a
+// few operations per row and is only computed otherwise.
+FASTERM_INLINE LogisticPass0 logistic_pass0_init(const Line& L) noexcept
+{
+    LogisticPass0 r{0.0, 0.0, {0.0, 0.0, 0.0, 0.0}, !(L.mbound <= 2.0)};
+    return r;
+}
 
 // Rows [lo, lo + cnt) of the pass (cnt <= kRows), accumulated into r.
 FASTERM_INLINE void logistic_pass0_block(const Line& L, index_t lo, index_t cnt, LogisticPass0& r)
 {
-    double dv[kRows], qv[kRows], mv[kRows];
-    const double a = L.a, b = L.b;
+    double wv[kRows], mv[kRows], qv[kRows];
     const double* z = L.z + lo;
     const double* c = L.c + lo;
     const double* y = L.y + lo;
-    for (index_t i = 0; i < cnt; ++i) {
-        const double yc = y[i] * c[i];
-        const double m = y[i] * z[i];
-        dv[i] = -yc * sigmoid_neg(m);
-        qv[i] = c[i] * c[i];
-        mv[i] = std::max(std::fabs(m + a * yc), std::fabs(m + b * yc));
+    if (L.unit_labels) {  // z and c already carry the labels (signed margins)
+        for (index_t i = 0; i < cnt; ++i) {
+            wv[i] = -c[i];
+            mv[i] = z[i];
+            qv[i] = c[i] * c[i];
+        }
+    } else {
+        for (index_t i = 0; i < cnt; ++i) {
+            wv[i] = -(y[i] * c[i]);  // d/dt of the margin, negated
+            mv[i] = y[i] * z[i];     // the margin at t = 0
+            qv[i] = c[i] * c[i];
+        }
     }
-    r.D0 += block_sum(dv, cnt);
+    r.D0 += weighted_sigmoid_sum(wv, mv, cnt);  // sum_i -y c sigmoid(-m)
     r.S2 += block_sum(qv, cnt);
-    index_t i = 0;
-    for (; i + 4 <= cnt; i += 4)
-        for (int l = 0; l < 4; ++l) r.mx[l] = std::max(r.mx[l], mv[i + l]);
-    for (; i < cnt; ++i) r.mx[0] = std::max(r.mx[0], mv[i]);
+    if (r.per_row) {
+        const double a = L.a, b = L.b;
+        for (index_t i = 0; i < cnt; ++i)  // |m(t)| is largest at an end of the chord
+            qv[i] = std::max(std::fabs(mv[i] - a * wv[i]), std::fabs(mv[i] - b * wv[i]));
+        index_t i = 0;
+        for (; i + 4 <= cnt; i += 4)
+            for (int l = 0; l < 4; ++l) r.mx[l] = std::max(r.mx[l], qv[i + l]);
+        for (; i < cnt; ++i) r.mx[0] = std::max(r.mx[0], qv[i]);
+    }
 }
 
 FASTERM_INLINE LogisticPass0 logistic_pass0(const Line& L)
 {
-    LogisticPass0 r{0.0, 0.0, {0.0, 0.0, 0.0, 0.0}};
+    LogisticPass0 r = logistic_pass0_init(L);
     for (index_t lo = 0; lo < L.n; lo += kRows) logistic_pass0_block(L, lo, std::min(kRows, L.n - lo), r);
     return r;
 }
@@ -650,7 +735,7 @@ FASTERM_INLINE double logistic_line(const Line& L, int method, Workspace& wk, bi
     const LogisticPass0 p0 = pre ? *pre : logistic_pass0(L);
     const double g0 = line_g(L, 0.0, p0.D0);
     double e, em1;
-    exp_nonpos(-p0.M(), e, em1);
+    exp_nonpos(-p0.M(L), e, em1);
     const double ss = e / ((1.0 + e) * (1.0 + e));  // s(M) s(-M)
     const double reg = L.lam * L.uu;
     // A relative margin far above the rounding of the sums keeps the bounds
@@ -875,6 +960,7 @@ struct Problem {
     const double* g;       // linear loss: sum_i s_i x_i (d)
     double kappa, lam;
     int method;
+    double mbound;         // norm bound of C x data norm (+inf: unknown)
 };
 
 struct ChainStats {
@@ -885,15 +971,6 @@ struct ChainStats {
 inline void log1p_unit_many(const double* e, double* out, index_t n)
 {
     for (index_t i = 0; i < n; ++i) out[i] = log1p_unit(e[i]);
-}
-
-// Margins z_i = s_i <x_i, w>, from scratch.
-template <class T>
-FASTERM_INLINE void margins(const Problem<T>& P, const double* w, double* z)
-{
-    row_dots(P.X, P.n, P.d, w, z);
-    if (P.scale)
-        for (index_t i = 0; i < P.n; ++i) z[i] *= P.scale[i];
 }
 
 // Runs `steps` steps from w (updated in place).  z: the margins (n; computed
@@ -908,15 +985,38 @@ FASTERM_CLONES void run_chain(const Problem<T>& P, const Geometry& G, double* w,
     std::vector<double> u(static_cast<std::size_t>(d)), c(linear ? 0 : static_cast<std::size_t>(n));
     std::vector<T> uT(static_cast<std::size_t>(d));
     Workspace wk;
-    if (!linear && fresh_margins) margins(P, w, z);
+    // Classification losses see only y_i z_i and y_i c_i: the chain keeps
+    // those signed margins, with the label folded into the row scale (y = +-1,
+    // so the signs come and go exactly), and one array fewer is read per step.
+    const bool signed_margins = P.kind == kLogistic || P.kind == kHinge;
+    std::vector<double> ys, ones;
+    const double* scale = P.scale;
+    if (signed_margins) {
+        ys.resize(static_cast<std::size_t>(n));
+        ones.assign(static_cast<std::size_t>(n), 1.0);
+        for (index_t i = 0; i < n; ++i) ys[i] = P.scale ? P.y[i] * P.scale[i] : P.y[i];
+        scale = ys.data();
+        if (!fresh_margins)
+            for (index_t i = 0; i < n; ++i) z[i] *= P.y[i];
+    }
+    if (!linear && fresh_margins) {
+        row_dots(P.X, n, d, w, z);
+        if (scale)
+            for (index_t i = 0; i < n; ++i) z[i] *= scale[i];
+    }
+    double pending = 0.0;
     Line L{};
     L.kind = P.kind;
     L.n = n;
     L.z = z;
     L.c = c.data();
-    L.y = P.y;
+    L.y = signed_margins ? ones.data() : P.y;
+    L.unit_labels = signed_margins;
     L.kappa = P.kappa;
     L.lam = P.lam;
+    // Every margin over C is at most mbound in absolute value; the factor
+    // covers rounding in the chord's ends and the row scales.
+    L.mbound = P.mbound * (1.0 + 1e-12);
     for (index_t step = 0; step < steps; ++step) {
         direction(G, rng, u.data());
         // For float data the direction is rounded to float first, so that
@@ -939,36 +1039,45 @@ FASTERM_CLONES void run_chain(const Problem<T>& P, const Geometry& G, double* w,
             L.sum_c = sc;
         }
         const LogisticPass0* pre = nullptr;
-        LogisticPass0 p0{0.0, 0.0, {0.0, 0.0, 0.0, 0.0}};
+        LogisticPass0 p0 = logistic_pass0_init(L);
         if (P.kind == kLogistic && P.method != kArs && L.b > L.a) {
-            // c block by block, each used while it is in L1 by the pass the
-            // logistic line sampler starts with.
+            // Block by block, while the block is in L1: the margin update of
+            // the previous step, c, and the pass the logistic line sampler
+            // starts with.
             for (index_t lo = 0; lo < n; lo += kRows) {
                 const index_t cnt = std::min(kRows, n - lo);
                 double* cb = c.data() + lo;
+                if (pending != 0.0)
+                    for (index_t i = 0; i < cnt; ++i) z[lo + i] += pending * cb[i];
                 row_dots(P.X + lo * d, cnt, d, u.data(), cb);
-                if (P.scale)
-                    for (index_t i = 0; i < cnt; ++i) cb[i] *= P.scale[lo + i];
+                if (scale)
+                    for (index_t i = 0; i < cnt; ++i) cb[i] *= scale[lo + i];
                 logistic_pass0_block(L, lo, cnt, p0);
             }
             pre = &p0;
         } else if (!linear) {
+            if (pending != 0.0)
+                for (index_t i = 0; i < n; ++i) z[i] += pending * c[i];
             row_dots(P.X, n, d, u.data(), c.data());
-            if (P.scale)
-                for (index_t i = 0; i < n; ++i) c[i] *= P.scale[i];
+            if (scale)
+                for (index_t i = 0; i < n; ++i) c[i] *= scale[i];
         }
+        pending = 0.0;
         const double t = sample_line(L, P.method, wk, rng, pre);
         if (t != 0.0) {
             for (index_t j = 0; j < d; ++j) w[j] += t * u[j];
             keep_inside(G, w);
-            if (!linear)
-                for (index_t i = 0; i < n; ++i) z[i] += t * c[i];
+            pending = linear ? 0.0 : t;  // z += t c, done with the next pass over the rows
         }
         if (trace && thin > 0 && (step + 1) % thin == 0) {
             double* row = trace + ((step + 1) / thin - 1) * d;
             for (index_t j = 0; j < d; ++j) row[j] = w[j];
         }
     }
+    if (pending != 0.0)
+        for (index_t i = 0; i < n; ++i) z[i] += pending * c[i];
+    if (signed_margins)
+        for (index_t i = 0; i < n; ++i) z[i] *= P.y[i];
     if (stats) stats->evaluations = wk.evaluations;
 }
 
@@ -977,10 +1086,11 @@ template <class T>
 void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* scale, const double* y,
                     const double* g, double kappa, double lam, int method, int set_kind,
                     const double* center, double radius, const double* low, const double* high,
-                    double total, int directions, double* w, double* z, bool fresh_margins, index_t steps,
-                    double* trace, index_t thin, bitgen_t* rng, long long* evaluations)
+                    double total, int directions, double margin_bound, double* w, double* z,
+                    bool fresh_margins, index_t steps, double* trace, index_t thin, bitgen_t* rng,
+                    long long* evaluations)
 {
-    const Problem<T> P{kind, X, n, d, scale, y, g, kappa, lam, method};
+    const Problem<T> P{kind, X, n, d, scale, y, g, kappa, lam, method, margin_bound};
     const Geometry G{set_kind, d, center, radius, low, high, total, directions};
     ChainStats st{0};
     run_chain(P, G, w, z, fresh_margins, steps, trace, thin, rng, &st);
@@ -989,10 +1099,11 @@ void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* sc
 
 // Test hook: `size` independent draws from one line density.
 inline void line_sample_many(int kind, index_t n, const double* z, const double* c, const double* y,
-                             double kappa, double lam, double wu, double uu, double a, double b, int method,
-                             bitgen_t* rng, double* out, index_t size, long long* evaluations)
+                             double kappa, double lam, double wu, double uu, double a, double b,
+                             double margin_bound, int method, bitgen_t* rng, double* out, index_t size,
+                             long long* evaluations)
 {
-    Line L{kind, n, z, c, y, 0.0, kappa, lam, wu, uu, a, b};
+    Line L{kind, n, z, c, y, 0.0, kappa, lam, wu, uu, a, b, margin_bound};
     if (kind == kLinear)
         for (index_t i = 0; i < n; ++i) L.sum_c += c[i];
     Workspace wk;
