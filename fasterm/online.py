@@ -88,6 +88,27 @@ def regret_bound(eta, n_experts, rounds, loss_range=(0.0, 1.0)) -> float:
     return eta * width * width + math.log(k) / (eta * T)
 
 
+def _run_batch(state, rng, L: np.ndarray, eta: float) -> "RWMRun":
+    """One compiled pass of RWM over the rows of L, from ``state`` and ``rng``.
+
+    The non-finite check happens inside the kernel's single pass (a separate
+    pass costs as much as the run); on failure the learner's state and the
+    Generator are restored, so the effect is that of checking first.
+    """
+    T = L.shape[0]
+    actions = np.empty(T, dtype=np.int64)
+    incurred = np.empty(T, dtype=np.float64)
+    before = state.cumulative_losses
+    snap = state.snapshot()
+    bit_generator = rng.bit_generator
+    rng_state = bit_generator.state
+    if state.run(bit_generator, L, actions, incurred, None) < 0:
+        state.restore(snap)
+        bit_generator.state = rng_state
+        raise ValueError("loss_matrix must contain only finite values (found NaN or inf)")
+    return RWMRun(actions, incurred, state.cumulative_losses - before, eta)
+
+
 @dataclass(frozen=True)
 class RWMCalibration:
     """How η was chosen for (ε, δ) over T rounds.
@@ -320,20 +341,9 @@ class RWM:
         return self._run(L)
 
     def _run(self, L: np.ndarray) -> RWMRun:
-        T = L.shape[0]
-        actions = np.empty(T, dtype=np.int64)
-        incurred = np.empty(T, dtype=np.float64)
-        before = self._state.cumulative_losses
-        snap = self._state.snapshot()
-        bit_generator = self._rng.bit_generator
-        rng_state = bit_generator.state
-        status = self._state.run(bit_generator, L, actions, incurred, None)
-        if status < 0:
-            self._state.restore(snap)
-            bit_generator.state = rng_state
-            raise ValueError("loss_matrix must contain only finite values (found NaN or inf)")
-        self._rounds += T
-        return RWMRun(actions, incurred, self._state.cumulative_losses - before, self._eta)
+        result = _run_batch(self._state, self._rng, L, self._eta)
+        self._rounds += L.shape[0]
+        return result
 
 
 def run_rwm(loss_matrix, eta, random_state=None) -> RWMRun:
@@ -478,19 +488,9 @@ class PrivateRWM:
         L = _check_loss_matrix(loss_matrix, self._k)
         T = L.shape[0]
         self._spend(T)
-        actions = np.empty(T, dtype=np.int64)
-        incurred = np.empty(T, dtype=np.float64)
-        before = self._state.cumulative_losses
-        snap = self._state.snapshot()
-        bit_generator = self._rng.bit_generator
-        rng_state = bit_generator.state
-        status = self._state.run(bit_generator, L, actions, incurred, None)
-        if status < 0:
-            self._state.restore(snap)
-            bit_generator.state = rng_state
-            raise ValueError("loss_matrix must contain only finite values (found NaN or inf)")
+        result = _run_batch(self._state, self._rng, L, self.eta)
         self._chosen += T
-        return RWMRun(actions, incurred, self._state.cumulative_losses - before, self.eta)
+        return result
 
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 # from one precomputed table: the public functions ask for one.  The public
 # layer validates every value (finite data, a < b, epsilon > 0, no NaN or
 # -inf score); the checks here only keep the kernels inside their buffers.
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from fasterm._bitgen cimport _bitgen
 from libc.stdint cimport int64_t
 from libcpp cimport bool as cbool
 from numpy.random cimport bitgen_t
@@ -27,13 +27,6 @@ cdef extern from "fasterm/expmech.hpp" namespace "fasterm" nogil:
                                                 bitgen_t* rng, double* out, Py_ssize_t size)
     cbool _is_sorted "fasterm::is_sorted"[T](const T* x, Py_ssize_t n)
     void _exp_nonpos_c "fasterm::exp_nonpos"(double x, double& e, double& em1)
-
-
-cdef bitgen_t* _bitgen(object bit_generator) except NULL:
-    capsule = bit_generator.capsule
-    if not PyCapsule_IsValid(capsule, "BitGenerator"):
-        raise ValueError("random_state: invalid bit generator capsule")
-    return <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
 
 
 cdef int _check_interval(double a, double b) except -1:

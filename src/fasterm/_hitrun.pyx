@@ -6,7 +6,7 @@
 # chain.  The public layer validates every value (finite data, k > 0, the set's
 # parameters) and prepares row scales and labels; the checks here only keep
 # the kernel inside its buffers.
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from fasterm._bitgen cimport _bitgen
 from numpy.random cimport bitgen_t
 from cython cimport floating
 
@@ -37,13 +37,6 @@ DIRECT = 1
 ARS = 2
 SPHERE = 0
 MIXED = 1
-
-
-cdef bitgen_t* _bitgen(object bit_generator) except NULL:
-    capsule = bit_generator.capsule
-    if not PyCapsule_IsValid(capsule, "BitGenerator"):
-        raise ValueError("random_state: invalid bit generator capsule")
-    return <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
 
 
 cdef const double* _ptr(const double[::1] a, Py_ssize_t size, str name) except? NULL:

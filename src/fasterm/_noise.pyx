@@ -4,7 +4,7 @@
 # (the ``bitgen_t`` behind its capsule), taken under the bit generator's lock
 # with the GIL released, so one seed reproduces a run and threads that share a
 # Generator stay consistent.  No private RNG, no reduction to a 31-bit seed.
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from fasterm._bitgen cimport _bitgen
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
     random_standard_normal_fill, random_standard_normal_fill_f,
@@ -19,13 +19,6 @@ cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
 # applied (one pass over the output, not two).
 cdef enum:
     BLOCK = 1024
-
-
-cdef bitgen_t* _bitgen(object bit_generator) except NULL:
-    capsule = bit_generator.capsule
-    if not PyCapsule_IsValid(capsule, "BitGenerator"):
-        raise ValueError("random_state: invalid bit generator capsule")
-    return <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
 
 
 cdef inline void _normal_block(bitgen_t* rng, floating* out, Py_ssize_t m) noexcept nogil:

@@ -9,7 +9,7 @@
 # GIL released (as in fasterm._noise).  fasterm.online validates every
 # parameter and array; the checks here only keep the kernels inside their
 # buffers.
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from fasterm._bitgen cimport _bitgen
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t
 from libcpp cimport bool as cbool
@@ -42,13 +42,6 @@ cdef extern from "fasterm/online.hpp" namespace "fasterm" nogil:
 
 cdef extern from "fasterm/online.hpp" namespace "fasterm::rwm" nogil:
     size_t n_blocks(size_t k)
-
-
-cdef bitgen_t* _bitgen(object bit_generator) except NULL:
-    capsule = bit_generator.capsule
-    if not PyCapsule_IsValid(capsule, "BitGenerator"):
-        raise ValueError("random_state: invalid bit generator capsule")
-    return <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
 
 
 cdef class RWMState:
