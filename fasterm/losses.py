@@ -212,7 +212,10 @@ class _LinearModelLoss:
         (replace-one).  ``data_norm`` X: rows longer than X are scaled to it
         first.  Both come for free: ‖g_i‖ = |φ'(z_i, y_i)| · s_i ‖x_i‖, from the
         row norms (``row_norms``, computed here if not given — pass them when
-        calling repeatedly on the same X).
+        calling repeatedly on the same X).  Caller-supplied norms are trusted:
+        the clip and data-norm guarantees hold only if they are the true row
+        norms of X (as ``row_norms(X)`` returns; ``fasterm.noisy_pgd``
+        always computes them itself).
 
         The regularizer's gradient is *not* included: add ``n * reg_grad(w)``
         for the gradient of n · L, or divide by n and add ``reg_grad(w)`` for ∇L.
