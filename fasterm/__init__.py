@@ -4,31 +4,31 @@ Public names only; see README.md and the docstrings for the theorems behind
 every constant.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from typing import TYPE_CHECKING, Any
 
 from . import accounting, datasets, learning, losses, mechanisms, noise, online
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm
 from .optimize import OptimizeResult, noisy_pgd, pgd
 from .univariate import mean, median, quantile
-
-try:
-    __version__ = _version("fasterm")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+from ._buildinfo import show_config
+# Written by CMake at build time from [project] version in pyproject.toml.
+from ._config import version as __version__
 
 __all__ = [
     "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
     "OptimizeResult", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
-    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "__version__",
+    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "show_config", "__version__",
 ]
 
 # The scikit-learn estimators load on first use, so that `import fasterm`
 # works without scikit-learn (an optional extra: fasterm[sklearn]).
 _ESTIMATORS = ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression")
+if TYPE_CHECKING:  # type checkers see them; at run time __getattr__ imports them
+    from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _ESTIMATORS:
         try:
             from . import linear_model
@@ -39,5 +39,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'fasterm' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_ESTIMATORS))

@@ -119,7 +119,7 @@ class Constraint(abc.ABC):
         self._project(v, out)
         return out
 
-    def contains(self, v, atol=None):
+    def contains(self, v: np.typing.ArrayLike, atol: float | None = None) -> bool | np.ndarray:
         """Whether v (a vector, or each row of a batch) lies in C up to ``atol``.
 
         ``atol`` is an absolute slack on the set's defining inequality (see
@@ -193,7 +193,7 @@ class L2Ball(Constraint):
     ``contains(v, atol)`` tests ‖v − c‖₂ ≤ R + atol.
     """
 
-    def __init__(self, radius, dim, center=None):
+    def __init__(self, radius: float, dim: int, center: np.typing.ArrayLike | None = None) -> None:
         super().__init__(dim)
         self._R = check_positive(radius, "radius")
         self._has_center = center is not None
@@ -269,7 +269,7 @@ class Box(Constraint):
     low − atol ≤ v ≤ high + atol.
     """
 
-    def __init__(self, low, high, dim):
+    def __init__(self, low: np.typing.ArrayLike, high: np.typing.ArrayLike, dim: int) -> None:
         super().__init__(dim)
         self._scalar = np.ndim(low) == 0 and np.ndim(high) == 0
         lo = self._bound(low, "low")
@@ -354,7 +354,7 @@ class Simplex(Constraint):
     simplex and w on its hyperplane {Σ w_i = total} (both to rounding).
     """
 
-    def __init__(self, dim, total=1.0):
+    def __init__(self, dim: int, total: float = 1.0) -> None:
         super().__init__(dim)
         self._total = check_positive(total, "total")
         self._center = np.full(self._dim, self._total / self._dim)
@@ -412,7 +412,7 @@ class L1Ball(Constraint):
     sorted kinks t_i = −w_i/u_i (O(dim log dim)).
     """
 
-    def __init__(self, radius, dim):
+    def __init__(self, radius: float, dim: int) -> None:
         super().__init__(dim)
         self._r = check_positive(radius, "radius")
         self._center = np.zeros(self._dim)

@@ -136,7 +136,8 @@ def load_breast_cancer(*, scaled=False) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def train_test_split(X, y, test_size=0.3, random_state=None):
+def train_test_split(X: np.typing.ArrayLike, y: np.typing.ArrayLike, test_size: float = 0.3, random_state: None | int | np.random.Generator = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A random split into train and test rows: ``X_train, X_test, y_train, y_test``.
 
     ``round(test_size · n)`` rows (at least 1, at most n − 1) go to the test

@@ -337,8 +337,11 @@ def utility_bound(rho, G, sensitivity, n, d, epsilon, beta) -> float:
 _DIRECTIONS = {"sphere": _hitrun.SPHERE, "mixed": _hitrun.MIXED}
 
 
-def expmech_erm(loss, X, y, constraint, epsilon, data_norm=None, steps=None, random_state=None, *,
-                label_bound=None, coord_bound=None, directions="mixed", beta=0.05):
+def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+                constraint: _constraints.Constraint, epsilon: float, data_norm: float | None = None,
+                steps: int | None = None, random_state: None | int | np.random.Generator = None, *,
+                label_bound: float | None = None, coord_bound: float | None = None,
+                directions: str = "mixed", beta: float = 0.05) -> ExpMechResult:
     """Private ERM by the exponential mechanism: ŵ ∝ exp(−εn·L(w)/(2Δ)) on C.
 
     Parameters

@@ -41,6 +41,8 @@ class SQOracle:
     max_queries : int ≥ 1, m — query m + 1 is refused.
     random_state : None, int or numpy.random.Generator.
 
+    Notes
+    -----
     ``query(phi)`` calls ``phi(X, y)``, which must return n values (or a
     scalar, broadcast), one per example.  Values are clipped to [0, 1] (NaN
     counts as 0, +inf as 1): φ is then a statistical query whatever the data,
@@ -63,7 +65,8 @@ class SQOracle:
     far.
     """
 
-    def __init__(self, X, y, epsilon, delta=0.0, *, max_queries, random_state=None):
+    def __init__(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike, epsilon: float, delta: float = 0.0, *, max_queries: int,
+                 random_state: None | int | np.random.Generator = None) -> None:
         X = check_array(X, "X", ndim=2)
         y = check_array(y, "y", ndim=1)
         if y.shape[0] != X.shape[0]:
@@ -164,7 +167,8 @@ def private_pac_learner(predictions, y, epsilon, random_state=None) -> int:
     return mechanisms.exponential(errors, 1.0 / n, eps, random_state=rng)
 
 
-def private_pac_learner_from_callables(hypotheses, X, y, epsilon, random_state=None):
+def private_pac_learner_from_callables(hypotheses: list, X: np.typing.ArrayLike, y: np.typing.ArrayLike, epsilon: float,
+                                       random_state: None | int | np.random.Generator = None) -> int:
     """:func:`private_pac_learner` over a list of callables f(X) -> labels.
 
     Returns ``(index, hypothesis)``.  Each f is applied to the whole X (n rows)

@@ -146,7 +146,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None):
+                 classes=None) -> None:
         self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
@@ -163,7 +163,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
         """Fit the private model on (X, y).  Returns ``self``.
 
         Labels.  With ``classes=(neg, pos)`` given (the private way), the label
@@ -205,11 +205,11 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: np.typing.ArrayLike) -> np.ndarray:
         """Signed score ⟨coef, x⟩ + intercept; positive means ``classes_[1]``."""
         return self._decision(X).ravel()
 
-    def predict(self, X):
+    def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
         """The class of each row: ``classes_[1]`` where the decision function is > 0."""
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]
@@ -286,7 +286,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     classes_ : ndarray of shape (2,)
     n_features_in_ : int
     epsilon_, delta_ : float
-        The privacy actually spent by the fit (ε_ ≤ epsilon, δ_ ≤ delta).
+        The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
     n_iter_ : int
         Number of PGD steps T (sampler steps for "expmech").
     result_ : fasterm.OptimizeResult
@@ -295,12 +295,12 @@ class DPLogisticRegression(_DPLinearClassifier):
 
     _kind = "logistic"
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: np.typing.ArrayLike) -> np.ndarray:
         """[P(classes_[0]), P(classes_[1])] = [1 − σ(z), σ(z)] for the decision value z."""
         z = self.decision_function(X)
         return np.column_stack([expit(-z), expit(z)])
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: np.typing.ArrayLike) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
 
@@ -347,7 +347,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
-                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None):
+                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -364,7 +364,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
         """Fit the private model on (X, y); returns ``self``.
 
         Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
@@ -377,7 +377,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.intercept_ = intercept
         return self
 
-    def predict(self, X):
+    def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
         """⟨coef, x⟩ + intercept for each row."""
         return self._decision(X)
 

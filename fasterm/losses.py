@@ -94,7 +94,7 @@ class _LinearModelLoss:
     _regression = False
     _uses_labels = True
 
-    def __init__(self, *, l2=0.0):
+    def __init__(self, *, l2: float = 0.0) -> None:
         self.l2 = check_scalar(l2, "l2", low=0.0)
 
     def __repr__(self) -> str:
@@ -346,7 +346,7 @@ class Squared(_LinearModelLoss):
     _kind = _losses.SQUARED
     _regression = True
 
-    def __init__(self, *, label_bound=None, l2=0.0):
+    def __init__(self, *, label_bound: float | None = None, l2: float = 0.0) -> None:
         super().__init__(l2=l2)
         self.label_bound = None if label_bound is None else check_positive(label_bound, "label_bound")
 
@@ -382,7 +382,7 @@ class Absolute(_LinearModelLoss):
     _kind = _losses.ABSOLUTE
     _regression = True
 
-    def __init__(self, *, label_bound=None, l2=0.0):
+    def __init__(self, *, label_bound: float | None = None, l2: float = 0.0) -> None:
         super().__init__(l2=l2)
         self.label_bound = None if label_bound is None else check_positive(label_bound, "label_bound")
 

@@ -42,7 +42,7 @@ def _release(arr, scalar, sampler, scale, rng):
     return float(noisy[0]) if scalar else noisy
 
 
-def laplace(value, sensitivity, epsilon, random_state=None):
+def laplace(value: np.typing.ArrayLike, sensitivity: float, epsilon: float, random_state: None | int | np.random.Generator = None) -> float | np.ndarray:
     """value + Lap(sensitivity/ε) per coordinate: (ε, 0)-DP.
 
     ``sensitivity`` is the **L1** sensitivity of ``value``: max over
@@ -56,7 +56,8 @@ def laplace(value, sensitivity, epsilon, random_state=None):
     return _release(arr, scalar, noise.laplace, sens / eps, rng)
 
 
-def laplace_l2(value, l2_sensitivity, epsilon, delta, random_state=None):
+def laplace_l2(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float, delta: float,
+               random_state: None | int | np.random.Generator = None) -> float | np.ndarray:
     """value + Lap(b) per coordinate for a vector with **L2** sensitivity Δ₂.
 
     b is :func:`fasterm.accounting.calibrate_laplace_l2` with one release:
@@ -74,7 +75,8 @@ def laplace_l2(value, l2_sensitivity, epsilon, delta, random_state=None):
     return _release(arr, scalar, noise.laplace, b, rng)
 
 
-def gaussian(value, l2_sensitivity, epsilon, delta, random_state=None):
+def gaussian(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float, delta: float,
+             random_state: None | int | np.random.Generator = None) -> float | np.ndarray:
     """value + N(0, σ²) per coordinate, σ the exact (ε, δ) calibration.
 
     σ = Δ₂/μ with μ the largest value for which μ-GDP implies (ε, δ)-DP
@@ -119,7 +121,8 @@ def _exponential(scores, sensitivity, epsilon, random_state, monotonic, size):
     return out
 
 
-def exponential(scores, sensitivity, epsilon, random_state=None, *, monotonic=False):
+def exponential(scores: np.typing.ArrayLike, sensitivity: float, epsilon: float, random_state: None | int | np.random.Generator = None, *,
+                monotonic: bool = False) -> int:
     """Index i of ``scores`` with probability ∝ exp(−ε·scores[i] / (2·sensitivity)).
 
     The exponential mechanism over the finite range {0, …, k−1}, **lower score

@@ -52,7 +52,8 @@ def _prepare(size, scale, dtype, out, random_state):
     return out, scale, rng
 
 
-def laplace(size=None, scale=1.0, *, random_state=None, dtype=np.float64, out=None):
+def laplace(size: int | tuple[int, ...] | None = None, scale: float = 1.0, *, random_state: None | int | np.random.Generator = None,
+            dtype: np.typing.DTypeLike = np.float64, out: np.ndarray | None = None) -> np.ndarray:
     """I.i.d. Laplace(0, ``scale``) draws, shape ``size`` (or written into ``out``).
 
     ``random_state``: None, an int seed or a ``numpy.random.Generator``
@@ -63,7 +64,8 @@ def laplace(size=None, scale=1.0, *, random_state=None, dtype=np.float64, out=No
     return out
 
 
-def gaussian(size=None, scale=1.0, *, random_state=None, dtype=np.float64, out=None):
+def gaussian(size: int | tuple[int, ...] | None = None, scale: float = 1.0, *, random_state: None | int | np.random.Generator = None,
+             dtype: np.typing.DTypeLike = np.float64, out: np.ndarray | None = None) -> np.ndarray:
     """I.i.d. N(0, ``scale``²) draws, shape ``size`` (or written into ``out``).
 
     For float64 the output equals ``Generator.normal(0, scale, size)`` for the

@@ -277,6 +277,8 @@ class RWM:
         of losses in [0, 1]).
     random_state : None, int or numpy.random.Generator (whose state advances).
 
+    Notes
+    -----
     ``choose()`` before any ``update`` plays uniformly.  Each ``choose()`` draws
     a fresh action with one uniform; ``update`` takes one loss vector of
     length k (finite reals, any range).  :meth:`run` plays a whole loss matrix
@@ -287,7 +289,7 @@ class RWM:
     _lo = -math.inf
     _hi = math.inf
 
-    def __init__(self, n_experts, eta, random_state=None):
+    def __init__(self, n_experts: int, eta: float, random_state: None | int | np.random.Generator = None) -> None:
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         eta = check_positive(eta, "eta")
         self._rng = check_random_state(random_state)
@@ -374,6 +376,8 @@ class PrivateRWM:
     calibration : ``"exact"`` (default) or ``"closed_form"``
         (:func:`calibrate_eta`); keyword only.
 
+    Notes
+    -----
     **Neighbouring relation.**  The database is the loss sequence ℓ¹, …, ℓ^T,
     fixed in advance (an oblivious adversary, as in Dwork–Roth §11.2).  Two
     sequences are neighbours if they differ in the loss vector of **one**
@@ -409,8 +413,9 @@ class PrivateRWM:
     Theorem 11.1 at the calibrated η, :attr:`regret_bound`.
     """
 
-    def __init__(self, n_experts, rounds, epsilon, delta, loss_range=(0.0, 1.0), random_state=None, *,
-                 calibration="exact"):
+    def __init__(self, n_experts: int, rounds: int, epsilon: float, delta: float,
+                 loss_range: tuple[float, float] = (0.0, 1.0), random_state: None | int | np.random.Generator = None, *,
+                 calibration: str = "exact") -> None:
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         T = check_scalar(rounds, "rounds", low=1, integer=True)
         lo, hi = _check_loss_range(loss_range)

@@ -177,7 +177,9 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
     return w
 
 
-def pgd(loss, X, y, constraint, steps, lr=None, average=True):
+def pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+        constraint: _constraints.Constraint, steps: int, lr: float | None = None,
+        average: bool = True) -> OptimizeResult:
     """Non-private projected gradient descent (Theorem 1 of lecture 10).
 
     Starts at ``constraint.center`` (data independent), takes ``steps`` steps
@@ -270,9 +272,12 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     return grid[-1]  # pragma: no cover - the loop always returns
 
 
-def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="laplace",
-              calibration="l2", data_norm=None, clip=None, random_state=None, *,
-              label_bound=None, lr=None, average=True, max_steps=1000):
+def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+              constraint: _constraints.Constraint, epsilon: float, delta: float = 0.0,
+              steps: int | None = None, noise: str = "laplace", calibration: str = "l2",
+              data_norm: float | None = None, clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
+              label_bound: float | None = None, lr: float | None = None, average: bool = True,
+              max_steps: int = 1000) -> OptimizeResult:
     """Differentially private projected gradient descent (Stemmer lecture 10).
 
     Parameters
@@ -298,7 +303,9 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     max_steps : the compute budget for the default T (raise it for more
         accuracy when the noise allows).
 
-    Returns an :class:`OptimizeResult` with the (ε, δ) spent, the noise
+    Returns
+    -------
+    An :class:`OptimizeResult` with the (ε, δ) spent, the noise
     scale, T, η, Δ₂, E‖h‖² and Theorem 2's bound.
     """
     _check_loss_and_constraint(loss, constraint)

@@ -90,7 +90,8 @@ def _sample(kind, x, bounds, epsilon, *, q=0.5, method="erm", random_state=None,
     return float(out[0]) if size is None else out
 
 
-def median(x, bounds, epsilon, method="erm", random_state=None):
+def median(x: np.typing.ArrayLike, bounds: tuple[float, float], epsilon: float, method: str = "erm",
+           random_state: None | int | np.random.Generator = None) -> float:
     """A private median of ``x`` on the public interval ``bounds = (a, b)``: (ε, 0)-DP.
 
     ``method="erm"`` (default) samples the exponential-mechanism ERM density
@@ -108,7 +109,8 @@ def median(x, bounds, epsilon, method="erm", random_state=None):
     return _sample("median", x, bounds, epsilon, method=method, random_state=random_state)
 
 
-def quantile(x, q, bounds, epsilon, random_state=None):
+def quantile(x: np.typing.ArrayLike, q: float, bounds: tuple[float, float], epsilon: float,
+             random_state: None | int | np.random.Generator = None) -> float:
     """A private q-quantile of ``x`` on the public interval ``bounds = (a, b)``: (ε, 0)-DP.
 
     The rank mechanism (Smith 2011): w ∈ [a, b] with density
@@ -124,7 +126,7 @@ def quantile(x, q, bounds, epsilon, random_state=None):
     return _sample("quantile", x, bounds, epsilon, q=q, method="rank", random_state=random_state)
 
 
-def mean(x, bounds, epsilon, random_state=None):
+def mean(x: np.typing.ArrayLike, bounds: tuple[float, float], epsilon: float, random_state: None | int | np.random.Generator = None) -> float:
     """A private mean of ``x`` on the public interval ``bounds = (a, b)``: (ε, 0)-DP.
 
     The exponential-mechanism ERM release for the squared loss: density

@@ -1,0 +1,69 @@
+"""``fasterm.show_config()``: how the installed build was made.
+
+The facts come from ``fasterm/_config.py``, which CMake writes while it
+configures the build (``cmake/fasterm_config.cmake``): compiler, the C++ flags
+of every compiled module, the instruction-set versions each one dispatches
+between, build type, FASTERM_DEBUG, and the numpy / Cython / Python versions
+the modules were compiled against.  Only the "running" lines are read at run
+time (the numpy and Python that import the modules now).
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+from . import _config
+
+
+def build_config() -> dict[str, Any]:
+    """The build record as a dict (a copy): ``version``, ``build``, ``modules``, ``running``."""
+    return {
+        "version": _config.version,
+        "build": {k: (dict(v) if isinstance(v, dict) else v) for k, v in _config.build.items()},
+        "modules": {name: dict(info) for name, info in _config.modules.items()},
+        "running": {
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+            "platform": f"{platform.system()}-{platform.machine()}",
+        },
+    }
+
+
+def show_config(file: TextIO | None = None) -> None:
+    """Print how this fasterm build was made (recorded by CMake at build time).
+
+    Parameters
+    ----------
+    file : text stream, optional
+        Where to print; ``sys.stdout`` by default.
+    """
+    out = sys.stdout if file is None else file
+    cfg = build_config()
+    b = cfg["build"]
+    run = cfg["running"]
+    lines = [
+        f"fasterm {cfg['version']}",
+        f"  build type     : {b['build_type']}"
+        f" (FASTERM_DEBUG={'ON' if b['fasterm_debug'] else 'OFF'})",
+        f"  compiler       : {b['compiler']['id']} {b['compiler']['version']}"
+        f" ({b['compiler']['path']})",
+        f"  cmake          : {b['cmake']} ({b['generator']})",
+        f"  cython         : {b['cython']}  directives: {b['cython_directives']}",
+        f"  numpy          : built against {b['numpy']}, running {run['numpy']}",
+        f"  python         : built for {b['python']}, running {run['python']}",
+        f"  platform       : built on {b['platform']}, running {run['platform']}",
+        "  modules (C++ flags; definitions; instruction-set dispatch):",
+    ]
+    for name, info in cfg["modules"].items():
+        isa = ", ".join(info["isa_dispatch"]) or "none (one baseline version)"
+        lines += [
+            f"    fasterm.{name}",
+            f"      flags      : {' '.join(info['cxx_flags'])}",
+            f"      defines    : {' '.join(info['definitions'])}",
+            f"      dispatch   : {isa}",
+        ]
+    print("\n".join(lines), file=out)
