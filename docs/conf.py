@@ -4,9 +4,18 @@ Build (CI runs this, warnings are errors):
     pip install ".[docs]" && python -m sphinx -W --keep-going -b html docs docs/_build/html
 """
 
+import os
 import re
+import sys
 
-import fasterm
+# Document the installed package (with its compiled modules and generated
+# _config.py), never the source folder next to docs/, even when sphinx is run
+# from the repository root (python -m sphinx puts the working directory first
+# on sys.path).
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
+
+import fasterm  # noqa: E402
 
 project = "fasterm"
 author = "the fasterm developers"
