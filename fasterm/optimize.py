@@ -69,7 +69,6 @@ from ._validation import (
 __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
 _NOISES = ("laplace", "gaussian")
-_NOISE_BLOCK = 1 << 16  # noise values drawn per sampler call in the PGD loop
 _CALIBRATIONS = ("pure", "coordinate", "l2")
 
 
@@ -130,13 +129,43 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
          noise=None, scale=0.0, rng=None):
     """The PGD loop shared by pgd and noisy_pgd.
 
-    Inputs are validated once here (``loss._prepare``); the loop then calls
-    the compiled kernels directly — gradient sum, noise fill, projection —
-    with preallocated buffers, so a step costs one pass over X plus O(d).
+    Inputs are validated once here (``loss._prepare``); then one call of the
+    compiled loop (``_losses.pgd_loop``) runs every step — gradient sum,
+    regulariser, noise, step, projection — with the GIL released and no
+    Python between steps.  Step t's noise is the next d draws of the sampler
+    from ``rng``'s bit generator.  A feasible set without a compiled
+    projection falls back to :func:`_run_python`, the same loop in numpy.
     """
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
         label_bound=label_bound)
+    spec = constraint._loop_spec(X.dtype)
+    if spec is None:
+        return _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
+                           noise, scale, rng)
+    acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
+    code = _losses.NOISE_NONE if noise is None else (
+        _losses.NOISE_GAUSSIAN if noise == "gaussian" else _losses.NOISE_LAPLACE)
+    _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
+                     scale, None if noise is None else rng.bit_generator, *spec, acc, nt)
+    return _finish(constraint, w, acc, steps, X.dtype)
+
+
+def _finish(constraint, w, acc, steps, dtype):
+    if acc is None:
+        return w
+    # The average of points of a convex set lies in it; projecting removes
+    # the rounding of the sum (a no-op up to ulps).
+    return constraint.project((acc / steps).astype(dtype))
+
+
+def _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
+                noise, scale, rng):
+    """The PGD loop in numpy: the fallback for sets without a compiled
+    projection, and the reference the compiled loop is tested against.
+
+    Per step: g = grad_sum/n (+ l2·w) (+ h_t);  w ← Π_C(w − η g), in X's dtype.
+    """
     n, d = X.shape
     kind = loss._kind
     acc = np.zeros(d, dtype=np.float64) if average else None
@@ -148,13 +177,9 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
     if noise is not None:
         fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
         bitgen = rng.bit_generator
-        # The noise of up to `block` steps is drawn in one call: the samplers
-        # draw element by element from the bit generator's state, so the
-        # stream (and every result) is the same as one draw per step.
-        block = max(1, min(steps, _NOISE_BLOCK // d))
-        noise_buf = np.empty((block, d), dtype=X.dtype)
+        noise_row = np.empty(d, dtype=X.dtype)
     project = constraint._project
-    for t in range(steps):
+    for _ in range(steps):
         if average:
             acc += w  # Theorems 1/2 bound the average of the points where gradients are taken
         _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, grad, nt)
@@ -163,18 +188,12 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
             np.multiply(w, reg, out=step)
             grad += step
         if fill is not None:
-            row = t % block
-            if row == 0:
-                fill(bitgen, noise_buf[:min(block, steps - t)].reshape(-1), scale)
-            grad += noise_buf[row]
+            fill(bitgen, noise_row, scale)
+            grad += noise_row
         np.multiply(grad, -lr, out=step)
         step += w
         project(step, w)
-    if average:
-        # The average of points of a convex set lies in it; projecting removes
-        # the rounding of the sum (a no-op up to ulps).
-        return constraint.project((acc / steps).astype(X.dtype))
-    return w
+    return _finish(constraint, w, acc, steps, X.dtype)
 
 
 def pgd(loss, X, y, constraint, steps, lr=None, average=True):
