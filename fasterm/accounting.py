@@ -439,6 +439,11 @@ def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:
     steps = check_scalar(steps, "steps", low=1, integer=True)
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
+    return _calibrate_gaussian(sens, steps, eps, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrate_gaussian(sens: float, steps: int, eps: float, delta: float) -> float:
     mu = gaussian_mu(eps, delta)
     eps = min(eps, GAUSSIAN_EPSILON_CAP)
     root_t = math.sqrt(steps)

@@ -49,6 +49,7 @@ never on data values.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -267,12 +268,14 @@ def _bound_for(R, G, noise_sq, T):
     return R * g_eff / math.sqrt(T), R / (g_eff * math.sqrt(T))
 
 
+@functools.lru_cache(maxsize=256)
 def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_steps):
     """T minimising Theorem 2's bound R·G_eff(T)/√T over 1..max_steps.
 
     Evaluated on a geometric grid (the bound is unimodal in T for every
     calibration); among grid points within 1% of the best bound the smallest
-    T is taken, since more steps cost time and buy under 1% of bound.
+    T is taken, since more steps cost time and buy under 1% of bound.  A pure
+    function of public numbers, so repeated fits of one configuration reuse it.
     """
     grid = sorted({int(round(t)) for t in np.geomspace(1, max_steps, 64)} | {max_steps})
     if noise == "gaussian":
