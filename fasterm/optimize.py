@@ -292,6 +292,14 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     return grid[-1]  # pragma: no cover - the loop always returns
 
 
+def _clear_calibration_caches():
+    """Forget every cached calibration (for timing a first, "cold" fit)."""
+    _default_steps.cache_clear()
+    accounting._gaussian_mu.cache_clear()
+    accounting._gaussian_epsilon.cache_clear()
+    accounting._calibrate_gaussian.cache_clear()
+
+
 def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="laplace",
               calibration="l2", data_norm=None, clip=None, random_state=None, *,
               label_bound=None, lr=None, average=True, max_steps=1000):
