@@ -27,13 +27,21 @@ Discrete Gaussian for Differential Privacy", NeurIPS 2020, arXiv:2004.00010,
   (how :mod:`fasterm.secure` chooses it) the exponent is the small integer
   ratio (|Y| − m)²/(2tm).
 
-Two implementations of each: a vectorised one on int64 numpy arrays, used when
-every integer provably stays below 2^62 (bounds below), and a scalar one on
-Python ints (any size) — the reference the tests compare against and the
-fallback for parameters or rare draws beyond the int64 bounds.  Both consume
-only uniform integers from ``rng.integers`` (a ``numpy.random.Generator``:
-exact bounded integers by rejection, Lemire's method) or from
-:class:`OSRandom` (operating-system entropy).
+Three implementations of each:
+
+* compiled (``fasterm._discrete``, ``src/cpp/fasterm/discrete.hpp``): uint64
+  with 128-bit products, drawing from a ``numpy.random.Generator``'s bit
+  generator without the GIL — used whenever the parameters are below 2^62;
+* vectorised numpy on int64 arrays, used when every integer provably stays
+  below 2^62 (bounds below) — the path for :class:`OSRandom`, and a
+  reference for the compiled one;
+* scalar on Python ints (any size) — the obviously-correct reference and the
+  fallback for parameters or rare draws beyond the int64 bounds.
+
+The numpy paths consume only uniform integers from ``rng.integers`` (a
+Generator: exact bounded integers by rejection, Lemire's method) or from
+:class:`OSRandom` (operating-system entropy).  ``discrete_laplace``,
+``discrete_gaussian`` and ``bernoulli_exp`` pick the path.
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ from fractions import Fraction
 from math import isqrt
 
 import numpy as np
+
+from . import _discrete
 
 # The vectorised paths keep every intermediate below 2^62: denominators < 2^_DEN_BITS,
 # times a series index K < 2^(62 − _DEN_BITS).
@@ -288,3 +298,39 @@ def as_fraction(x, name: str) -> Fraction:
     if f <= 0:
         raise ValueError(f"{name} must be > 0, got {x!r}")
     return f
+
+
+# ---------------------------------------------------------------------------
+# dispatch: compiled when a Generator and parameters below 2^62
+# ---------------------------------------------------------------------------
+def _compiled(rng) -> bool:
+    return isinstance(rng, np.random.Generator)
+
+
+def discrete_laplace(size: int, n: int, s: int, rng) -> np.ndarray:
+    """``size`` draws of P[Z = z] ∝ exp(−|z|·s/n) (integers n, s ≥ 1)."""
+    if _compiled(rng) and n < _discrete.LIMIT and s < _discrete.LIMIT:
+        out = np.empty(size, dtype=np.int64)
+        _discrete.laplace_fill(rng.bit_generator, out, n, s)
+        return out
+    return discrete_laplace_vec(size, n, s, rng)
+
+
+def discrete_gaussian(size: int, t: int, m: int, rng) -> np.ndarray:
+    """``size`` draws of the discrete Gaussian with σ² = t·m (integers t, m ≥ 1)."""
+    if _compiled(rng) and t * m < _discrete.LIMIT:
+        out = np.empty(size, dtype=np.int64)
+        _discrete.gaussian_fill(rng.bit_generator, out, t, m)
+        return out
+    return discrete_gaussian_vec(size, t, m, rng)
+
+
+def bernoulli_exp(size: int, a: int, b: int, rng) -> np.ndarray:
+    """``size`` Bernoulli(exp(−a/b)) draws (bool) for integers a ≥ 0, b ≥ 1."""
+    if _compiled(rng) and a < (1 << 64) and b < (1 << 64):
+        out = np.empty(size, dtype=np.uint8)
+        _discrete.bernoulli_exp_fill(rng.bit_generator, out, a, b)
+        return out.view(bool)
+    if b < (1 << _DEN_BITS) and a < (1 << 62):
+        return bernoulli_exp_vec(np.full(size, a, dtype=np.int64), b, rng)
+    return np.array([bernoulli_exp_scalar(a, b, rng) for _ in range(size)], dtype=bool)

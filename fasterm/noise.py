@@ -123,7 +123,7 @@ def discrete_laplace(size, scale, *, random_state=None) -> np.ndarray:
     """
     n = _size(size)
     t = _exact.as_fraction(scale, "scale")
-    return _exact.discrete_laplace_vec(n, t.numerator, t.denominator, _secure_rng(random_state))
+    return _exact.discrete_laplace(n, t.numerator, t.denominator, _secure_rng(random_state))
 
 
 def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
@@ -131,15 +131,16 @@ def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
 
     ``sigma2`` (σ²): a positive int, float or Fraction, used exactly.  CKS 2020
     Algorithm 3: rejection from the discrete Laplace of scale t = ⌊σ⌋ + 1.
-    Vectorised when σ² is an integer multiple of t (what secure mode uses,
-    :func:`fasterm.secure.gaussian_params`), else a scalar loop on Python ints.
+    Compiled/vectorised when σ² is an integer multiple of t (what secure mode
+    uses, :func:`fasterm.secure.gaussian_params`), else a scalar loop on
+    Python ints.
     """
     n = _size(size)
     s2 = _exact.as_fraction(sigma2, "sigma2")
     rng = _secure_rng(random_state)
     t = _exact.gaussian_t(s2.numerator, s2.denominator)
     if s2.denominator == 1 and s2.numerator % t == 0:
-        return _exact.discrete_gaussian_vec(n, t, s2.numerator // t, rng)
+        return _exact.discrete_gaussian(n, t, s2.numerator // t, rng)
     return np.array([_exact.discrete_gaussian_scalar(s2.numerator, s2.denominator, rng, t)
                      for _ in range(n)], dtype=np.int64)
 
@@ -151,7 +152,4 @@ def bernoulli_exp(gamma, size, *, random_state=None) -> np.ndarray:
         raise TypeError("gamma must be a number, got bool")
     g = Fraction(0) if gamma == 0 else _exact.as_fraction(gamma, "gamma")
     rng = _secure_rng(random_state)
-    a, b = g.numerator, g.denominator
-    if b < (1 << _exact._DEN_BITS) and a < (1 << 62):
-        return _exact.bernoulli_exp_vec(np.full(n, a, dtype=np.int64), b, rng)
-    return np.array([_exact.bernoulli_exp_scalar(a, b, rng) for _ in range(n)], dtype=bool)
+    return _exact.bernoulli_exp(n, g.numerator, g.denominator, rng)

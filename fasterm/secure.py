@@ -235,7 +235,7 @@ class DiscreteLaplace:
         return 2.0 * q / (1.0 - q) ** 2
 
     def sample(self, size, rng) -> np.ndarray:
-        return _exact.discrete_laplace_vec(size, self.n, self.s, rng)
+        return _exact.discrete_laplace(size, self.n, self.s, rng)
 
 
 @dataclass(frozen=True)
@@ -255,7 +255,7 @@ class DiscreteGaussian:
         return float(self.sigma2)
 
     def sample(self, size, rng) -> np.ndarray:
-        return _exact.discrete_gaussian_vec(size, self.t, self.m, rng)
+        return _exact.discrete_gaussian(size, self.t, self.m, rng)
 
 
 def laplace_params(scale) -> DiscreteLaplace:

@@ -90,21 +90,66 @@ def test_bernoulli_exp_huge_denominator_uses_python_ints():
 # ---------------------------------------------------------------------------
 # discrete Laplace / Gaussian vs exact pmf
 # ---------------------------------------------------------------------------
+def _laplace_draws(backend, n, scale, seed):
+    """The compiled path (a Generator through the public API) or the numpy-vectorised twin."""
+    if backend == "compiled":
+        return noise.discrete_laplace(n, scale, random_state=seed)
+    t = Fraction(scale)
+    return _exact.discrete_laplace_vec(n, t.numerator, t.denominator, np.random.default_rng(seed))
+
+
+def _gaussian_draws(backend, n, sigma2, seed):
+    if backend == "compiled":
+        return noise.discrete_gaussian(n, sigma2, random_state=seed)
+    t = _exact.gaussian_t(sigma2, 1)
+    return _exact.discrete_gaussian_vec(n, t, sigma2 // t, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("backend", ["compiled", "numpy"])
 @pytest.mark.parametrize("scale", [1, 3, Fraction(7, 2), 0.75, 40.0])
-def test_discrete_laplace_chisquare(scale):
-    z = noise.discrete_laplace(200_000, scale, random_state=2024)
+def test_discrete_laplace_chisquare(backend, scale):
+    z = _laplace_draws(backend, 200_000, scale, 2024)
     assert z.dtype == np.int64
     assert chi2_pvalue(z, lambda ks: dlap_pmf(scale, ks)) > 1e-3
     # power: the same draws are rejected against a 5% larger scale
     assert chi2_pvalue(z, lambda ks: dlap_pmf(float(scale) * 1.05, ks)) < 1e-6
 
 
+@pytest.mark.parametrize("backend", ["compiled", "numpy"])
 @pytest.mark.parametrize("sigma2", [6, 30, 600])
-def test_discrete_gaussian_chisquare(sigma2):
-    # σ² a multiple of t = ⌊σ⌋ + 1 (6 = 3·2, 30 = 6·5, 600 = 25·24): the vectorised path
-    z = noise.discrete_gaussian(200_000, sigma2, random_state=99)
+def test_discrete_gaussian_chisquare(backend, sigma2):
+    # σ² a multiple of t = ⌊σ⌋ + 1 (6 = 3·2, 30 = 6·5, 600 = 25·24): the fast paths
+    z = _gaussian_draws(backend, 200_000, sigma2, 99)
     assert chi2_pvalue(z, lambda ks: dgauss_pmf(sigma2, ks)) > 1e-3
     assert chi2_pvalue(z, lambda ks: dgauss_pmf(sigma2 * 1.05, ks)) < 1e-6
+
+
+def test_compiled_and_numpy_twin_agree():
+    # two-sample chi-square between the compiled sampler and its numpy twin
+    a = _gaussian_draws("compiled", 100_000, 30, 1)
+    b = _gaussian_draws("numpy", 100_000, 30, 2)
+    ks = np.arange(-15, 16)
+    ca = np.array([np.count_nonzero(np.clip(a, -15, 15) == k) for k in ks])
+    cb = np.array([np.count_nonzero(np.clip(b, -15, 15) == k) for k in ks])
+    assert stats.chi2_contingency(np.vstack([ca, cb]))[1] > 1e-3
+
+
+def test_compiled_bernoulli_and_large_parameters():
+    n = 400_000
+    x = noise.bernoulli_exp(Fraction(7, 3), n, random_state=1)  # compiled path
+    p = math.exp(-7 / 3)
+    assert abs(x.mean() - p) < 4.5 * math.sqrt(p * (1 - p) / n)
+    # 2^61 ≤ n < 2^62: compiled with 128-bit products; scale = n/s ≈ 2.5
+    s = (1 << 61) // 5 * 2
+    scale = Fraction((1 << 61) + 12345, s)
+    z = noise.discrete_laplace(100_000, scale, random_state=4)
+    assert chi2_pvalue(z, lambda ks: dlap_pmf(scale, ks)) > 1e-3
+    # σ² = t·m with t·m ≈ 2^60: compiled; its variance is σ² to within sampling error
+    t, m = (1 << 30) + 1, 1 << 30  # ⌊√(tm)⌋ + 1 = t, so σ² = t·m takes the compiled path
+    assert _exact.gaussian_t(t * m, 1) == t
+    g = noise.discrete_gaussian(50_000, t * m, random_state=2)
+    assert abs(g.var() / (t * m) - 1) < 0.03
+    assert abs(stats.kurtosis(g / math.sqrt(t * m))) < 0.1  # Gaussian, not Laplace (kurtosis 3)
 
 
 @pytest.mark.parametrize("sigma2", [1, Fraction(5, 2), 0.7])
