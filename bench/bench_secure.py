@@ -51,3 +51,10 @@ def test_numpy_normal(benchmark):
 def test_discrete_gaussian(benchmark):
     rng = np.random.default_rng(0)
     benchmark(noise.discrete_gaussian, N, 1001 * 1000, random_state=rng)  # σ² = t·m, σ ≈ 1000
+
+
+@pytest.mark.benchmark(group="laplace-1e5")
+def test_discrete_laplace_numpy_twin(benchmark):
+    from fasterm import _exact
+    rng = np.random.default_rng(0)
+    benchmark(_exact.discrete_laplace_vec, N, 1000, 1, rng)
