@@ -286,17 +286,22 @@ def discrete_gaussian_vec(size: int, t: int, m: int, rng) -> np.ndarray:
     return out
 
 
-def as_fraction(x, name: str) -> Fraction:
-    """A positive finite number as an exact Fraction (a float is a dyadic rational)."""
-    if isinstance(x, bool):
-        raise TypeError(f"{name} must be a number, got bool")
-    try:
-        f = Fraction(x) if not isinstance(x, (float, np.floating)) else Fraction(*float(x).as_integer_ratio())
-    except (TypeError, ValueError, OverflowError):
-        raise (TypeError if not isinstance(x, (float, np.floating)) else ValueError)(
-            f"{name} must be a positive finite number, got {x!r}") from None
-    if f <= 0:
-        raise ValueError(f"{name} must be > 0, got {x!r}")
+def as_fraction(x, name: str, *, allow_zero: bool = False) -> Fraction:
+    """A positive (or, with ``allow_zero``, non-negative) finite number as an exact Fraction.
+
+    ints and Fractions are taken as they are; a float is the dyadic rational it
+    represents (``float.as_integer_ratio``), so nothing is rounded.
+    """
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, Fraction, np.integer, np.floating)):
+        raise TypeError(f"{name} must be an int, float or Fraction, got {type(x).__name__}")
+    if isinstance(x, (float, np.floating)):
+        if not np.isfinite(x):
+            raise ValueError(f"{name} must be finite, got {x!r}")
+        f = Fraction(*float(x).as_integer_ratio())
+    else:
+        f = Fraction(int(x)) if isinstance(x, np.integer) else Fraction(x)
+    if f < 0 or (f == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
     return f
 
 

@@ -93,7 +93,8 @@ _PRIVATE_PARAMS = {
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
     "steps": [Interval(Integral, 1, None, closed="left"), None],
     "max_steps": [Interval(Integral, 1, None, closed="left")],
-    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None],
+    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
+                     StrOptions({"os"})],
     "secure": ["boolean", None],
 }
 
@@ -282,7 +283,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     secure : bool or None, default=None
         Floating-point-safe noise (exact discrete noise on a power-of-two grid,
         :mod:`fasterm.secure`); None follows :func:`fasterm.secure_mode`.
-        Needs ``method="noisy_pgd"``.
+        Needs ``method="noisy_pgd"``; then ``random_state="os"`` draws the
+        noise from operating-system entropy.
     classes : pair (negative, positive) or None, default=None
         The declared label set.  Given, labels equal to ``positive`` form the
         positive class and all others the negative one, and nothing about y

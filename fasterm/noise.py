@@ -43,8 +43,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fractions import Fraction
-
 from . import _exact, _noise
 from ._exact import OSRandom
 from ._validation import check_out, check_random_state, check_scalar
@@ -148,8 +146,6 @@ def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
 def bernoulli_exp(gamma, size, *, random_state=None) -> np.ndarray:
     """``size`` i.i.d. Bernoulli(exp(−gamma)) draws (bool), gamma ≥ 0 rational (exact)."""
     n = _size(size)
-    if isinstance(gamma, (bool, np.bool_)):
-        raise TypeError("gamma must be a number, got bool")
-    g = Fraction(0) if gamma == 0 else _exact.as_fraction(gamma, "gamma")
+    g = _exact.as_fraction(gamma, "gamma", allow_zero=True)
     rng = _secure_rng(random_state)
     return _exact.bernoulli_exp(n, g.numerator, g.denominator, rng)

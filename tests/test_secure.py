@@ -331,6 +331,12 @@ def test_bad_params_named():
         noise.discrete_laplace(-1, 1.0)
     with pytest.raises(TypeError, match="flag"):
         fasterm.set_secure(1)
+    with pytest.raises(ValueError, match="gamma"):
+        noise.bernoulli_exp(-0.5, 3)
+    with pytest.raises(TypeError, match="scale"):
+        noise.discrete_laplace(3, "2")
+    with pytest.raises(ValueError, match="sigma2"):
+        noise.discrete_gaussian(3, 0)
     X, y = np.ones((10, 2)), np.ones(10)
     with pytest.raises(ValueError, match="granularity"):
         fasterm.noisy_pgd(losses.Logistic(), X, y, L2Ball(1.0, 2), 1.0, data_norm=1.0, granularity=2.0 ** -8)
@@ -446,3 +452,7 @@ def test_estimator_secure():
     with fasterm.secure_mode():
         reg = fasterm.DPLinearRegression(random_state=0).fit(X, X[:, 0])
     assert reg.result_.info["secure"] is not None
+    svc = fasterm.DPLinearSVC(secure=True, random_state="os").fit(X, y)
+    assert svc.result_.info["secure"] is not None and svc.score(X, y) > 0.6
+    plain = fasterm.DPLogisticRegression(random_state=0).fit(X, y)
+    assert plain.result_.info["secure"] is None
