@@ -383,7 +383,8 @@ def _logistic_problem(n=3000, d=5, seed=0):
 
 
 @pytest.mark.parametrize("noise_kind,calibration,delta", [("gaussian", "l2", 1e-5), ("laplace", "pure", 0.0),
-                                                          ("laplace", "l2", 1e-5)])
+                                                          ("laplace", "l2", 1e-5),
+                                                          ("laplace", "coordinate", 1e-5)])
 def test_noisy_pgd_secure_accounting(noise_kind, calibration, delta):
     X, y = _logistic_problem()
     eps, T = 1.0, 30
@@ -405,6 +406,8 @@ def test_noisy_pgd_secure_accounting(noise_kind, calibration, delta):
         if calibration == "pure":
             spent = T * math.sqrt(5) * math.sqrt(sq) / b
             assert res.delta == 0.0
+        elif calibration == "coordinate":  # T·d coordinate releases, each (Δ₂,grid/b)-DP
+            spent = accounting.advanced_composition(math.sqrt(sq) / b, 0.0, T * 5, delta)[0]
         else:
             spent = accounting.laplace_l2_epsilon(b, math.sqrt(sq), 5, T, delta)
         assert spent <= eps * (1 + 1e-12) and spent >= eps * (1 - 1e-6)
