@@ -6,10 +6,11 @@ every constant.
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import accounting, datasets, learning, losses, mechanisms, noise, online
+from . import accounting, datasets, learning, losses, mechanisms, noise, online, secure
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm
 from .optimize import OptimizeResult, noisy_pgd, pgd
+from .secure import secure_mode, set_secure
 from .univariate import mean, median, quantile
 
 try:
@@ -20,7 +21,8 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 __all__ = [
     "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
     "OptimizeResult", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
-    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "__version__",
+    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "secure", "secure_mode",
+    "set_secure", "__version__",
 ]
 
 # The scikit-learn estimators load on first use, so that `import fasterm`

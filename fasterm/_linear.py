@@ -66,6 +66,7 @@ import numpy as np
 from . import losses as _losses_mod
 from .constraints import L2Ball
 from .optimize import noisy_pgd
+from .secure import resolve as resolve_secure
 
 __all__ = ["KINDS", "auto_clip", "fit_linear"]
 
@@ -144,7 +145,7 @@ def has_expmech() -> bool:
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None):
+               random_state, label_bound=None, secure=None):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -159,6 +160,9 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
     ball = L2Ball(radius, A.shape[1])
     if method == "expmech":
+        if resolve_secure(secure):
+            raise ValueError("secure=True needs method='noisy_pgd' (the exponential-mechanism "
+                             "sampler has no floating-point-safe mode)")
         if not has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")
@@ -169,7 +173,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
         result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
                            calibration=calibration, data_norm=dn, clip=c,
                            random_state=random_state, label_bound=label_bound,
-                           max_steps=max_steps)
+                           max_steps=max_steps, secure=secure)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

@@ -20,6 +20,10 @@ Differential Privacy*, 2014, unless stated):
   √(Σμ_t²)-GDP (Cor. 3.3); μ-GDP is (ε, δ(ε))-DP for every ε ≥ 0 with
   δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Cor. 2.13) — exact, the same curve
   as the analytic Gaussian mechanism of Balle & Wang (2018).
+* **Zero-concentrated DP** (secure mode's discrete Gaussian): ρ-zCDP mechanisms
+  compose adaptively to Σρ_t (Bun & Steinke 2016, Lemma 2.3), and ρ-zCDP
+  implies (ε, δ)-DP with δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1)·(1−1/α)^α
+  (Canonne, Kamath & Steinke 2020, §2.3): :func:`zcdp_delta`, :func:`zcdp_rho`.
 
 The calibration solvers invert these formulas by bisection on a monotone
 function, in log space, to (near) machine precision — far below the 1e-9
@@ -50,6 +54,8 @@ __all__ = [
     "gaussian_mu",
     "heterogeneous_composition",
     "laplace_l2_epsilon",
+    "zcdp_delta",
+    "zcdp_rho",
 ]
 
 
@@ -453,6 +459,57 @@ def _calibrate_gaussian(sens: float, steps: int, eps: float, delta: float) -> fl
             break
         sigma = math.nextafter(sigma, math.inf)
     return sigma
+
+
+# ---------------------------------------------------------------------------
+# Zero-concentrated DP (the discrete Gaussian of secure mode)
+# ---------------------------------------------------------------------------
+def _zcdp_log_delta(rho: float, eps: float, alpha: float) -> float:
+    return ((alpha - 1.0) * (alpha * rho - eps) + alpha * math.log1p(-1.0 / alpha)
+            - math.log(alpha - 1.0))
+
+
+def zcdp_delta(rho, epsilon) -> float:
+    """δ such that ρ-zCDP implies (ε, δ)-DP.
+
+    Canonne, Kamath & Steinke 2020 (arXiv:2004.00010, §2.3, the conversion from
+    concentrated to approximate DP): for every α > 1, ρ-zCDP implies (ε, δ)-DP
+    with δ = exp((α−1)(αρ−ε))/(α−1) · (1 − 1/α)^α.  Every α gives a valid δ,
+    so the minimisation over α (golden section on log δ, from the bracket
+    α ∈ (1, (ε+1)/(2ρ) + 2]) only has to be good, not exact; the value returned
+    is the formula at the α found, raised by a relative 1e-9 to cover the
+    rounding of its few floating-point operations.
+    """
+    rho = check_scalar(rho, "rho", low=0.0)
+    eps = check_scalar(epsilon, "epsilon", low=0.0)
+    if rho == 0.0:
+        return 0.0
+    lo, hi = 1.0 + 1e-9, (eps + 1.0) / (2.0 * rho) + 2.0
+    f = lambda a: _zcdp_log_delta(rho, eps, a)  # noqa: E731
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo + (1 - g) * (hi - lo), lo + g * (hi - lo)
+    fa, fb = f(a), f(b)
+    for _ in range(200):
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = lo + (1 - g) * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = f(b)
+    best = min(fa, fb)
+    return min(1.0, math.exp(best + 1e-9 * (1.0 + abs(best))))
+
+
+def zcdp_rho(epsilon, delta) -> float:
+    """Largest ρ for which :func:`zcdp_delta` (ρ, ε) ≤ δ (bisection; δ increases with ρ)."""
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0.0:
+        raise ValueError("delta must be > 0: zCDP gives (ε, 0)-DP for no finite ε")
+    eps = min(eps, GAUSSIAN_EPSILON_CAP)
+    return _solve_increasing(lambda r: zcdp_delta(r, eps), delta, 1e-6, 1.0)
 
 
 # ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _linear
+from .secure import resolve as resolve_secure
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
 
@@ -92,7 +93,9 @@ _PRIVATE_PARAMS = {
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
     "steps": [Interval(Integral, 1, None, closed="left"), None],
     "max_steps": [Interval(Integral, 1, None, closed="left")],
-    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None],
+    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
+                     StrOptions({"os"})],
+    "secure": ["boolean", None],
 }
 
 _FLOATS = [np.float64, np.float32]
@@ -114,6 +117,9 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(
                 f"delta=0 (pure ε-DP) needs noise='laplace' with calibration 'pure' or 'l2', got "
                 f"noise={self.noise!r}, calibration={self.calibration!r}")
+        if self.method == "expmech" and resolve_secure(self.secure):
+            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
+                             "exponential-mechanism sampler has no floating-point-safe mode")
         if self.method == "expmech" and not _linear.has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")
@@ -125,7 +131,7 @@ class _DPLinearModel(BaseEstimator):
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None))
+            label_bound=getattr(self, "label_bound", None), secure=self.secure)
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
         self.delta_ = float(result.delta)
@@ -146,8 +152,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None):
+                 classes=None, secure=None):
         self.classes = classes
+        self.secure = secure
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -273,6 +280,11 @@ class DPLogisticRegression(_DPLinearClassifier):
         Compute budget for the default T.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
+    secure : bool or None, default=None
+        Floating-point-safe noise (exact discrete noise on a power-of-two grid,
+        :mod:`fasterm.secure`); None follows :func:`fasterm.secure_mode`.
+        Needs ``method="noisy_pgd"``; then ``random_state="os"`` draws the
+        noise from operating-system entropy.
     classes : pair (negative, positive) or None, default=None
         The declared label set.  Given, labels equal to ``positive`` form the
         positive class and all others the negative one, and nothing about y
@@ -347,7 +359,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
-                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None):
+                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
+                 secure=None):
+        self.secure = secure
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm

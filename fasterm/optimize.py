@@ -45,6 +45,18 @@ bound for the original objective only when c ≥ G).
 
 Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds,
 never on data values.
+
+Secure mode (``secure=True``, :mod:`fasterm.secure`).  Each step releases
+γ·(round(ḡ_t/γ) + Z_t) for ḡ_t the averaged clipped data gradient, Z_t exact
+discrete Laplace/Gaussian noise in grid units; the regularizer's gradient, the
+step and the projection are post-processing of the releases.  The privacy of
+the T releases follows from the same composition theorems as above with the
+rounding-enlarged sensitivity Δ₂,grid ≤ Δ₂/γ + √d (grid units); Gaussian noise
+is accounted through zCDP (Bun–Steinke composition, CKS conversion) instead of
+GDP.  The rounding biases each gradient by at most b = √d·γ/2 in norm; with it
+Theorem 2's proof gives E[L(ŵ) − L(w*)] ≤ η((G + b)² + E‖h‖²)/2 + R²/(2ηT) + R·b,
+the ``utility_bound`` reported.  The default T is chosen with the fast path's
+calibration (a public rule; only the noise is calibrated for secure mode).
 """
 
 from __future__ import annotations
@@ -56,6 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _losses, _noise, accounting
+from . import secure as _secure
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._validation import (
@@ -197,6 +210,30 @@ def _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, no
     return _finish(constraint, w, acc, steps, X.dtype)
 
 
+def _run_secure(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound,
+                cal, rng):
+    """The secure-mode PGD loop (module docstring): a separate Python loop, one
+    exact grid release of the averaged clipped data gradient per step."""
+    w, X, y, c, dn, ybound, norms, nt = loss._prepare(
+        constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
+        label_bound=label_bound)
+    n, d = X.shape
+    acc = np.zeros(d, dtype=np.float64) if average else None
+    grad = np.empty(d, dtype=X.dtype)
+    reg = float(loss.l2)
+    for _ in range(steps):
+        if average:
+            acc += w
+        _losses.grad_sum(loss._kind, X, y, w, norms, dn, c, ybound, grad, nt)
+        noisy = _secure.release(grad.astype(np.float64) / n, cal.granularity, cal.params, rng)
+        if reg:
+            noisy += reg * w
+        constraint._project((w - lr * noisy).astype(X.dtype), w)
+    if average:
+        return constraint.project((acc / steps).astype(X.dtype))
+    return w
+
+
 def pgd(loss, X, y, constraint, steps, lr=None, average=True):
     """Non-private projected gradient descent (Theorem 1 of lecture 10).
 
@@ -302,7 +339,8 @@ def _clear_calibration_caches():
 
 def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="laplace",
               calibration="l2", data_norm=None, clip=None, random_state=None, *,
-              label_bound=None, lr=None, average=True, max_steps=1000):
+              label_bound=None, lr=None, average=True, max_steps=1000, secure=None,
+              granularity=None):
     """Differentially private projected gradient descent (Stemmer lecture 10).
 
     Parameters
@@ -327,6 +365,12 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     lr : step size; default R/(G_eff √T), the minimiser of Theorem 2's bound.
     max_steps : the compute budget for the default T (raise it for more
         accuracy when the noise allows).
+    secure : None (the :func:`fasterm.secure_mode` setting), True or False:
+        exact discrete noise on a power-of-two grid (module docstring);
+        ``random_state`` may then also be ``"os"``.  ``granularity``: the
+        grid spacing γ (a power of two; default from Δ₂ and d,
+        :func:`fasterm.secure.default_granularity`); ``info["secure"]`` holds
+        the calibration.
 
     Returns an :class:`OptimizeResult` with the (ε, δ) spent, the noise
     scale, T, η, Δ₂, E‖h‖² and Theorem 2's bound.
@@ -352,7 +396,12 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
         steps = check_scalar(steps, "steps", low=1, integer=True)
     if lr is not None:
         lr = check_positive(lr, "lr")
-    rng = check_random_state(random_state)
+    sec = _secure.resolve(secure)
+    if granularity is not None:
+        if not sec:
+            raise ValueError("granularity is only used in secure mode (secure=True)")
+        granularity = _secure.check_granularity(granularity)
+    rng = _secure.secure_rng(random_state) if sec else check_random_state(random_state)
     X, y = check_X_y(X, y, y_required=False)
     n, d = X.shape
     if d != constraint.dim:
@@ -368,19 +417,29 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
 
     if steps is None:
         steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
-    scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+    cal, bias = None, 0.0
+    if sec:
+        cal = _secure.calibrate(noise, calibration, sens, d, steps, eps, delta, granularity)
+        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
+        bias = cal.bias_norm(d)
+    else:
+        scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
     if lr is None:
-        lr = _bound_for(R, G_bound, noise_sq, steps)[1] if R > 0 else 0.0
+        lr = _bound_for(R, G_bound + bias, noise_sq, steps)[1] if R > 0 else 0.0
 
     # Clip per-example gradients at G_priv even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
-    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-             label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+    if sec:
+        w = _run_secure(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+                        label_bound=label_bound, cal=cal, rng=rng)
+    else:
+        w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+                 label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
     bound = surrogate_bound = None
     if average and lr > 0:
-        surrogate_bound = lr * (G_bound**2 + noise_sq) / 2 + R * R / (2 * lr * steps)
+        surrogate_bound = lr * ((G_bound + bias)**2 + noise_sq) / 2 + R * R / (2 * lr * steps) + R * bias
         if clip is None or clip >= G_loss:
             bound = surrogate_bound
     return OptimizeResult(
@@ -388,5 +447,5 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
         calibration=None if noise == "gaussian" else calibration, noise_scale=scale,
         lipschitz=G_priv, sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss,
-              "surrogate_utility_bound": surrogate_bound},
+              "surrogate_utility_bound": surrogate_bound, "secure": cal},
     )
