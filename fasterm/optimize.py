@@ -49,12 +49,13 @@ never on data values.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _losses, _noise, accounting
+from . import _dask, _losses, _noise, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._validation import (
@@ -272,7 +273,7 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
 
 def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="laplace",
               calibration="l2", data_norm=None, clip=None, random_state=None, *,
-              label_bound=None, lr=None, average=True, max_steps=1000):
+              label_bound=None, lr=None, average=True, max_steps=1000, client=None):
     """Differentially private projected gradient descent (Stemmer lecture 10).
 
     Parameters
@@ -297,6 +298,14 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     lr : step size; default R/(G_eff √T), the minimiser of Theorem 2's bound.
     max_steps : the compute budget for the default T (raise it for more
         accuracy when the noise allows).
+    client : where a ``dask.array`` X runs (``pip install "fasterm[dask]"``): a
+        ``dask.distributed.Client``, a scheduler address such as
+        ``"tcp://host:8786"``, or None for the default client if one is
+        running and dask's local scheduler otherwise.  Unused for numpy X.
+        X must be chunked along rows; each step maps the compiled gradient
+        sum over the chunks on the workers and adds the noise once at the
+        client (:mod:`fasterm._dask`), so the result, the noise stream and
+        the privacy spent are those of the in-memory call.
 
     Returns an :class:`OptimizeResult` with the (ε, δ) spent, the noise
     scale, T, η, Δ₂, E‖h‖² and Theorem 2's bound.
@@ -323,7 +332,10 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     if lr is not None:
         lr = check_positive(lr, "lr")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    client = _dask.check_client(client)
+    # A dask X is checked from its metadata: check_X_y would pull it to the client.
+    chunked = _dask.is_dask_collection(X)
+    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -345,8 +357,9 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     # Clip per-example gradients at G_priv even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
-    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-             label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+    run = functools.partial(_dask.run, client=client) if chunked else _run
+    w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+            label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
     bound = surrogate_bound = None
     if average and lr > 0:
