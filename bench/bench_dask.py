@@ -73,14 +73,16 @@ def main(argv=None):
             distributed.Client(cluster, set_as_default=False) as client:
         X, y = make_X(n, d, n // max(a.chunks))
         X, y = client.persist([X, y])
-        distributed.wait([X, y])
+        with client.as_current():
+            distributed.wait([X, y])
         Xm, ym = client.compute([X, y], sync=True)  # the in-memory copy, for the reference
         it, setup = per_iteration(Xm, ym, a.steps)
         print(f"in memory (numpy, {fe.losses._available_cpus()} kernel threads): "
               f"{it * 1e3:8.1f} ms/iteration   (one-off {setup * 1e3:.0f} ms)")
         for k in a.chunks:
             Xk, yk = client.persist([X.rechunk((-(-n // k), d)), y.rechunk(-(-n // k))])
-            distributed.wait([Xk, yk])
+            with client.as_current():
+                distributed.wait([Xk, yk])
             it_k, setup_k = per_iteration(Xk, yk, a.steps, client)
             print(f"dask, {a.workers} workers, {k:3d} chunks:        {it_k * 1e3:8.1f} ms/iteration"
                   f"   (one-off {setup_k * 1e3:.0f} ms)   {it_k / it:5.2f}x in memory")

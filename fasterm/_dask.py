@@ -192,6 +192,14 @@ def _chunk_grad(part, kind, w, dn, c, ybound):
     return out
 
 
+def _nbytes(part):
+    return sum(a.nbytes for a in part if a is not None)
+
+
+def _identity(part):
+    return part
+
+
 # -- schedulers ----------------------------------------------------------------------------
 
 
@@ -202,8 +210,10 @@ class _Distributed:
         self.client = client
         self.owned = owned
 
-    def persist(self, tasks):
-        return self.client.compute(tasks)
+    def persist(self, tasks, rows):
+        parts = self.client.compute(tasks)
+        self.client.gather(self.client.map(_nbytes, parts, pure=False))  # wait for the parts
+        return balance(self.client, parts, rows)
 
     def map(self, fn, parts, **kwargs):
         return self.client.gather(self.client.map(fn, parts, pure=False, **kwargs))
@@ -216,7 +226,7 @@ class _Distributed:
 class _Local:
     """Dask's local scheduler (threads unless configured otherwise): chunks persisted in process."""
 
-    def persist(self, tasks):
+    def persist(self, tasks, rows):
         import dask
 
         return list(dask.persist(*tasks))
@@ -228,6 +238,40 @@ class _Local:
 
     def close(self):
         pass
+
+
+def balance(client, parts, rows, slack=1.1):
+    """Spread the prepared chunks over the workers in proportion to their threads.
+
+    Every step waits for the busiest worker, and a step's tasks run where
+    their chunk lives, so chunks piled on a few workers (as a rechunk or a
+    persist can leave them) would serialise the step.  Chunks stay where they
+    are as long as their worker's share of rows stays within ``slack`` of
+    its fair share; the others (largest first) move, once, to the worker
+    with the least rows per thread.  Returns the futures to use.
+    """
+    nthreads = client.nthreads()
+    if len(nthreads) < 2:
+        return parts
+    holder = {k: ws[0] for k, ws in client.who_has(parts).items() if ws}
+    total_threads = sum(nthreads.values())
+    fair = {w: slack * sum(rows) * t / total_threads for w, t in nthreads.items()}
+    load = dict.fromkeys(nthreads, 0)
+    out = list(parts)
+    for i in sorted(range(len(parts)), key=lambda i: -rows[i]):
+        here = holder.get(parts[i].key)
+        if here in load and load[here] + rows[i] <= fair[here]:
+            load[here] += rows[i]
+            continue
+        target = min(load, key=lambda w: (load[w] + rows[i]) / nthreads[w])
+        load[target] += rows[i]
+        if target != here:
+            out[i] = client.submit(_identity, parts[i], workers=[target], allow_other_workers=False,
+                                   pure=False)
+    moved = [f for f, p in zip(out, parts) if f is not p]
+    if moved:
+        client.gather(client.map(_nbytes, moved, pure=False))
+    return out
 
 
 def _scheduler(client):
@@ -279,7 +323,7 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bo
 
     sched = _scheduler(client)
     try:
-        parts = sched.persist(tasks)
+        parts = sched.persist(tasks, [X.chunks[0][k] for k in keep])
         flags = sched.map(_chunk_finite, parts)
         if not all(fx for fx, _ in flags):
             raise ValueError("X must contain only finite values (found NaN or inf)")

@@ -139,9 +139,43 @@ def test_scheduler_address(client):
 
 
 def test_default_client(client):
+    """client=None inside ``client.as_current()`` (or with a default Client) runs on the cluster."""
     X, y = make_data()
+    C = fe.L2Ball(3.0, D)
+    kw = dict(epsilon=1.0, delta=1e-6, steps=10, data_norm=1.0, clip=0.6)
+    ref = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, random_state=2, **kw)
+    # get_worker() raises outside a worker: the chunks are prepared on the cluster
+    Xd = da.from_array(X, chunks=(500, D)).map_blocks(
+        lambda b: (distributed.get_worker(), b)[1], dtype=X.dtype, meta=np.empty((0, 0)))
     with client.as_current():
-        ref, got = run_both(X, y, 500, None, steps=10)
+        got = fe.noisy_pgd(fe.losses.Logistic(), Xd, y, C, random_state=2, **kw)
+    np.testing.assert_allclose(got.w, ref.w, rtol=0, atol=1e-10)
+    with pytest.raises(ValueError, match="No worker found"):  # the check has power
+        fe.noisy_pgd(fe.losses.Logistic(), Xd, y, C, random_state=2, **kw)
+
+
+def test_balance_spreads_chunks(client):
+    """Chunks piled on one worker are spread (each step waits for the busiest worker)."""
+    first = sorted(client.nthreads())[0]
+    rows = [400, 300, 300, 200, 100, 100]
+    parts = [client.submit(lambda r: (np.full((r, 2), float(r)), None, None), r,
+                           workers=[first], pure=False) for r in rows]
+    client.gather(parts)
+    balanced = _dask.balance(client, parts, rows)
+    where = {k: ws[0] for k, ws in client.who_has(balanced).items()}
+    load = {}
+    for f, r in zip(balanced, rows):
+        load[where[f.key]] = load.get(where[f.key], 0) + r
+    assert sorted(load.values()) == [700, 700]
+    assert [p[0][0, 0] for p in client.gather(balanced)] == rows  # same chunks, same order
+    again = _dask.balance(client, balanced, rows)  # balanced input: nothing moves
+    assert all(a is b for a, b in zip(again, balanced))
+    # and a fit on X persisted on one worker still matches the in-memory one
+    X, y = make_data()
+    Xd = client.persist(da.from_array(X, chunks=(400, D)), workers=[first])
+    ref, _ = run_both(X, y, 400, client, steps=10)
+    got = fe.noisy_pgd(fe.losses.Logistic(l2=1e-3), Xd, y, fe.L2Ball(3.0, D), 1.0, delta=1e-6,
+                       steps=10, data_norm=1.0, clip=0.6, random_state=3, client=client)
     np.testing.assert_allclose(got.w, ref.w, rtol=0, atol=1e-10)
 
 
