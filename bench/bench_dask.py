@@ -44,18 +44,10 @@ def fit(X, y, steps, client=None):
                         average=False, random_state=1, **kw)
 
 
-def per_iteration(X, y, steps, client=None, repeat=2):
-    """(seconds per iteration, one-off seconds), best of ``repeat``."""
-    t1 = ts = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fit(X, y, 1, client)
-        t1 = min(t1, time.perf_counter() - t)
-        t = time.perf_counter()
-        fit(X, y, 1 + steps, client)
-        ts = min(ts, time.perf_counter() - t)
-    it = (ts - t1) / steps
-    return it, t1 - it
+def timed(X, y, steps, client=None):
+    t = time.perf_counter()
+    fit(X, y, steps, client)
+    return time.perf_counter() - t
 
 
 def main(argv=None):
@@ -65,33 +57,40 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--chunks", type=int, nargs="+", default=[2, 4, 8, 16])
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=3)
     a = p.parse_args(argv)
-    n, d = a.n, a.d
-    print(f"n={n}, d={d}, float64, {a.steps} timed steps, clipped logistic, Laplace l2 noise")
+    n, d, S = a.n, a.d, a.steps
+    print(f"n={n}, d={d}, float64, clipped logistic, Laplace l2 noise; time per iteration = "
+          f"(t(1+{S} steps) - t(1 step))/{S}, each the best of {a.repeat} interleaved runs")
     with distributed.LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         X, y = make_X(n, d, n // max(a.chunks))
         X, y = client.persist([X, y])
-        with client.as_current():
-            distributed.wait([X, y])
         Xm, ym = client.compute([X, y], sync=True)  # the in-memory copy, for the reference
-        it, setup = per_iteration(Xm, ym, a.steps)
-        print(f"in memory (numpy, {fe.losses._available_cpus()} kernel threads): "
-              f"{it * 1e3:8.1f} ms/iteration   (one-off {setup * 1e3:.0f} ms)")
+        configs = [(f"in memory (numpy, {fe.losses._available_cpus()} kernel threads)", Xm, ym, None)]
         for k in a.chunks:
             Xk, yk = client.persist([X.rechunk((-(-n // k), d)), y.rechunk(-(-n // k))])
-            with client.as_current():
-                distributed.wait([Xk, yk])
-            it_k, setup_k = per_iteration(Xk, yk, a.steps, client)
-            print(f"dask, {a.workers} workers, {k:3d} chunks:        {it_k * 1e3:8.1f} ms/iteration"
-                  f"   (one-off {setup_k * 1e3:.0f} ms)   {it_k / it:5.2f}x in memory")
-            del Xk, yk
-        Xl = da.from_array(Xm, chunks=(-(-n // a.workers), d))
-        yl = da.from_array(ym, chunks=-(-n // a.workers))
-        it_l, setup_l = per_iteration(Xl, yl, a.steps)
-        print(f"dask local threaded scheduler, {a.workers} chunks: {it_l * 1e3:8.1f} ms/iteration"
-              f"   (one-off {setup_l * 1e3:.0f} ms)   {it_l / it:5.2f}x in memory")
+            configs.append((f"dask, {a.workers}-worker LocalCluster, {k:2d} chunks", Xk, yk, client))
+        k = a.workers
+        configs.append((f"dask, local threaded scheduler, {k:2d} chunks",
+                        da.from_array(Xm, chunks=(-(-n // k), d)), da.from_array(ym, chunks=-(-n // k)),
+                        None))
+        with client.as_current():
+            distributed.wait([c[1] for c in configs[1:-1]] + [c[2] for c in configs[1:-1]])
+        best = {name: [np.inf, np.inf] for name, *_ in configs}
+        for _ in range(a.repeat):
+            for name, Xc, yc, cl in configs:
+                b = best[name]
+                b[0] = min(b[0], timed(Xc, yc, 1, cl))
+                b[1] = min(b[1], timed(Xc, yc, 1 + S, cl))
+        ref = None
+        for name, *_ in configs:
+            t1, ts = best[name]
+            it = (ts - t1) / S
+            ref = it if ref is None else ref
+            print(f"{name:45s} {it * 1e3:7.1f} ms/iteration  ({it / ref:4.2f}x in memory; "
+                  f"one-off {max(t1 - it, 0) * 1e3:4.0f} ms)")
 
 
 # -- pytest-benchmark (small) ---------------------------------------------------------------
