@@ -29,8 +29,10 @@ Per iteration the network carries w to each task (d numbers per chunk) and
 the partial sums back (d numbers per chunk); X and its row norms are prepared
 once (C-contiguous, X's dtype, row norms for clipping) and stay in worker
 memory for the whole run: with a ``dask.distributed`` cluster as futures
-held by the client, with the local scheduler as persisted in-process arrays.
-They are released when the run returns.
+held by the client (spread over the workers in proportion to their threads,
+:func:`balance`, since every step waits for the busiest worker), with the
+local scheduler as persisted in-process arrays.  They are released when the
+run returns.
 
 Validation follows the in-memory path without pulling data to the client:
 shapes, dtypes and chunking are checked from the array's metadata; the

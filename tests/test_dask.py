@@ -303,7 +303,7 @@ def test_non_finite_data(client, where, value):
 
 
 def test_import_does_not_load_dask():
-    code = ("import sys, fasterm, fasterm.optimize, fasterm._linear; "
+    code = ("import sys, fasterm, fasterm.optimize, fasterm._linear, fasterm.linear_model; "
             "assert not any(m == 'dask' or m.startswith(('dask.', 'distributed')) "
             "for m in sys.modules), sorted(m for m in sys.modules if 'dask' in m)")
     subprocess.run([sys.executable, "-c", code], check=True)
