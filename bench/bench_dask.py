@@ -84,6 +84,16 @@ def main(argv=None):
                 b = best[name]
                 b[0] = min(b[0], timed(Xc, yc, 1, cl))
                 b[1] = min(b[1], timed(Xc, yc, 1 + S, cl))
+        # the scheduler's round trip alone: k trivial tasks, mapped and gathered
+        overhead = {}
+        for k in a.chunks:
+            small = client.scatter([np.zeros(d) for _ in range(k)])
+            runs = []
+            for _ in range(20):
+                t = time.perf_counter()
+                client.gather(client.map(np.sum, small, pure=False))
+                runs.append(time.perf_counter() - t)
+            overhead[k] = np.median(runs)
         ref = None
         for name, *_ in configs:
             t1, ts = best[name]
@@ -91,6 +101,8 @@ def main(argv=None):
             ref = it if ref is None else ref
             print(f"{name:45s} {it * 1e3:7.1f} ms/iteration  ({it / ref:4.2f}x in memory; "
                   f"one-off {max(t1 - it, 0) * 1e3:4.0f} ms)")
+        for k, t in overhead.items():
+            print(f"round trip of {k:2d} trivial tasks on the cluster (median of 20): {t * 1e3:5.1f} ms")
 
 
 # -- pytest-benchmark (small) ---------------------------------------------------------------
