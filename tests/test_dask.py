@@ -100,7 +100,7 @@ def test_regression_last_iterate_default_steps(client):
     X, _ = make_data()
     y = 3.0 * X[:, 0] + np.random.default_rng(5).standard_normal(N)  # |y| often > bound
     loss = fe.losses.Squared(label_bound=1.0, l2=1e-2)
-    kw = dict(epsilon=2.0, delta=1e-6, data_norm=1.0, clip=None, steps=None, max_steps=60,
+    kw = dict(epsilon=2.0, delta=1e-6, data_norm=1.0, clip=None, steps=None, max_steps=30,
               average=False, noise="laplace", calibration="l2", label_bound=1.0)
     C = fe.L2Ball(3.0, D)
     ref = fe.noisy_pgd(loss, X, y, C, random_state=7, **kw)
