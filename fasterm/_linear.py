@@ -63,6 +63,7 @@ import math
 
 import numpy as np
 
+from . import _dask
 from . import losses as _losses_mod
 from .constraints import L2Ball
 from .optimize import noisy_pgd
@@ -115,7 +116,12 @@ def _clip_rows(X, data_norm):
 
 
 def design(X, data_norm, fit_intercept, intercept_scaling):
-    """Rows clipped to ``data_norm``, with the constant column appended if asked."""
+    """Rows clipped to ``data_norm``, with the constant column appended if asked.
+
+    A dask X gets the same, chunk by chunk and lazily (:func:`fasterm._dask.design`).
+    """
+    if _dask.is_dask_collection(X):
+        return _dask.design(X, data_norm, fit_intercept, intercept_scaling)
     if not fit_intercept:
         return X  # the kernels clip rows to data_norm on the fly
     n, d = X.shape
@@ -163,6 +169,9 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
         if resolve_secure(secure):
             raise ValueError("secure=True needs method='noisy_pgd' (the exponential-mechanism "
                              "sampler has no floating-point-safe mode)")
+        if _dask.is_dask_collection(X):
+            raise ValueError("method='expmech' needs X in memory; dask arrays are fitted with "
+                             "method='noisy_pgd'")
         if not has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")

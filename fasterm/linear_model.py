@@ -48,7 +48,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _linear
+from . import _dask, _linear
 from .secure import resolve as resolve_secure
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
@@ -124,6 +124,25 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")
 
+    def _validate_dask(self, X, y):
+        """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
+
+        X stays chunked (the fit runs on the cluster); y must be a numeric 1-d
+        array of n entries (dask or numpy), returned as a dask array in X's row
+        chunks with its dtype unchanged.
+        """
+        if self.method != "noisy_pgd":
+            raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
+                             "with method='noisy_pgd'")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X, _ = _dask.check_X_y(X, None)
+        y = _dask.check_y(y, X)
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return X, y
+
     def _fit_linear(self, X, y):
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
@@ -184,7 +203,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         is sensitive.  Rows with ‖x‖ > ``data_norm`` are clipped to it.
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=_FLOATS)
+        chunked = _dask.is_dask_collection(X)
+        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS)
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
@@ -195,8 +215,12 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
             return self
-        check_classification_targets(y)
-        classes = np.unique(y)
+        if chunked:  # the label set only comes to the client, never y itself
+            classes = _dask.unique(y)
+            check_classification_targets(classes)
+        else:
+            check_classification_targets(y)
+            classes = np.unique(y)
         if classes.shape[0] > 2:
             raise ValueError(
                 f"Only binary classification is supported; y has {classes.shape[0]} classes. "
@@ -385,8 +409,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         are clipped to the bounds.
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
-        coef, intercept = self._fit_linear(X, np.asarray(y, dtype=X.dtype))
+        if _dask.is_dask_collection(X):
+            X, y = self._validate_dask(X, y)
+            y = y.astype(X.dtype)
+        else:
+            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
+            y = np.asarray(y, dtype=X.dtype)
+        coef, intercept = self._fit_linear(X, y)
         self.coef_ = coef
         self.intercept_ = intercept
         return self

@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _losses, _noise, accounting
+from . import _dask, _losses, _noise, accounting
 from . import secure as _secure
 from . import constraints as _constraints
 from . import losses as _losses_mod
@@ -176,27 +176,39 @@ def _finish(constraint, w, acc, steps, dtype):
 def _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
                 noise, scale, rng):
     """The PGD loop in numpy: the fallback for sets without a compiled
-    projection, and the reference the compiled loop is tested against.
-
-    Per step: g = grad_sum/n (+ l2·w) (+ h_t);  w ← Π_C(w − η g), in X's dtype.
-    """
-    n, d = X.shape
+    projection, and the reference the compiled loop is tested against."""
     kind = loss._kind
+
+    def grad_sum(w, out):
+        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt)
+
+    return _steps_python(grad_sum, X.shape[0], w, constraint, steps, lr, average, float(loss.l2),
+                         noise, scale, rng)
+
+
+def _steps_python(grad_sum, n, w, constraint, steps, lr, average, reg, noise, scale, rng):
+    """T steps around a gradient-sum callable ``grad_sum(w, out)`` (out ← Σ_i ∇ℓ_i(w)).
+
+    Per step, in w's dtype: g = Σ/n (+ reg·w) (+ h_t);  w ← Π_C(w + (−η)·g),
+    h_t the next d draws of the sampler — the arithmetic of the compiled loop.
+    Used by :func:`_run_python` and by the dask path (the sum is then a
+    map-reduce over the chunks).
+    """
+    d, dtype = w.shape[0], w.dtype
     acc = np.zeros(d, dtype=np.float64) if average else None
-    grad = np.empty(d, dtype=X.dtype)
-    step = np.empty(d, dtype=X.dtype)
-    reg = float(loss.l2)
+    grad = np.empty(d, dtype=dtype)
+    step = np.empty(d, dtype=dtype)
     inv_n = 1.0 / n
     fill = None
     if noise is not None:
         fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
         bitgen = rng.bit_generator
-        noise_row = np.empty(d, dtype=X.dtype)
+        noise_row = np.empty(d, dtype=dtype)
     project = constraint._project
     for _ in range(steps):
         if average:
             acc += w  # Theorems 1/2 bound the average of the points where gradients are taken
-        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, grad, nt)
+        grad_sum(w, grad)
         grad *= inv_n
         if reg:
             np.multiply(w, reg, out=step)
@@ -207,7 +219,7 @@ def _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, no
         np.multiply(grad, -lr, out=step)
         step += w
         project(step, w)
-    return _finish(constraint, w, acc, steps, X.dtype)
+    return _finish(constraint, w, acc, steps, dtype)
 
 
 def _run_secure(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound,
@@ -340,7 +352,7 @@ def _clear_calibration_caches():
 def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="laplace",
               calibration="l2", data_norm=None, clip=None, random_state=None, *,
               label_bound=None, lr=None, average=True, max_steps=1000, secure=None,
-              granularity=None):
+              granularity=None, client=None):
     """Differentially private projected gradient descent (Stemmer lecture 10).
 
     Parameters
@@ -371,6 +383,14 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
         grid spacing γ (a power of two; default from Δ₂ and d,
         :func:`fasterm.secure.default_granularity`); ``info["secure"]`` holds
         the calibration.
+    client : where a ``dask.array`` X runs (``pip install "fasterm[dask]"``): a
+        ``dask.distributed.Client``, a scheduler address such as
+        ``"tcp://host:8786"``, or None for the default client if one is
+        running and dask's local scheduler otherwise.  Unused for numpy X.
+        X must be chunked along rows; each step maps the compiled gradient
+        sum over the chunks on the workers and adds the noise once at the
+        client (:mod:`fasterm._dask`), so the result, the noise stream and
+        the privacy spent are those of the in-memory call.
 
     Returns an :class:`OptimizeResult` with the (ε, δ) spent, the noise
     scale, T, η, Δ₂, E‖h‖² and Theorem 2's bound.
@@ -402,7 +422,13 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
             raise ValueError("granularity is only used in secure mode (secure=True)")
         granularity = _secure.check_granularity(granularity)
     rng = _secure.secure_rng(random_state) if sec else check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    client = _dask.check_client(client)
+    # A dask X is checked from its metadata: check_X_y would pull it to the client.
+    chunked = _dask.is_dask_collection(X)
+    if chunked and sec:
+        raise ValueError("secure=True needs X in memory (the secure loop does not run on dask "
+                         "arrays); compute X first or use secure=False")
+    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -434,8 +460,9 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
         w = _run_secure(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
                         label_bound=label_bound, cal=cal, rng=rng)
     else:
-        w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-                 label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+        run = functools.partial(_dask.run, client=client) if chunked else _run
+        w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+                label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
     bound = surrogate_bound = None
     if average and lr > 0:
