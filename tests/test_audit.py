@@ -68,14 +68,16 @@ def _randomized_response(p_keep, bit, size, rng):
 
 def test_auditor_is_valid_and_tight_on_randomized_response():
     # Exact ε known: log(0.8/0.2) = log 4.  Over 40 independent audits the
-    # bound must hold (≥ 90% each; we allow no failure at this margin) and
-    # come close to the truth with 2e5 runs.
+    # bound holds at least as often as its 90% confidence promises (Clopper–
+    # Pearson is conservative: here it never fails), and with 2e5 runs it
+    # comes within 0.05 of the truth.
     true_eps = math.log(4.0)
     rng = np.random.default_rng(1)
-    lbs = [epsilon_lower_bound(_randomized_response(0.8, 1, 200_000, rng),
-                               _randomized_response(0.8, 0, 200_000, rng)).epsilon_lb for _ in range(40)]
-    assert max(lbs) <= true_eps
-    assert min(lbs) > true_eps - 0.05
+    lbs = np.array([epsilon_lower_bound(_randomized_response(0.8, 1, 200_000, rng),
+                                        _randomized_response(0.8, 0, 200_000, rng)).epsilon_lb
+                    for _ in range(40)])
+    assert np.mean(lbs > true_eps) <= 0.10
+    assert lbs.min() > true_eps - 0.05
 
 
 def test_auditor_multiple_comparisons_are_controlled():
