@@ -175,7 +175,11 @@ def private_pac_learner_from_callables(hypotheses, X, y, epsilon, random_state=N
     Returns ``(index, hypothesis)``.  Each f is applied to the whole X (n rows)
     and must return n labels.
     """
-    hyps = list(hypotheses)
+    try:
+        hyps = list(hypotheses)
+    except TypeError:
+        raise TypeError(f"hypotheses must be a non-empty sequence of callables, got {type(hypotheses).__name__}") \
+            from None
     if not hyps or not all(callable(f) for f in hyps):
         raise TypeError("hypotheses must be a non-empty sequence of callables")
     X = np.asarray(X)
