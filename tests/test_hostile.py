@@ -647,7 +647,7 @@ def _hostile_array(draw, ndim, like):
 
 
 @pytest.mark.parametrize("name", sorted(_ARRAY_PARAMS))
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_hypothesis_hostile_arrays(name, data):
     entry = ENTRIES[name]
@@ -663,7 +663,7 @@ _SCALAR_ENTRIES = [(n, p) for n, e in sorted(ENTRIES.items()) for p in e.params
 
 
 @pytest.mark.parametrize("name,param", _SCALAR_ENTRIES)
-@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**70, 2**70),
                        st.sampled_from([3.5, -0.0, 1e-320, 1e308, True, "1", 1j, None])))
 def test_hypothesis_hostile_scalars(name, param, value):
