@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_delta, check_epsilon, check_positive, check_scalar
+from ._validation import check_delta, check_derived, check_epsilon, check_positive, check_scalar, derived_from
 
 __all__ = [
     "BudgetAccountant",
@@ -84,12 +84,16 @@ def basic_composition(epsilons, deltas=None) -> tuple[float, float]:
         dels = [check_scalar(d, "deltas", low=0.0, high=1.0) for d in _as_list(deltas, "deltas")]
         if len(dels) != len(eps):
             raise ValueError(f"deltas has {len(dels)} entries but epsilons has {len(eps)}")
-    return math.fsum(eps), min(1.0, math.fsum(dels))
+    with derived_from("epsilons"):
+        total = math.fsum(eps)
+    if not math.isfinite(total):
+        raise ValueError(f"epsilons are outside the usable floating-point range: their sum is {total}")
+    return total, min(1.0, math.fsum(dels))
 
 
 def _advanced_eps(eps0: float, k: float, delta_prime: float) -> float:
     try:
-        return math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps0 + k * eps0 * math.expm1(eps0)
+        return math.sqrt(2.0 * k * -math.log(delta_prime)) * eps0 + k * eps0 * math.expm1(eps0)
     except OverflowError:  # e^{ε₀} beyond a double: the bound is vacuous
         return math.inf
 
@@ -105,12 +109,16 @@ def advanced_composition(epsilon, delta, k, delta_prime) -> tuple[float, float]:
     d0 = check_scalar(delta, "delta", low=0.0, high=1.0)
     k = check_scalar(k, "k", low=1, integer=True)
     dp = check_scalar(delta_prime, "delta_prime", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-    return _advanced_eps(eps0, k, dp), min(1.0, k * d0 + dp)
+    eps = _advanced_eps(eps0, k, dp)
+    if not math.isfinite(eps):
+        raise ValueError(f"epsilon={eps0} and k={k} are outside the usable floating-point range: "
+                         "the composed epsilon overflows")
+    return eps, min(1.0, k * d0 + dp)
 
 
 def _heterogeneous_eps(eps_list, delta_prime: float) -> float:
     sq = math.fsum(e * e for e in eps_list)
-    return math.sqrt(2.0 * math.log(1.0 / delta_prime) * sq) + math.fsum(e * math.expm1(e) for e in eps_list)
+    return math.sqrt(2.0 * -math.log(delta_prime) * sq) + math.fsum(e * math.expm1(e) for e in eps_list)
 
 
 def heterogeneous_composition(epsilons, delta_prime, deltas=None) -> tuple[float, float]:
@@ -129,7 +137,11 @@ def heterogeneous_composition(epsilons, delta_prime, deltas=None) -> tuple[float
         if len(dels) != len(eps):
             raise ValueError(f"deltas has {len(dels)} entries but epsilons has {len(eps)}")
         dsum = math.fsum(dels)
-    return _heterogeneous_eps(eps, dp), min(1.0, dsum + dp)
+    with derived_from("epsilons"):
+        total = _heterogeneous_eps(eps, dp)
+    if not math.isfinite(total):
+        raise ValueError("epsilons are outside the usable floating-point range: the composed epsilon overflows")
+    return total, min(1.0, dsum + dp)
 
 
 # ---------------------------------------------------------------------------
@@ -233,7 +245,10 @@ def calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon) -> float:
     """
     sens, dim, steps, eps = _check_calibration_inputs(l2_sensitivity, dim, steps, epsilon)
     root_d = math.sqrt(dim)
-    return _round_scale_up(steps * root_d * sens / eps, lambda b: steps * (root_d * sens / b), eps)
+    with derived_from("l2_sensitivity, dim, steps and epsilon"):
+        b = check_derived(steps * root_d * sens / eps, "the Laplace scale b",
+                          "l2_sensitivity, dim, steps and epsilon")
+        return _round_scale_up(b, lambda b: steps * (root_d * sens / b), eps)
 
 
 def calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta) -> tuple[float, float]:
@@ -250,9 +265,11 @@ def calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta) -> 
     if delta == 0.0:
         raise ValueError("delta must be > 0 for calibration='coordinate' (advanced composition)")
     k = steps * dim
-    eps0 = _solve_increasing(lambda e0: _advanced_eps(e0, k, delta), eps, 1e-3 * eps / k, eps)
-    b = _round_scale_up(sens / eps0, lambda b: _advanced_eps(sens / b, k, delta), eps)
-    return b, sens / b
+    with derived_from("l2_sensitivity, dim, steps, epsilon and delta"):
+        eps0 = _solve_increasing(lambda e0: _advanced_eps(e0, k, delta), eps, 1e-3 * eps / k, eps)
+        b = check_derived(sens / eps0, "the Laplace scale b", "l2_sensitivity, dim, steps, epsilon and delta")
+        b = _round_scale_up(b, lambda b: _advanced_eps(sens / b, k, delta), eps)
+        return b, check_derived(sens / b, "epsilon per coordinate", "l2_sensitivity, dim, steps, epsilon and delta")
 
 
 def laplace_l2_epsilon(scale, l2_sensitivity, dim, steps, delta) -> float:
@@ -271,12 +288,13 @@ def laplace_l2_epsilon(scale, l2_sensitivity, dim, steps, delta) -> float:
     dim = check_scalar(dim, "dim", low=1, integer=True)
     steps = check_scalar(steps, "steps", low=1, integer=True)
     delta = check_delta(delta)
-    s = sens / b
-    basic = steps * math.sqrt(dim) * s
+    s = check_derived(sens / b, "l2_sensitivity / scale", "scale and l2_sensitivity")
+    basic = check_derived(steps * math.sqrt(dim) * s, "the basic-composition epsilon",
+                          "scale, l2_sensitivity, dim and steps")
     if delta == 0.0:
         return basic
     try:
-        adv = math.sqrt(2.0 * steps * math.log(1.0 / delta)) * s + steps * s * math.expm1(s)
+        adv = math.sqrt(2.0 * steps * -math.log(delta)) * s + steps * s * math.expm1(s)
     except OverflowError:  # e^s beyond a double: only the basic bound is finite
         adv = math.inf
     return min(basic, adv)
@@ -290,12 +308,17 @@ def calibrate_laplace_l2(l2_sensitivity, dim, steps, epsilon, delta) -> float:
     """
     sens, dim, steps, eps = _check_calibration_inputs(l2_sensitivity, dim, steps, epsilon)
     delta = check_delta(delta)
-    s1 = eps / (steps * math.sqrt(dim))
-    if delta == 0.0:
-        return _round_scale_up(sens / s1, lambda b: laplace_l2_epsilon(b, sens, dim, steps, 0.0), eps)
-    root = math.sqrt(2.0 * steps * math.log(1.0 / delta))
-    s2 = _solve_increasing(lambda s: root * s + steps * s * math.expm1(s), eps, 1e-3 * eps / (root + steps), eps)
-    return _round_scale_up(sens / max(s1, s2), lambda b: laplace_l2_epsilon(b, sens, dim, steps, delta), eps)
+    names = "l2_sensitivity, dim, steps, epsilon and delta"
+    with derived_from(names):
+        s1 = eps / (steps * math.sqrt(dim))
+        if delta == 0.0:
+            b = check_derived(sens / s1, "the Laplace scale b", names)
+            return _round_scale_up(b, lambda b: laplace_l2_epsilon(b, sens, dim, steps, 0.0), eps)
+        root = math.sqrt(2.0 * steps * -math.log(delta))
+        s2 = _solve_increasing(lambda s: root * s + steps * s * math.expm1(s), eps, 1e-3 * eps / (root + steps),
+                               eps)
+        b = check_derived(sens / max(s1, s2), "the Laplace scale b", names)
+        return _round_scale_up(b, lambda b: laplace_l2_epsilon(b, sens, dim, steps, delta), eps)
 
 
 # ---------------------------------------------------------------------------
@@ -408,6 +431,8 @@ def gaussian_epsilon(mu, delta) -> float:
 def _gaussian_epsilon(mu: float, delta: float) -> float:
     if _gaussian_delta_upper(mu, 0.0) <= delta:
         return 0.0
+    if not mu * mu < 1e300:
+        raise ValueError(f"mu={mu} is outside the usable floating-point range (no finite epsilon)")
     # -δ(ε) is increasing in ε; take the side where δ(ε) ≤ δ, with the error bound.
     return _solve_increasing(lambda e: -_gaussian_delta_upper(mu, e), -delta, 1e-12,
                              max(1.0, mu * mu + 2 * mu), upper=True)
@@ -453,7 +478,9 @@ def _calibrate_gaussian(sens: float, steps: int, eps: float, delta: float) -> fl
     mu = gaussian_mu(eps, delta)
     eps = min(eps, GAUSSIAN_EPSILON_CAP)
     root_t = math.sqrt(steps)
-    sigma = root_t * sens / mu
+    sigma = check_derived(root_t * sens / mu, "sigma", "l2_sensitivity, steps, epsilon and delta")
+    if not math.isfinite(root_t * sens):
+        raise ValueError("l2_sensitivity and steps are outside the usable floating-point range")
     for _ in range(1000):
         if _gaussian_delta_upper(root_t * sens / sigma, eps) <= delta:
             break

@@ -36,12 +36,12 @@ def _value(value):
     return arr, scalar
 
 
-def _release(arr, scalar, sampler, scale, rng):
+def _release(arr, scalar, sampler, scale, rng, params="sensitivity and epsilon"):
     # Data-independent check: a noise scale this large would overflow the
     # value's dtype (silently, to ±inf) for most draws.
     if not (math.isfinite(scale) and scale * 64.0 < float(np.finfo(arr.dtype).max)):
         raise ValueError(
-            f"the calibrated noise scale {scale:g} (from sensitivity and epsilon) is too large for "
+            f"the calibrated noise scale {scale:g} (from {params}) is too large for "
             f"{arr.dtype} values: increase epsilon or release a float64 value")
     noisy = sampler(arr.shape, scale, random_state=rng, dtype=arr.dtype)
     noisy += arr
@@ -105,7 +105,7 @@ def laplace_l2(value, l2_sensitivity, epsilon, delta, random_state=None, *, secu
         return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     b = accounting.calibrate_laplace_l2(sens, max(arr.size, 1), 1, eps, delta)
-    return _release(arr, scalar, noise.laplace, b, rng)
+    return _release(arr, scalar, noise.laplace, b, rng, "l2_sensitivity and epsilon")
 
 
 def gaussian(value, l2_sensitivity, epsilon, delta, random_state=None, *, secure=None,
@@ -130,7 +130,7 @@ def gaussian(value, l2_sensitivity, epsilon, delta, random_state=None, *, secure
         return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     sigma = accounting.calibrate_gaussian(sens, 1, eps, delta)
-    return _release(arr, scalar, noise.gaussian, sigma, rng)
+    return _release(arr, scalar, noise.gaussian, sigma, rng, "l2_sensitivity, epsilon and delta")
 
 
 def _score_min(scores: np.ndarray) -> float:

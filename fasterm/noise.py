@@ -45,7 +45,7 @@ import numpy as np
 
 from . import _exact, _noise
 from ._exact import OSRandom
-from ._validation import check_out, check_random_state, check_scalar
+from ._validation import check_out, check_random_state, check_scalar, check_size
 
 __all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom"]
 
@@ -59,21 +59,23 @@ def _prepare(size, scale, dtype, out, random_state):
         if out.dtype not in (np.float32, np.float64):
             raise TypeError(f"out must be float32 or float64, got {out.dtype}")
         out = check_out(out, "out", out.shape, out.dtype)
-        if size is not None and np.shape(np.empty(size, dtype=np.int8)) != out.shape:
+        if size is not None and check_size(size) != out.shape:
             raise ValueError(f"size {size} does not match out.shape {out.shape}")
     else:
         if size is None:
             raise ValueError("size must be given when out is None")
-        dt = np.dtype(dtype)
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
         if dt not in (np.float32, np.float64):
             raise TypeError(f"dtype must be float32 or float64, got {dt}")
-        try:
-            shape = tuple(int(s) for s in np.atleast_1d(np.asarray(size, dtype=np.int64)))
-        except (TypeError, ValueError, OverflowError):
-            raise TypeError(f"size must be an int or a tuple of ints, got {size!r}") from None
-        if any(s < 0 for s in shape):
-            raise ValueError(f"size must be non-negative, got {size!r}")
-        out = np.empty(shape if np.ndim(size) else shape[0], dtype=dt)
+        out = np.empty(check_size(size), dtype=dt)
+    # The largest draw of either sampler is below 64 scales (an exponential
+    # from a 53-bit uniform is at most ~45; the normal ziggurat's tail is
+    # smaller): beyond max/64 a draw could overflow to ±inf.
+    if not scale * 64.0 < float(np.finfo(out.dtype).max):
+        raise ValueError(f"scale={scale:g} is too large for {out.dtype} draws (must be < max/64)")
     return out, scale, rng
 
 

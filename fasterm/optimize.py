@@ -73,17 +73,20 @@ from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._validation import (
     check_delta,
+    check_derived,
     check_epsilon,
     check_positive,
     check_random_state,
     check_scalar,
     check_X_y,
+    derived_from,
 )
 
 __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
 _NOISES = ("laplace", "gaussian")
 _CALIBRATIONS = ("pure", "coordinate", "l2")
+_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound and steps"
 
 
 @dataclass
@@ -272,6 +275,10 @@ def pgd(loss, X, y, constraint, steps, lr=None, average=True):
     R = float(constraint.diameter)
     if lr is None:
         lr = R / (G * math.sqrt(steps)) if G > 0 and R > 0 else 0.0
+        # Near-zero data make G tiny and η huge: cap η where -η still fits X's
+        # dtype (float32: 1.8e19), or 0·(-inf) = NaN in the step.  Theorem 1's
+        # bound below is computed for the η actually used.
+        lr = min(lr, math.sqrt(float(np.finfo(X.dtype).max)))
     else:
         lr = check_positive(lr, "lr")
     w = _run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None)
@@ -441,17 +448,21 @@ def noisy_pgd(loss, X, y, constraint, epsilon, delta=0.0, steps=None, noise="lap
     # surrogate (module docstring): its constant sets the default T and η.
     G_bound = G_priv + _reg_lipschitz(loss, constraint)
 
-    if steps is None:
-        steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
-    cal, bias = None, 0.0
-    if sec:
-        cal = _secure.calibrate(noise, calibration, sens, d, steps, eps, delta, granularity)
-        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
-        bias = cal.bias_norm(d)
-    else:
-        scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
-    if lr is None:
-        lr = _bound_for(R, G_bound + bias, noise_sq, steps)[1] if R > 0 else 0.0
+    with derived_from(_USER_SCALES):  # absurd bounds: name the caller's parameters
+        if steps is None:
+            steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
+        cal, bias = None, 0.0
+        if sec:
+            cal = _secure.calibrate(noise, calibration, sens, d, steps, eps, delta, granularity)
+            scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
+            bias = cal.bias_norm(d)
+        else:
+            scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+        if lr is None:
+            lr = _bound_for(R, G_bound + bias, noise_sq, steps)[1] if R > 0 else 0.0
+        # One step moves w by at most lr·(G + ‖h‖), ‖h‖ < 64·scale·√d (noise.py): keep it finite.
+        check_derived(1.0 + lr * (G_bound + bias + 64.0 * scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
 
     # Clip per-example gradients at G_priv even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
