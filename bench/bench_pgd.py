@@ -63,3 +63,31 @@ def test_fasterm_noisy_pgd_float32(benchmark, data):
     C = fe.L2Ball(RADIUS, D)
     benchmark(fe.noisy_pgd, fe.losses.Logistic(), X32, y32, C, 1.0, delta=1e-6, steps=STEPS,
               clip=CLIP, data_norm=1e6, lr=LR, average=False, random_state=1)
+
+
+# A small problem (the breast-cancer training set's shape, 398 × 31 with the intercept
+# column), where the per-step cost is dominated by everything but the pass over X: this
+# is what the compiled loop (one call for all T steps) is for.
+SMALL_N, SMALL_D, SMALL_STEPS = 398, 31, 100
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((SMALL_N, SMALL_D)) / np.sqrt(SMALL_D)
+    y = np.where(rng.random(SMALL_N) < 0.5, -1.0, 1.0)
+    return X, y
+
+
+@pytest.mark.benchmark(group=f"noisy-pgd-{SMALL_STEPS}-steps-n398-d31")
+def test_numpy_noisy_pgd_small(benchmark, small):
+    X, y = small
+    benchmark(numpy_noisy_pgd, X, y, np.random.default_rng(1), SMALL_STEPS)
+
+
+@pytest.mark.benchmark(group=f"noisy-pgd-{SMALL_STEPS}-steps-n398-d31")
+def test_fasterm_noisy_pgd_small(benchmark, small):
+    X, y = small
+    C = fe.L2Ball(RADIUS, SMALL_D)
+    benchmark(fe.noisy_pgd, fe.losses.Logistic(), X, y, C, 1.0, delta=1e-6, steps=SMALL_STEPS,
+              clip=CLIP, data_norm=1e6, lr=LR, average=False, random_state=1)

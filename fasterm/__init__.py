@@ -6,10 +6,11 @@ every constant.
 
 from typing import TYPE_CHECKING, Any
 
-from . import accounting, datasets, learning, losses, mechanisms, noise, online
+from . import accounting, datasets, learning, losses, mechanisms, noise, online, secure
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm
 from .optimize import OptimizeResult, noisy_pgd, pgd
+from .secure import secure_mode, set_secure
 from .univariate import mean, median, quantile
 from ._buildinfo import show_config
 # Written by CMake at build time from [project] version in pyproject.toml.
@@ -18,7 +19,8 @@ from ._config import version as __version__
 __all__ = [
     "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
     "OptimizeResult", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
-    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "show_config", "__version__",
+    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "secure", "secure_mode",
+    "set_secure", "show_config", "__version__",
 ]
 
 # The scikit-learn estimators load on first use, so that `import fasterm`

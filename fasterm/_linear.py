@@ -63,9 +63,11 @@ import math
 
 import numpy as np
 
+from . import _dask
 from . import losses as _losses_mod
 from .constraints import L2Ball
 from .optimize import noisy_pgd
+from .secure import resolve as resolve_secure
 
 __all__ = ["KINDS", "auto_clip", "fit_linear"]
 
@@ -114,7 +116,12 @@ def _clip_rows(X, data_norm):
 
 
 def design(X, data_norm, fit_intercept, intercept_scaling):
-    """Rows clipped to ``data_norm``, with the constant column appended if asked."""
+    """Rows clipped to ``data_norm``, with the constant column appended if asked.
+
+    A dask X gets the same, chunk by chunk and lazily (:func:`fasterm._dask.design`).
+    """
+    if _dask.is_dask_collection(X):
+        return _dask.design(X, data_norm, fit_intercept, intercept_scaling)
     if not fit_intercept:
         return X  # the kernels clip rows to data_norm on the fly
     n, d = X.shape
@@ -144,7 +151,7 @@ def has_expmech() -> bool:
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None):
+               random_state, label_bound=None, secure=None):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -159,6 +166,12 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
     ball = L2Ball(radius, A.shape[1])
     if method == "expmech":
+        if resolve_secure(secure):
+            raise ValueError("secure=True needs method='noisy_pgd' (the exponential-mechanism "
+                             "sampler has no floating-point-safe mode)")
+        if _dask.is_dask_collection(X):
+            raise ValueError("method='expmech' needs X in memory; dask arrays are fitted with "
+                             "method='noisy_pgd'")
         if not has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")
@@ -169,7 +182,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
         result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
                            calibration=calibration, data_norm=dn, clip=c,
                            random_state=random_state, label_bound=label_bound,
-                           max_steps=max_steps)
+                           max_steps=max_steps, secure=secure)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

@@ -42,3 +42,35 @@ def grad_matrix(
     n_threads: int = 1,
 ) -> None: ...
 def row_norms(X: npt.NDArray[np.floating], out: npt.NDArray[np.float64], n_threads: int = 1) -> None: ...
+
+# pgd_loop: the whole (noisy) PGD loop in compiled code (fasterm.optimize).
+NOISE_NONE: int
+NOISE_LAPLACE: int
+NOISE_GAUSSIAN: int
+SET_L2_BALL: int
+SET_BOX: int
+SET_SIMPLEX: int
+SET_L1_BALL: int
+
+def pgd_loop(
+    kind: int,
+    X: npt.NDArray[np.floating],
+    y: npt.NDArray[np.floating] | None,
+    norms: npt.NDArray[np.float64] | None,
+    data_norm: float,
+    clip: float,
+    label_bound: float,
+    w: npt.NDArray[np.floating],
+    steps: int,
+    lr: float,
+    reg: float,
+    noise: int,
+    scale: float,
+    bit_generator: np.random.BitGenerator | None,
+    set_kind: int,
+    set_param: float,
+    set_a: npt.NDArray[np.floating] | None,
+    set_b: npt.NDArray[np.floating] | None,
+    acc: npt.NDArray[np.float64] | None,
+    n_threads: int = 1,
+) -> None: ...

@@ -21,12 +21,16 @@ __all__ = [
     "check_array",
     "check_bounds",
     "check_delta",
+    "check_derived",
     "check_epsilon",
     "check_out",
     "check_positive",
     "check_random_state",
+    "check_row_norms",
     "check_scalar",
+    "check_size",
     "check_X_y",
+    "derived_from",
     "result_dtype",
 ]
 
@@ -56,16 +60,27 @@ def check_scalar(
     and ``ValueError`` for NaN, infinities (unless ``allow_inf``) and values
     outside ``[low, high]`` (open ends when the ``*_inclusive`` flags are off).
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if integer:
+    t = type(value)
+    if integer and t is int:
+        pass  # fast path: a plain Python int
+    elif not integer and t is float:
+        pass  # fast path: a plain Python float
+    elif integer:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
             raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
         value = int(value)
     else:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
         if not _is_real_scalar(value):
             raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond the double range
+            raise ValueError(f"{name} is too large for a float, got {value}") from None
+    if not integer:
         if math.isnan(value):
             raise ValueError(f"{name} must not be NaN")
         if math.isinf(value) and not allow_inf:
@@ -161,18 +176,23 @@ def check_array(
     """
     if a is None:
         raise TypeError(f"{name} must be an array, got None")
-    arr = np.asarray(a) if not isinstance(a, np.ndarray) else a
+    try:
+        arr = np.asarray(a) if not isinstance(a, np.ndarray) else a
+    except (ValueError, TypeError) as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular array of numbers: {exc}") from None
     kind = arr.dtype.kind
     if kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    # The number of dimensions is checked before the conversion:
+    # np.ascontiguousarray turns a 0-d array into a 1-d one.
+    ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if arr.ndim not in ndims:
+        raise ValueError(f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got {arr.ndim}")
     if dtype is None:
         target = arr.dtype if arr.dtype in FLOAT_DTYPES else np.dtype(np.float64)
     else:
         target = np.dtype(dtype)
     arr = np.ascontiguousarray(arr, dtype=target)
-    ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    if arr.ndim not in ndims:
-        raise ValueError(f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got {arr.ndim}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must not be empty (shape {arr.shape})")
     if shape is not None:
@@ -237,3 +257,94 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
     if not math.isfinite(b - a):
         raise ValueError(f"{name}: the width b - a overflows, got ({a}, {b})")
     return a, b
+
+
+def check_size(size, name: str = "size") -> tuple[int, ...]:
+    """An output shape: a non-negative int or a sequence of them, returned as a tuple.
+
+    Non-integers (3.5, "3", None, bool) raise ``TypeError`` rather than being
+    truncated, as ``np.asarray(size, dtype=int)`` would do.
+    """
+    if isinstance(size, np.ndarray) and size.ndim == 0:
+        size = size[()]
+    items = size if isinstance(size, (tuple, list, np.ndarray)) else (size,)
+    shape = []
+    for s in items:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (numbers.Integral, np.integer)):
+            raise TypeError(f"{name} must be an int or a tuple of ints, got {size!r}")
+        if int(s) < 0:
+            raise ValueError(f"{name} must be non-negative, got {size!r}")
+        shape.append(int(s))
+    return tuple(shape)
+
+
+# Rows of X whose norms are compared with a caller's row_norms (see check_row_norms).
+_ROW_NORM_PROBES = 16
+
+
+def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.ndarray:
+    """Caller-supplied Euclidean norms of the rows of X: shape (n,), finite, >= 0, spot-checked.
+
+    A full check would cost the pass over X that caching the norms saves, so
+    up to 16 rows (evenly spaced, a data-independent choice) are recomputed
+    and must agree to 1e-6 relative: norms computed for another matrix are
+    caught; a deliberately forged vector need not be (the clipping that
+    bounds the sensitivity trusts these norms — compute them with
+    :func:`fasterm.losses.row_norms`).
+    """
+    n = X.shape[0]
+    norms = check_array(row_norms, name, ndim=1, dtype=np.float64, shape=(n,), allow_empty=True)
+    if n and float(norms.min()) < 0:
+        raise ValueError(f"{name} must be non-negative (the norms of the rows of X)")
+    idx = np.unique(np.linspace(0, n - 1, min(n, _ROW_NORM_PROBES)).astype(np.intp))
+    if idx.size:
+        with np.errstate(over="ignore"):
+            rows = X[idx].astype(np.float64)
+            scale = np.max(np.abs(rows), axis=1)
+            safe = np.where(scale > 0, scale, 1.0)
+            exact = scale * np.sqrt(np.sum((rows / safe[:, None]) ** 2, axis=1))
+        ok = ~np.isfinite(exact)  # a non-finite X is reported by the caller's own check
+        ok |= np.isclose(norms[idx], exact, rtol=1e-6, atol=0.0)
+        if not ok.all():
+            raise ValueError(f"{name} does not match the row norms of X (compute it with fasterm.losses.row_norms(X))")
+    return norms
+
+
+def check_derived(value, what: str, params: str) -> float:
+    """A quantity computed from the caller's parameters must be finite and > 0.
+
+    Absurd but individually valid parameters (ε = 1e-320, a bound of 1e308)
+    can make a noise scale, a constant or a step overflow to inf or underflow
+    to 0; the error then names the caller's ``params`` (e.g. ``"epsilon and
+    l2_sensitivity"``), not the derived quantity ``what``.
+    """
+    try:
+        v = float(value)
+    except OverflowError:
+        v = math.inf
+    if not (math.isfinite(v) and v > 0.0):
+        raise ValueError(f"{params} are outside the usable floating-point range: "
+                         f"they give {what} = {value!r}")
+    return v
+
+
+class derived_from:
+    """Context manager: arithmetic failures inside become a ValueError naming ``params``.
+
+    Wraps calibration code that runs after every parameter has been checked
+    on its own, so any ValueError or ArithmeticError (overflow, division by 0) raised
+    inside comes from the *combination* being out of floating-point range.
+    """
+
+    def __init__(self, params: str):
+        self.params = params
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and issubclass(exc_type, (ValueError, ArithmeticError)):
+            if self.params in str(exc):  # already rewritten by an inner guard
+                return False
+            raise ValueError(f"{self.params} are outside the usable floating-point range ({exc})") from exc
+        return False

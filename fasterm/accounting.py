@@ -20,6 +20,10 @@ Differential Privacy*, 2014, unless stated):
   √(Σμ_t²)-GDP (Cor. 3.3); μ-GDP is (ε, δ(ε))-DP for every ε ≥ 0 with
   δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Cor. 2.13) — exact, the same curve
   as the analytic Gaussian mechanism of Balle & Wang (2018).
+* **Zero-concentrated DP** (secure mode's discrete Gaussian): ρ-zCDP mechanisms
+  compose adaptively to Σρ_t (Bun & Steinke 2016, Lemma 2.3), and ρ-zCDP
+  implies (ε, δ)-DP with δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1)·(1−1/α)^α
+  (Canonne, Kamath & Steinke 2020, §2.3): :func:`zcdp_delta`, :func:`zcdp_rho`.
 
 The calibration solvers invert these formulas by bisection on a monotone
 function, in log space, to (near) machine precision — far below the 1e-9
@@ -28,12 +32,13 @@ relative accuracy the tests demand.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_delta, check_epsilon, check_positive, check_scalar
+from ._validation import check_delta, check_derived, check_epsilon, check_positive, check_scalar, derived_from
 
 __all__ = [
     "BudgetAccountant",
@@ -49,6 +54,8 @@ __all__ = [
     "gaussian_mu",
     "heterogeneous_composition",
     "laplace_l2_epsilon",
+    "zcdp_delta",
+    "zcdp_rho",
 ]
 
 
@@ -77,12 +84,16 @@ def basic_composition(epsilons, deltas=None) -> tuple[float, float]:
         dels = [check_scalar(d, "deltas", low=0.0, high=1.0) for d in _as_list(deltas, "deltas")]
         if len(dels) != len(eps):
             raise ValueError(f"deltas has {len(dels)} entries but epsilons has {len(eps)}")
-    return math.fsum(eps), min(1.0, math.fsum(dels))
+    with derived_from("epsilons"):
+        total = math.fsum(eps)
+    if not math.isfinite(total):
+        raise ValueError(f"epsilons are outside the usable floating-point range: their sum is {total}")
+    return total, min(1.0, math.fsum(dels))
 
 
 def _advanced_eps(eps0: float, k: float, delta_prime: float) -> float:
     try:
-        return math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps0 + k * eps0 * math.expm1(eps0)
+        return math.sqrt(2.0 * k * -math.log(delta_prime)) * eps0 + k * eps0 * math.expm1(eps0)
     except OverflowError:  # e^{ε₀} beyond a double: the bound is vacuous
         return math.inf
 
@@ -98,12 +109,16 @@ def advanced_composition(epsilon, delta, k, delta_prime) -> tuple[float, float]:
     d0 = check_scalar(delta, "delta", low=0.0, high=1.0)
     k = check_scalar(k, "k", low=1, integer=True)
     dp = check_scalar(delta_prime, "delta_prime", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-    return _advanced_eps(eps0, k, dp), min(1.0, k * d0 + dp)
+    eps = _advanced_eps(eps0, k, dp)
+    if not math.isfinite(eps):
+        raise ValueError(f"epsilon={eps0} and k={k} are outside the usable floating-point range: "
+                         "the composed epsilon overflows")
+    return eps, min(1.0, k * d0 + dp)
 
 
 def _heterogeneous_eps(eps_list, delta_prime: float) -> float:
     sq = math.fsum(e * e for e in eps_list)
-    return math.sqrt(2.0 * math.log(1.0 / delta_prime) * sq) + math.fsum(e * math.expm1(e) for e in eps_list)
+    return math.sqrt(2.0 * -math.log(delta_prime) * sq) + math.fsum(e * math.expm1(e) for e in eps_list)
 
 
 def heterogeneous_composition(epsilons, delta_prime, deltas=None) -> tuple[float, float]:
@@ -122,21 +137,31 @@ def heterogeneous_composition(epsilons, delta_prime, deltas=None) -> tuple[float
         if len(dels) != len(eps):
             raise ValueError(f"deltas has {len(dels)} entries but epsilons has {len(eps)}")
         dsum = math.fsum(dels)
-    return _heterogeneous_eps(eps, dp), min(1.0, dsum + dp)
+    with derived_from("epsilons"):
+        total = _heterogeneous_eps(eps, dp)
+    if not math.isfinite(total):
+        raise ValueError("epsilons are outside the usable floating-point range: the composed epsilon overflows")
+    return total, min(1.0, dsum + dp)
 
 
 # ---------------------------------------------------------------------------
 # Monotone root finding
 # ---------------------------------------------------------------------------
 def _solve_increasing(f, target: float, lo: float, hi: float, *, upper: bool = False) -> float:
-    """The x in (lo, hi) with f(x) = target, f increasing; bisection in log space.
+    """The x in (lo, hi) with f(x) = target, f increasing; a bracketing solver in log x.
 
-    Bisection on log x until the bracket stops shrinking in floating point
-    (≈ 60–120 steps).  Returns the largest evaluated x with f(x) ≤ target
-    (``upper=False``: the side that keeps a privacy loss below its budget when
-    f is the loss of a noise parameter x) or the smallest with f(x) > target
-    (``upper=True``: the side that never under-reports a spent ε).  An f that
-    overflows counts as +inf (e.g. e^ε for an absurd ε).
+    The bracket [lo, hi] always keeps f(lo) ≤ target < f(hi) and shrinks
+    until lo and hi are adjacent floats (or within 4 ulps).  Each step tries
+    the false-position point in log x (Illinois variant: an endpoint kept
+    twice has its distance to the target halved, so neither side stalls),
+    and bisects in log x whenever the bracket failed to halve over the last
+    two steps — so it never takes more steps than bisection's ~2·log2 of
+    the bracket, and typically 15–30 evaluations instead of 60–120.
+    Returns the largest evaluated x with f(x) ≤ target (``upper=False``:
+    the side that keeps a privacy loss below its budget when f is the loss
+    of a noise parameter x) or the smallest with f(x) > target
+    (``upper=True``: the side that never under-reports a spent ε).  An f
+    that overflows counts as +inf (e.g. e^ε for an absurd ε).
     """
     def g(x):
         try:
@@ -144,22 +169,44 @@ def _solve_increasing(f, target: float, lo: float, hi: float, *, upper: bool = F
         except OverflowError:
             return math.inf
 
-    while g(hi) <= target:
+    fhi = g(hi)
+    while fhi <= target:
         hi *= 2.0
         if hi > 1e300:
             raise ArithmeticError("calibration did not bracket a root")
-    while g(lo) > target:
+        fhi = g(hi)
+    flo = g(lo)
+    while flo > target:
         lo /= 2.0
         if lo < 1e-300:
             raise ArithmeticError("calibration did not bracket a root")
+        flo = g(lo)
+    # Effective endpoint values for the false-position step (Illinois halving).
+    elo, ehi = flo - target, fhi - target
+    last = None  # the endpoint the previous step replaced
+    widths = [math.inf, math.inf]  # bracket widths (log x) one and two steps back
     for _ in range(400):
-        mid = math.sqrt(lo * hi)
-        if not lo < mid < hi:
+        width = math.log(hi / lo)
+        x = math.sqrt(lo * hi)
+        if not lo < x < hi or hi - lo <= 4.0 * math.ulp(lo):
             break
-        if g(mid) <= target:
-            lo = mid
+        if width <= 0.5 * widths[0] and math.isfinite(elo) and math.isfinite(ehi) and ehi > elo:
+            t = -elo / (ehi - elo)
+            xf = lo * math.exp(t * width)
+            if lo < xf < hi:
+                x = xf
+        widths = [widths[1], width]
+        fx = g(x)
+        if fx <= target:
+            lo, elo = x, fx - target
+            if last == "lo":  # hi kept twice: halve its weight
+                ehi *= 0.5
+            last = "lo"
         else:
-            hi = mid
+            hi, ehi = x, fx - target
+            if last == "hi":
+                elo *= 0.5
+            last = "hi"
     return hi if upper else lo
 
 
@@ -198,7 +245,10 @@ def calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon) -> float:
     """
     sens, dim, steps, eps = _check_calibration_inputs(l2_sensitivity, dim, steps, epsilon)
     root_d = math.sqrt(dim)
-    return _round_scale_up(steps * root_d * sens / eps, lambda b: steps * (root_d * sens / b), eps)
+    with derived_from("l2_sensitivity, dim, steps and epsilon"):
+        b = check_derived(steps * root_d * sens / eps, "the Laplace scale b",
+                          "l2_sensitivity, dim, steps and epsilon")
+        return _round_scale_up(b, lambda b: steps * (root_d * sens / b), eps)
 
 
 def calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta) -> tuple[float, float]:
@@ -215,9 +265,11 @@ def calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta) -> 
     if delta == 0.0:
         raise ValueError("delta must be > 0 for calibration='coordinate' (advanced composition)")
     k = steps * dim
-    eps0 = _solve_increasing(lambda e0: _advanced_eps(e0, k, delta), eps, 1e-3 * eps / k, eps)
-    b = _round_scale_up(sens / eps0, lambda b: _advanced_eps(sens / b, k, delta), eps)
-    return b, sens / b
+    with derived_from("l2_sensitivity, dim, steps, epsilon and delta"):
+        eps0 = _solve_increasing(lambda e0: _advanced_eps(e0, k, delta), eps, 1e-3 * eps / k, eps)
+        b = check_derived(sens / eps0, "the Laplace scale b", "l2_sensitivity, dim, steps, epsilon and delta")
+        b = _round_scale_up(b, lambda b: _advanced_eps(sens / b, k, delta), eps)
+        return b, check_derived(sens / b, "epsilon per coordinate", "l2_sensitivity, dim, steps, epsilon and delta")
 
 
 def laplace_l2_epsilon(scale, l2_sensitivity, dim, steps, delta) -> float:
@@ -236,12 +288,13 @@ def laplace_l2_epsilon(scale, l2_sensitivity, dim, steps, delta) -> float:
     dim = check_scalar(dim, "dim", low=1, integer=True)
     steps = check_scalar(steps, "steps", low=1, integer=True)
     delta = check_delta(delta)
-    s = sens / b
-    basic = steps * math.sqrt(dim) * s
+    s = check_derived(sens / b, "l2_sensitivity / scale", "scale and l2_sensitivity")
+    basic = check_derived(steps * math.sqrt(dim) * s, "the basic-composition epsilon",
+                          "scale, l2_sensitivity, dim and steps")
     if delta == 0.0:
         return basic
     try:
-        adv = math.sqrt(2.0 * steps * math.log(1.0 / delta)) * s + steps * s * math.expm1(s)
+        adv = math.sqrt(2.0 * steps * -math.log(delta)) * s + steps * s * math.expm1(s)
     except OverflowError:  # e^s beyond a double: only the basic bound is finite
         adv = math.inf
     return min(basic, adv)
@@ -255,12 +308,17 @@ def calibrate_laplace_l2(l2_sensitivity, dim, steps, epsilon, delta) -> float:
     """
     sens, dim, steps, eps = _check_calibration_inputs(l2_sensitivity, dim, steps, epsilon)
     delta = check_delta(delta)
-    s1 = eps / (steps * math.sqrt(dim))
-    if delta == 0.0:
-        return _round_scale_up(sens / s1, lambda b: laplace_l2_epsilon(b, sens, dim, steps, 0.0), eps)
-    root = math.sqrt(2.0 * steps * math.log(1.0 / delta))
-    s2 = _solve_increasing(lambda s: root * s + steps * s * math.expm1(s), eps, 1e-3 * eps / (root + steps), eps)
-    return _round_scale_up(sens / max(s1, s2), lambda b: laplace_l2_epsilon(b, sens, dim, steps, delta), eps)
+    names = "l2_sensitivity, dim, steps, epsilon and delta"
+    with derived_from(names):
+        s1 = eps / (steps * math.sqrt(dim))
+        if delta == 0.0:
+            b = check_derived(sens / s1, "the Laplace scale b", names)
+            return _round_scale_up(b, lambda b: laplace_l2_epsilon(b, sens, dim, steps, 0.0), eps)
+        root = math.sqrt(2.0 * steps * -math.log(delta))
+        s2 = _solve_increasing(lambda s: root * s + steps * s * math.expm1(s), eps, 1e-3 * eps / (root + steps),
+                               eps)
+        b = check_derived(sens / max(s1, s2), "the Laplace scale b", names)
+        return _round_scale_up(b, lambda b: laplace_l2_epsilon(b, sens, dim, steps, delta), eps)
 
 
 # ---------------------------------------------------------------------------
@@ -363,8 +421,18 @@ def gaussian_epsilon(mu, delta) -> float:
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0: a Gaussian mechanism is not (ε, 0)-DP for any finite ε")
+    return _gaussian_epsilon(mu, delta)
+
+
+# The Gaussian solvers are pure functions of public floats, called with the same
+# arguments at every fit of the same configuration (cross-validation, repeated
+# seeds): their results are kept.
+@functools.lru_cache(maxsize=1024)
+def _gaussian_epsilon(mu: float, delta: float) -> float:
     if _gaussian_delta_upper(mu, 0.0) <= delta:
         return 0.0
+    if not mu * mu < 1e300:
+        raise ValueError(f"mu={mu} is outside the usable floating-point range (no finite epsilon)")
     # -δ(ε) is increasing in ε; take the side where δ(ε) ≤ δ, with the error bound.
     return _solve_increasing(lambda e: -_gaussian_delta_upper(mu, e), -delta, 1e-12,
                              max(1.0, mu * mu + 2 * mu), upper=True)
@@ -381,7 +449,11 @@ def gaussian_mu(epsilon, delta) -> float:
         raise ValueError("delta must be > 0 for Gaussian noise (μ-GDP gives δ(ε) > 0 for every ε)")
     # Beyond ε = 1e4 (no privacy to speak of) calibrate for 1e4: more noise than
     # needed, so still (ε, δ)-DP, and the tail functions stay in range.
-    eps = min(eps, GAUSSIAN_EPSILON_CAP)
+    return _gaussian_mu(min(eps, GAUSSIAN_EPSILON_CAP), delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gaussian_mu(eps: float, delta: float) -> float:
     return _solve_increasing(lambda m: _gaussian_delta_upper(m, eps), delta, 1e-3, 1.0)
 
 
@@ -398,15 +470,73 @@ def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:
     steps = check_scalar(steps, "steps", low=1, integer=True)
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
+    return _calibrate_gaussian(sens, steps, eps, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrate_gaussian(sens: float, steps: int, eps: float, delta: float) -> float:
     mu = gaussian_mu(eps, delta)
     eps = min(eps, GAUSSIAN_EPSILON_CAP)
     root_t = math.sqrt(steps)
-    sigma = root_t * sens / mu
+    sigma = check_derived(root_t * sens / mu, "sigma", "l2_sensitivity, steps, epsilon and delta")
+    if not math.isfinite(root_t * sens):
+        raise ValueError("l2_sensitivity and steps are outside the usable floating-point range")
     for _ in range(1000):
         if _gaussian_delta_upper(root_t * sens / sigma, eps) <= delta:
             break
         sigma = math.nextafter(sigma, math.inf)
     return sigma
+
+
+# ---------------------------------------------------------------------------
+# Zero-concentrated DP (the discrete Gaussian of secure mode)
+# ---------------------------------------------------------------------------
+def _zcdp_log_delta(rho: float, eps: float, alpha: float) -> float:
+    return ((alpha - 1.0) * (alpha * rho - eps) + alpha * math.log1p(-1.0 / alpha)
+            - math.log(alpha - 1.0))
+
+
+def zcdp_delta(rho, epsilon) -> float:
+    """δ such that ρ-zCDP implies (ε, δ)-DP.
+
+    Canonne, Kamath & Steinke 2020 (arXiv:2004.00010, §2.3, the conversion from
+    concentrated to approximate DP): for every α > 1, ρ-zCDP implies (ε, δ)-DP
+    with δ = exp((α−1)(αρ−ε))/(α−1) · (1 − 1/α)^α.  Every α gives a valid δ,
+    so the minimisation over α (golden section on log δ, from the bracket
+    α ∈ (1, (ε+1)/(2ρ) + 2]) only has to be good, not exact; the value returned
+    is the formula at the α found, raised by a relative 1e-9 to cover the
+    rounding of its few floating-point operations.
+    """
+    rho = check_scalar(rho, "rho", low=0.0)
+    eps = check_scalar(epsilon, "epsilon", low=0.0)
+    if rho == 0.0:
+        return 0.0
+    lo, hi = 1.0 + 1e-9, (eps + 1.0) / (2.0 * rho) + 2.0
+    f = lambda a: _zcdp_log_delta(rho, eps, a)  # noqa: E731
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo + (1 - g) * (hi - lo), lo + g * (hi - lo)
+    fa, fb = f(a), f(b)
+    for _ in range(200):
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = lo + (1 - g) * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = f(b)
+    best = min(fa, fb)
+    return min(1.0, math.exp(best + 1e-9 * (1.0 + abs(best))))
+
+
+def zcdp_rho(epsilon, delta) -> float:
+    """Largest ρ for which :func:`zcdp_delta` (ρ, ε) ≤ δ (bisection; δ increases with ρ)."""
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0.0:
+        raise ValueError("delta must be > 0: zCDP gives (ε, 0)-DP for no finite ε")
+    eps = min(eps, GAUSSIAN_EPSILON_CAP)
+    return _solve_increasing(lambda r: zcdp_delta(r, eps), delta, 1e-6, 1.0)
 
 
 # ---------------------------------------------------------------------------

@@ -171,6 +171,17 @@ class Constraint(abc.ABC):
     def _project(self, v: np.ndarray, out: np.ndarray) -> None:
         """Subclass kernel (inputs already validated)."""
 
+    def _loop_spec(self, dtype):
+        """(code, scalar, a, b) describing the projection to the compiled PGD loop.
+
+        Codes as in ``_losses.pgd_loop``: 0 L2 ball (radius, centre or None),
+        1 box (low, high in ``dtype``), 2 simplex (total), 3 L1 ball (radius).
+        The loop runs the same kernels as :meth:`project`.  None (the default
+        for a set defined elsewhere) makes the optimisers call :meth:`_project`
+        from Python at every step instead.
+        """
+        return None
+
     @abc.abstractmethod
     def _contains(self, rows: np.ndarray, atol: float) -> np.ndarray:
         """Subclass kernel (inputs already validated)."""
@@ -227,6 +238,14 @@ class L2Ball(Constraint):
             if c is None:
                 c = self._kernel_center[v.dtype] = _in_dtype(self._center, v.dtype, "center")
         _projections.l2_ball(v, out, c, self._R)
+
+    def _loop_spec(self, dtype):
+        c = None
+        if self._has_center:
+            c = self._kernel_center.get(dtype)
+            if c is None:
+                c = self._kernel_center[dtype] = _in_dtype(self._center, dtype, "center")
+        return 0, self._R, c, None
 
     def _contains(self, rows, atol):
         d = rows - self._center
@@ -318,6 +337,14 @@ class Box(Constraint):
         else:
             _projections.box(v, out, *bounds)
 
+    def _loop_spec(self, dtype):
+        # Clamping to per-coordinate bounds equal to the cube's gives the same numbers.
+        bounds = self._kernel_bounds.get(dtype)
+        if bounds is None:
+            bounds = self._kernel_bounds[dtype] = (
+                _in_dtype(self._low, dtype, "low"), _in_dtype(self._high, dtype, "high"))
+        return 1, 0.0, bounds[0], bounds[1]
+
     def _contains(self, rows, atol):
         return ((rows >= self._low - atol) & (rows <= self._high + atol)).all(axis=1)
 
@@ -377,6 +404,9 @@ class Simplex(Constraint):
     def _project(self, v, out):
         _projections.simplex(v, out, self._total)
 
+    def _loop_spec(self, dtype):
+        return 2, self._total, None, None
+
     def _contains(self, rows, atol):
         return (rows >= -atol).all(axis=1) & (np.abs(rows.sum(axis=1) - self._total) <= atol)
 
@@ -435,6 +465,9 @@ class L1Ball(Constraint):
 
     def _project(self, v, out):
         _projections.l1_ball(v, out, self._r)
+
+    def _loop_spec(self, dtype):
+        return 3, self._r, None, None
 
     def _contains(self, rows, atol):
         return np.abs(rows).sum(axis=1) <= self._r + atol

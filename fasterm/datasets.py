@@ -151,7 +151,7 @@ def train_test_split(X: np.typing.ArrayLike, y: np.typing.ArrayLike, test_size: 
         raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
     n = X.shape[0]
     if n < 2:
-        raise ValueError("need at least 2 rows to split")
+        raise ValueError(f"X and y need at least 2 rows to split, got {n}")
     test_size = check_scalar(test_size, "test_size", low=0.0, high=1.0, low_inclusive=False,
                              high_inclusive=False)
     n_test = min(max(int(round(test_size * n)), 1), n - 1)

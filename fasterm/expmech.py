@@ -260,7 +260,8 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
     kappa = eps / (2.0 * delta_sens)
     if not (math.isfinite(kappa) and kappa > 0.0 and math.isfinite(kappa * n)):
         raise ValueError(f"epsilon / (2 * sensitivity) = {kappa!r} is not a usable inverse temperature "
-                         f"(epsilon={eps!r}, sensitivity={delta_sens!r})")
+                         f"(epsilon={eps!r}, sensitivity={delta_sens!r}, from data_norm, label_bound, "
+                         f"coord_bound and the constraint's radius)")
     lam = kappa * n * float(loss.l2)
     if not math.isfinite(lam):
         raise ValueError("l2 * epsilon * n / (2 * sensitivity) overflows")

@@ -19,13 +19,15 @@ becomes private by answering them this way.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
 from . import mechanisms, noise
 from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
 from .online import _basic_share
-from ._validation import check_array, check_delta, check_epsilon, check_random_state, check_scalar
+from ._validation import (check_array, check_delta, check_derived, check_epsilon, check_random_state, check_scalar,
+                          derived_from)
 
 __all__ = ["SQOracle", "pac_learner_bound", "private_pac_learner", "private_pac_learner_from_callables"]
 
@@ -82,11 +84,14 @@ class SQOracle:
         eps0 = _basic_share(eps, m)
         self.composition = "basic"
         if delta > 0.0:
-            adv = _solve_increasing(lambda e0: _advanced_eps(e0, m, delta), eps, 1e-3 * eps / m, eps)
+            with derived_from("epsilon, delta and max_queries"):
+                adv = _solve_increasing(lambda e0: _advanced_eps(e0, m, delta), eps, 1e-3 * eps / m, eps)
             if adv > eps0:
                 eps0, self.composition = adv, "advanced"
         self.epsilon_per_query = eps0
-        self.noise_scale = 1.0 / (self._n * eps0)
+        # b = 1/(n ε₀) must leave room for the Laplace draws (< 64 b, fasterm.noise).
+        self.noise_scale = 1.0 / (self._n * eps0) if eps0 > 0 else math.inf
+        check_derived(64.0 * self.noise_scale, "64 x the noise scale", "epsilon and max_queries")
         self.queries_answered = 0
 
     @property
@@ -174,7 +179,11 @@ def private_pac_learner_from_callables(hypotheses: list, X: np.typing.ArrayLike,
     Returns ``(index, hypothesis)``.  Each f is applied to the whole X (n rows)
     and must return n labels.
     """
-    hyps = list(hypotheses)
+    try:
+        hyps = list(hypotheses)
+    except TypeError:
+        raise TypeError(f"hypotheses must be a non-empty sequence of callables, got {type(hypotheses).__name__}") \
+            from None
     if not hyps or not all(callable(f) for f in hyps):
         raise TypeError("hypotheses must be a non-empty sequence of callables")
     X = np.asarray(X)

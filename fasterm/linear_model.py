@@ -48,7 +48,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _linear
+from . import _dask, _linear
+from .secure import resolve as resolve_secure
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
 
@@ -92,7 +93,9 @@ _PRIVATE_PARAMS = {
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
     "steps": [Interval(Integral, 1, None, closed="left"), None],
     "max_steps": [Interval(Integral, 1, None, closed="left")],
-    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None],
+    "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
+                     StrOptions({"os"})],
+    "secure": ["boolean", None],
 }
 
 _FLOATS = [np.float64, np.float32]
@@ -114,9 +117,31 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(
                 f"delta=0 (pure ε-DP) needs noise='laplace' with calibration 'pure' or 'l2', got "
                 f"noise={self.noise!r}, calibration={self.calibration!r}")
+        if self.method == "expmech" and resolve_secure(self.secure):
+            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
+                             "exponential-mechanism sampler has no floating-point-safe mode")
         if self.method == "expmech" and not _linear.has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")
+
+    def _validate_dask(self, X, y):
+        """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
+
+        X stays chunked (the fit runs on the cluster); y must be a numeric 1-d
+        array of n entries (dask or numpy), returned as a dask array in X's row
+        chunks with its dtype unchanged.
+        """
+        if self.method != "noisy_pgd":
+            raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
+                             "with method='noisy_pgd'")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X, _ = _dask.check_X_y(X, None)
+        y = _dask.check_y(y, X)
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return X, y
 
     def _fit_linear(self, X, y):
         coef, intercept, result = _linear.fit_linear(
@@ -125,7 +150,7 @@ class _DPLinearModel(BaseEstimator):
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None))
+            label_bound=getattr(self, "label_bound", None), secure=self.secure)
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
         self.delta_ = float(result.delta)
@@ -146,8 +171,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None) -> None:
+                 classes=None, secure=None) -> None:
         self.classes = classes
+        self.secure = secure
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -177,7 +203,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         is sensitive.  Rows with ‖x‖ > ``data_norm`` are clipped to it.
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=_FLOATS)
+        chunked = _dask.is_dask_collection(X)
+        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS)
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
@@ -188,8 +215,12 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
             return self
-        check_classification_targets(y)
-        classes = np.unique(y)
+        if chunked:  # the label set only comes to the client, never y itself
+            classes = _dask.unique(y)
+            check_classification_targets(classes)
+        else:
+            check_classification_targets(y)
+            classes = np.unique(y)
         if classes.shape[0] > 2:
             raise ValueError(
                 f"Only binary classification is supported; y has {classes.shape[0]} classes. "
@@ -273,6 +304,11 @@ class DPLogisticRegression(_DPLinearClassifier):
         Compute budget for the default T.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
+    secure : bool or None, default=None
+        Floating-point-safe noise (exact discrete noise on a power-of-two grid,
+        :mod:`fasterm.secure`); None follows :func:`fasterm.secure_mode`.
+        Needs ``method="noisy_pgd"``; then ``random_state="os"`` draws the
+        noise from operating-system entropy.
     classes : pair (negative, positive) or None, default=None
         The declared label set.  Given, labels equal to ``positive`` form the
         positive class and all others the negative one, and nothing about y
@@ -347,7 +383,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
-                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None) -> None:
+                 clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
+                 secure=None) -> None:
+        self.secure = secure
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -371,8 +409,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         are clipped to the bounds.
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
-        coef, intercept = self._fit_linear(X, np.asarray(y, dtype=X.dtype))
+        if _dask.is_dask_collection(X):
+            X, y = self._validate_dask(X, y)
+            y = y.astype(X.dtype)
+        else:
+            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
+            y = np.asarray(y, dtype=X.dtype)
+        coef, intercept = self._fit_linear(X, y)
         self.coef_ = coef
         self.intercept_ = intercept
         return self

@@ -47,13 +47,14 @@ for every ``n_threads``.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
 import numpy as np
 
 from . import _losses
-from ._validation import check_array, check_out, check_positive, check_scalar
+from ._validation import check_array, check_derived, check_out, check_positive, check_row_norms, check_scalar
 
 __all__ = ["Absolute", "Hinge", "Linear", "Logistic", "Squared", "row_norms"]
 
@@ -85,6 +86,17 @@ def row_norms(X, *, n_threads=None) -> np.ndarray:
     if not np.isfinite(out).all():  # a NaN/inf entry, or a norm above 1.8e308
         check_array(X, "X", ndim=2)
     return out
+
+
+def _finite_constant(method):
+    @functools.wraps(method)
+    def checked(self, *args, **kw):
+        try:
+            value = method(self, *args, **kw)
+        except OverflowError:  # float ** 2 raises instead of returning inf
+            value = math.inf
+        return check_derived(value, method.__name__, "data_norm, label_bound and radius")
+    return checked
 
 
 class _LinearModelLoss:
@@ -145,9 +157,7 @@ class _LinearModelLoss:
         nt = _check_threads(n_threads)
         norms = None
         if row_norms is not None:
-            norms = check_array(row_norms, "row_norms", ndim=1, dtype=np.float64, shape=(n,))
-            if norms.min() < 0:
-                raise ValueError("row_norms must be non-negative (the norms of the rows of X)")
+            norms = check_row_norms(row_norms, X)
         elif c > 0 or dn > 0:
             norms = np.empty(n, dtype=np.float64)
             _losses.row_norms(X, norms, nt)
@@ -212,10 +222,12 @@ class _LinearModelLoss:
         (replace-one).  ``data_norm`` X: rows longer than X are scaled to it
         first.  Both come for free: ‖g_i‖ = |φ'(z_i, y_i)| · s_i ‖x_i‖, from the
         row norms (``row_norms``, computed here if not given — pass them when
-        calling repeatedly on the same X).  Caller-supplied norms are trusted:
-        the clip and data-norm guarantees hold only if they are the true row
-        norms of X (as ``row_norms(X)`` returns; ``fasterm.noisy_pgd``
-        always computes them itself).
+        calling repeatedly on the same X).  Caller-supplied norms are
+        spot-checked on 16 evenly spaced rows (norms of another matrix raise
+        ``ValueError``) but otherwise trusted: the clip and data-norm
+        guarantees hold only if they are the true row norms of X (as
+        ``row_norms(X)`` returns; ``fasterm.noisy_pgd`` always computes them
+        itself).
 
         The regularizer's gradient is *not* included: add ``n * reg_grad(w)``
         for the gradient of n · L, or divide by n and add ``reg_grad(w)`` for ∇L.
@@ -248,6 +260,14 @@ class _LinearModelLoss:
         return self.l2 * w
 
     # -- constants ---------------------------------------------------------------
+
+    def __init_subclass__(cls, **kw):
+        # Every constant is a product of the declared bounds: absurd bounds
+        # (1e308) overflow it, and the error then names the bounds.
+        super().__init_subclass__(**kw)
+        for name in ("lipschitz", "sensitivity"):
+            if name in cls.__dict__:
+                setattr(cls, name, _finite_constant(cls.__dict__[name]))
 
     @staticmethod
     def _bounds(data_norm, radius, *, need_radius=True):

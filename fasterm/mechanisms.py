@@ -10,6 +10,11 @@ of the same shape (float32 stays float32).
 Neighbouring relation: whatever relation the caller's sensitivity refers to;
 the guarantee is for two inputs whose values differ by at most the stated
 sensitivity in the stated norm.
+
+``secure=True`` (or :func:`fasterm.secure_mode` / :func:`fasterm.set_secure`)
+releases on a power-of-two grid with exact discrete noise instead
+(:mod:`fasterm.secure`: the threat, the grid, the theorems); the release is
+then float64 and every value is an integer multiple of ``granularity``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 import math
 
 from . import _expmech, accounting, noise
+from . import secure as _secure
 from ._validation import check_array, check_delta, check_epsilon, check_positive, check_random_state
 
 __all__ = ["laplace", "laplace_l2", "gaussian", "exponential"]
@@ -30,34 +36,57 @@ def _value(value):
     return arr, scalar
 
 
-def _release(arr, scalar, sampler, scale, rng):
+def _release(arr, scalar, sampler, scale, rng, params="sensitivity and epsilon"):
     # Data-independent check: a noise scale this large would overflow the
     # value's dtype (silently, to ±inf) for most draws.
     if not (math.isfinite(scale) and scale * 64.0 < float(np.finfo(arr.dtype).max)):
         raise ValueError(
-            f"the calibrated noise scale {scale:g} (from sensitivity and epsilon) is too large for "
+            f"the calibrated noise scale {scale:g} (from {params}) is too large for "
             f"{arr.dtype} values: increase epsilon or release a float64 value")
     noisy = sampler(arr.shape, scale, random_state=rng, dtype=arr.dtype)
     noisy += arr
     return float(noisy[0]) if scalar else noisy
 
 
-def laplace(value: np.typing.ArrayLike, sensitivity: float, epsilon: float, random_state: None | int | np.random.Generator = None) -> float | np.ndarray:
+def laplace(value: np.typing.ArrayLike, sensitivity: float, epsilon: float,
+            random_state: None | int | np.random.Generator | str = None, *, secure: bool | None = None,
+            granularity: float | None = None) -> float | np.ndarray:
     """value + Lap(sensitivity/ε) per coordinate: (ε, 0)-DP.
 
     ``sensitivity`` is the **L1** sensitivity of ``value``: max over
     neighbouring inputs of Σ_i |f(S)_i − f(S')_i|.  Laplace mechanism,
     Dwork–Roth Thm 3.6.
+
+    Secure mode: γ·(round(value/γ) + Z), Z discrete Laplace of scale t grid
+    units with t ≥ Δ₁,grid/ε, Δ₁,grid = ⌊Δ₁/γ⌋ + d the rounding-enlarged L1
+    sensitivity; (ε, 0)-DP (:func:`fasterm.secure.laplace_calibration`).
     """
     arr, scalar = _value(value)
     sens = check_positive(sensitivity, "sensitivity")
     eps = check_epsilon(epsilon)
+    if _secure_on(secure, granularity):
+        cal = _secure.laplace_calibration(sens, eps, max(arr.size, 1), granularity)
+        return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     return _release(arr, scalar, noise.laplace, sens / eps, rng)
 
 
+def _secure_on(secure, granularity) -> bool:
+    on = _secure.resolve(secure)
+    if granularity is not None and not on:
+        raise ValueError("granularity is only used in secure mode (secure=True)")
+    return on
+
+
+def _secure_release(arr, scalar, cal, random_state):
+    rng = _secure.secure_rng(random_state)
+    out = _secure.release(arr, cal.granularity, cal.params, rng)
+    return float(out.reshape(-1)[0]) if scalar else out
+
+
 def laplace_l2(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float, delta: float,
-               random_state: None | int | np.random.Generator = None) -> float | np.ndarray:
+               random_state: None | int | np.random.Generator | str = None, *, secure: bool | None = None,
+               granularity: float | None = None) -> float | np.ndarray:
     """value + Lap(b) per coordinate for a vector with **L2** sensitivity Δ₂.
 
     b is :func:`fasterm.accounting.calibrate_laplace_l2` with one release:
@@ -65,31 +94,47 @@ def laplace_l2(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float
     s = Δ₂/b (Stemmer lecture 10, Thm 3: heterogeneous advanced composition
     over the coordinates).  (ε, δ)-DP; with δ = 0 it is the L1 Laplace
     mechanism with Δ₁ = √d·Δ₂.
+
+    Secure mode: per-coordinate discrete Laplace on the grid, the same
+    calibration with the rounding-enlarged Δ₂,grid ≥ Δ₂/γ + √d (each coordinate
+    of the discrete Laplace is (|v_i|/b, 0)-DP, all the theorem uses).
     """
     arr, scalar = _value(value)
     sens = check_positive(l2_sensitivity, "l2_sensitivity")
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
+    if _secure_on(secure, granularity):
+        cal = _secure.laplace_l2_calibration(sens, eps, delta, max(arr.size, 1), 1, granularity)
+        return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     b = accounting.calibrate_laplace_l2(sens, max(arr.size, 1), 1, eps, delta)
-    return _release(arr, scalar, noise.laplace, b, rng)
+    return _release(arr, scalar, noise.laplace, b, rng, "l2_sensitivity and epsilon")
 
 
 def gaussian(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float, delta: float,
-             random_state: None | int | np.random.Generator = None) -> float | np.ndarray:
+             random_state: None | int | np.random.Generator | str = None, *, secure: bool | None = None,
+             granularity: float | None = None) -> float | np.ndarray:
     """value + N(0, σ²) per coordinate, σ the exact (ε, δ) calibration.
 
     σ = Δ₂/μ with μ the largest value for which μ-GDP implies (ε, δ)-DP
     (Dong–Roth–Su 2022 Cor. 2.13; the analytic Gaussian mechanism of Balle &
     Wang 2018).  Requires δ > 0.
+
+    Secure mode: discrete Gaussian noise on the grid, σ² (grid units²) from
+    zero-concentrated DP: ρ = Δ₂,grid²/(2σ²) (CKS 2020) with ρ the largest
+    value whose CKS conversion gives δ(ε) ≤ δ
+    (:func:`fasterm.secure.gaussian_calibration`).
     """
     arr, scalar = _value(value)
     sens = check_positive(l2_sensitivity, "l2_sensitivity")
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
+    if _secure_on(secure, granularity):
+        cal = _secure.gaussian_calibration(sens, eps, delta, max(arr.size, 1), 1, granularity)
+        return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     sigma = accounting.calibrate_gaussian(sens, 1, eps, delta)
-    return _release(arr, scalar, noise.gaussian, sigma, rng)
+    return _release(arr, scalar, noise.gaussian, sigma, rng, "l2_sensitivity, epsilon and delta")
 
 
 def _score_min(scores: np.ndarray) -> float:

@@ -10,19 +10,44 @@ own bit generator, so ``random_state`` reproduces a run exactly:
   E ~ Exp(1) and S = ±1 with probability 1/2, then b·E·S has density
   exp(-|x|/b) / (2b), the Laplace density.
 
-These are the *fast* floating-point samplers: like every textbook sampler they
-are exposed to the floating-point attacks of Mironov (2012), which the
-``secure`` samplers of a later release address.
+These are the *fast* floating-point samplers.  What they protect: the
+distribution of the noise is Laplace/Gaussian up to float rounding, which is
+all the privacy proofs need *if* an attacker only saw real numbers.  What they
+do not: like every textbook floating-point sampler they are exposed to the
+attack of Mironov (2012, "On significance of the least significant bits for
+differential privacy"): the set of doubles that value + noise can produce
+depends on the value, so the low-order bits of one release can reveal which
+of two neighbouring inputs produced it.  The fast path is therefore private
+only in the idealised real-number model — vulnerable in principle.
+
+Secure (floating-point-safe) samplers, used by ``secure=True`` /
+:func:`fasterm.secure_mode` (see :mod:`fasterm.secure` for the grid, the
+accounting of the rounding and the theorems):
+
+* ``discrete_laplace(size, scale)``: P[Z = z] ∝ exp(−|z|/scale) on ℤ;
+* ``discrete_gaussian(size, sigma2)``: P[Z = z] ∝ exp(−z²/(2·sigma2)) on ℤ;
+* ``bernoulli_exp(gamma, size)``: Bernoulli(exp(−gamma)) for rational gamma ≥ 0.
+
+They are exact: the parameters are taken as exact rationals (a float is a
+dyadic rational, ``float.as_integer_ratio``), and the algorithms of Canonne,
+Kamath & Steinke (2020, "The Discrete Gaussian for Differential Privacy",
+§5) use integer arithmetic and uniform integers only (:mod:`fasterm._exact`).
+``random_state``: None/int/Generator (reproducible; uniform integers from
+``Generator.integers``, exact by rejection) or ``"os"`` / :class:`OSRandom`
+(operating-system entropy from ``os.urandom``; not reproducible).  Cost
+(``bench/bench_secure.py``): the compiled exact samplers are ~4× (Laplace) and
+~12× (Gaussian) slower than numpy's float samplers; with OS entropy ~70×.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _noise
-from ._validation import check_out, check_random_state, check_scalar
+from . import _exact, _noise
+from ._exact import OSRandom
+from ._validation import check_out, check_random_state, check_scalar, check_size
 
-__all__ = ["laplace", "gaussian"]
+__all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom"]
 
 
 def _prepare(size, scale, dtype, out, random_state):
@@ -34,21 +59,23 @@ def _prepare(size, scale, dtype, out, random_state):
         if out.dtype not in (np.float32, np.float64):
             raise TypeError(f"out must be float32 or float64, got {out.dtype}")
         out = check_out(out, "out", out.shape, out.dtype)
-        if size is not None and np.shape(np.empty(size, dtype=np.int8)) != out.shape:
+        if size is not None and check_size(size) != out.shape:
             raise ValueError(f"size {size} does not match out.shape {out.shape}")
     else:
         if size is None:
             raise ValueError("size must be given when out is None")
-        dt = np.dtype(dtype)
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
         if dt not in (np.float32, np.float64):
             raise TypeError(f"dtype must be float32 or float64, got {dt}")
-        try:
-            shape = tuple(int(s) for s in np.atleast_1d(np.asarray(size, dtype=np.int64)))
-        except (TypeError, ValueError, OverflowError):
-            raise TypeError(f"size must be an int or a tuple of ints, got {size!r}") from None
-        if any(s < 0 for s in shape):
-            raise ValueError(f"size must be non-negative, got {size!r}")
-        out = np.empty(shape if np.ndim(size) else shape[0], dtype=dt)
+        out = np.empty(check_size(size), dtype=dt)
+    # The largest draw of either sampler is below 64 scales (an exponential
+    # from a 53-bit uniform is at most ~45; the normal ziggurat's tail is
+    # smaller): beyond max/64 a draw could overflow to ±inf.
+    if not scale * 64.0 < float(np.finfo(out.dtype).max):
+        raise ValueError(f"scale={scale:g} is too large for {out.dtype} draws (must be < max/64)")
     return out, scale, rng
 
 
@@ -74,3 +101,55 @@ def gaussian(size: int | tuple[int, ...] | None = None, scale: float = 1.0, *, r
     out, scale, rng = _prepare(size, scale, dtype, out, random_state)
     _noise.gaussian_fill(rng.bit_generator, out.reshape(-1), scale)
     return out
+
+
+def _size(size) -> int:
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"size must be an int, got {type(size).__name__}")
+    if size < 0:
+        raise ValueError(f"size must be non-negative, got {size}")
+    return int(size)
+
+
+def _secure_rng(random_state):
+    from .secure import secure_rng
+    return secure_rng(random_state)
+
+
+def discrete_laplace(size, scale, *, random_state=None) -> np.ndarray:
+    """``size`` i.i.d. draws (int64) of P[Z = z] ∝ exp(−|z|/scale), z ∈ ℤ.
+
+    ``scale``: a positive int, float or ``fractions.Fraction``, used exactly
+    (CKS 2020 Algorithm 2 with scale = n/s in lowest terms).  Exact for every
+    scale; int64 arithmetic when n, s < 2^50, Python integers beyond.
+    """
+    n = _size(size)
+    t = _exact.as_fraction(scale, "scale")
+    return _exact.discrete_laplace(n, t.numerator, t.denominator, _secure_rng(random_state))
+
+
+def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
+    """``size`` i.i.d. draws (int64) of P[Z = z] ∝ exp(−z²/(2·sigma2)), z ∈ ℤ.
+
+    ``sigma2`` (σ²): a positive int, float or Fraction, used exactly.  CKS 2020
+    Algorithm 3: rejection from the discrete Laplace of scale t = ⌊σ⌋ + 1.
+    Compiled/vectorised when σ² is an integer multiple of t (what secure mode
+    uses, :func:`fasterm.secure.gaussian_params`), else a scalar loop on
+    Python ints.
+    """
+    n = _size(size)
+    s2 = _exact.as_fraction(sigma2, "sigma2")
+    rng = _secure_rng(random_state)
+    t = _exact.gaussian_t(s2.numerator, s2.denominator)
+    if s2.denominator == 1 and s2.numerator % t == 0:
+        return _exact.discrete_gaussian(n, t, s2.numerator // t, rng)
+    return np.array([_exact.discrete_gaussian_scalar(s2.numerator, s2.denominator, rng, t)
+                     for _ in range(n)], dtype=np.int64)
+
+
+def bernoulli_exp(gamma, size, *, random_state=None) -> np.ndarray:
+    """``size`` i.i.d. Bernoulli(exp(−gamma)) draws (bool), gamma ≥ 0 rational (exact)."""
+    n = _size(size)
+    g = _exact.as_fraction(gamma, "gamma", allow_zero=True)
+    rng = _secure_rng(random_state)
+    return _exact.bernoulli_exp(n, g.numerator, g.denominator, rng)

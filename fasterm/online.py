@@ -50,10 +50,12 @@ from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
 from ._validation import (
     check_array,
     check_delta,
+    check_derived,
     check_epsilon,
     check_positive,
     check_random_state,
     check_scalar,
+    derived_from,
 )
 
 __all__ = [
@@ -106,7 +108,12 @@ def _run_batch(state, rng, L: np.ndarray, eta: float) -> "RWMRun":
         state.restore(snap)
         bit_generator.state = rng_state
         raise ValueError("loss_matrix must contain only finite values (found NaN or inf)")
-    return RWMRun(actions, incurred, state.cumulative_losses - before, eta)
+    expert_losses = state.cumulative_losses - before
+    if not np.isfinite(expert_losses).all():  # finite losses whose sums overflow a double
+        state.restore(snap)
+        bit_generator.state = rng_state
+        raise ValueError("loss_matrix: the cumulative losses overflow a double (losses near 1e308)")
+    return RWMRun(actions, incurred, expert_losses, eta)
 
 
 @dataclass(frozen=True)
@@ -175,7 +182,7 @@ def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exa
     if calibration == "closed_form":
         if delta == 0.0:
             raise ValueError("delta must be > 0 for calibration='closed_form' (Theorem 11.2)")
-        eps0 = eps / math.sqrt(8.0 * T * math.log(1.0 / delta))
+        eps0 = eps / math.sqrt(8.0 * T * -math.log(delta))
         spent, spent_delta, how = _composed(eps0, T, delta)
         if spent > eps:
             raise ValueError(
@@ -185,9 +192,11 @@ def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exa
     else:
         eps0 = _basic_share(eps, T)
         if delta > 0.0:
-            adv = _solve_increasing(lambda e0: _advanced_eps(e0, T, delta), eps, 1e-3 * eps / T, eps)
+            with derived_from("epsilon, delta and rounds"):
+                adv = _solve_increasing(lambda e0: _advanced_eps(e0, T, delta), eps, 1e-3 * eps / T, eps)
             eps0 = max(eps0, adv)
         spent, spent_delta, how = _composed(eps0, T, delta)
+    check_derived(eps0 / (2.0 * sens), "eta", "epsilon, rounds and loss_sensitivity")
     return RWMCalibration(
         eta=eps0 / (2.0 * sens),
         epsilon_round=eps0,
@@ -212,6 +221,8 @@ def _check_loss_range(loss_range) -> tuple[float, float]:
     hi = check_scalar(hi, "loss_range[1]")
     if not lo < hi:
         raise ValueError(f"loss_range must have low < high, got ({lo}, {hi})")
+    if not math.isfinite(hi - lo):
+        raise ValueError(f"loss_range: the width high - low overflows, got ({lo}, {hi})")
     return lo, hi
 
 

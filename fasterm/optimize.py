@@ -45,32 +45,48 @@ bound for the original objective only when c ≥ G).
 
 Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds,
 never on data values.
+
+Secure mode (``secure=True``, :mod:`fasterm.secure`).  Each step releases
+γ·(round(ḡ_t/γ) + Z_t) for ḡ_t the averaged clipped data gradient, Z_t exact
+discrete Laplace/Gaussian noise in grid units; the regularizer's gradient, the
+step and the projection are post-processing of the releases.  The privacy of
+the T releases follows from the same composition theorems as above with the
+rounding-enlarged sensitivity Δ₂,grid ≤ Δ₂/γ + √d (grid units); Gaussian noise
+is accounted through zCDP (Bun–Steinke composition, CKS conversion) instead of
+GDP.  The rounding biases each gradient by at most b = √d·γ/2 in norm; with it
+Theorem 2's proof gives E[L(ŵ) − L(w*)] ≤ η((G + b)² + E‖h‖²)/2 + R²/(2ηT) + R·b,
+the ``utility_bound`` reported.  The default T is chosen with the fast path's
+calibration (a public rule; only the noise is calibrated for secure mode).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _losses, _noise, accounting
+from . import _dask, _losses, _noise, accounting
+from . import secure as _secure
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._validation import (
     check_delta,
+    check_derived,
     check_epsilon,
     check_positive,
     check_random_state,
     check_scalar,
     check_X_y,
+    derived_from,
 )
 
 __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
 _NOISES = ("laplace", "gaussian")
-_NOISE_BLOCK = 1 << 16  # noise values drawn per sampler call in the PGD loop
 _CALIBRATIONS = ("pure", "coordinate", "l2")
+_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound and steps"
 
 
 @dataclass
@@ -130,49 +146,105 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
          noise=None, scale=0.0, rng=None):
     """The PGD loop shared by pgd and noisy_pgd.
 
-    Inputs are validated once here (``loss._prepare``); the loop then calls
-    the compiled kernels directly — gradient sum, noise fill, projection —
-    with preallocated buffers, so a step costs one pass over X plus O(d).
+    Inputs are validated once here (``loss._prepare``); then one call of the
+    compiled loop (``_losses.pgd_loop``) runs every step — gradient sum,
+    regulariser, noise, step, projection — with the GIL released and no
+    Python between steps.  Step t's noise is the next d draws of the sampler
+    from ``rng``'s bit generator.  A feasible set without a compiled
+    projection falls back to :func:`_run_python`, the same loop in numpy.
     """
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
         label_bound=label_bound)
-    n, d = X.shape
+    spec = constraint._loop_spec(X.dtype)
+    if spec is None:
+        return _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
+                           noise, scale, rng)
+    acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
+    code = _losses.NOISE_NONE if noise is None else (
+        _losses.NOISE_GAUSSIAN if noise == "gaussian" else _losses.NOISE_LAPLACE)
+    _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
+                     scale, None if noise is None else rng.bit_generator, *spec, acc, nt)
+    return _finish(constraint, w, acc, steps, X.dtype)
+
+
+def _finish(constraint, w, acc, steps, dtype):
+    if acc is None:
+        return w
+    # The average of points of a convex set lies in it; projecting removes
+    # the rounding of the sum (a no-op up to ulps).
+    return constraint.project((acc / steps).astype(dtype))
+
+
+def _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
+                noise, scale, rng):
+    """The PGD loop in numpy: the fallback for sets without a compiled
+    projection, and the reference the compiled loop is tested against."""
     kind = loss._kind
+
+    def grad_sum(w, out):
+        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt)
+
+    return _steps_python(grad_sum, X.shape[0], w, constraint, steps, lr, average, float(loss.l2),
+                         noise, scale, rng)
+
+
+def _steps_python(grad_sum, n, w, constraint, steps, lr, average, reg, noise, scale, rng):
+    """T steps around a gradient-sum callable ``grad_sum(w, out)`` (out ← Σ_i ∇ℓ_i(w)).
+
+    Per step, in w's dtype: g = Σ/n (+ reg·w) (+ h_t);  w ← Π_C(w + (−η)·g),
+    h_t the next d draws of the sampler — the arithmetic of the compiled loop.
+    Used by :func:`_run_python` and by the dask path (the sum is then a
+    map-reduce over the chunks).
+    """
+    d, dtype = w.shape[0], w.dtype
     acc = np.zeros(d, dtype=np.float64) if average else None
-    grad = np.empty(d, dtype=X.dtype)
-    step = np.empty(d, dtype=X.dtype)
-    reg = float(loss.l2)
+    grad = np.empty(d, dtype=dtype)
+    step = np.empty(d, dtype=dtype)
     inv_n = 1.0 / n
     fill = None
     if noise is not None:
         fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
         bitgen = rng.bit_generator
-        # The noise of up to `block` steps is drawn in one call: the samplers
-        # draw element by element from the bit generator's state, so the
-        # stream (and every result) is the same as one draw per step.
-        block = max(1, min(steps, _NOISE_BLOCK // d))
-        noise_buf = np.empty((block, d), dtype=X.dtype)
+        noise_row = np.empty(d, dtype=dtype)
     project = constraint._project
-    for t in range(steps):
+    for _ in range(steps):
         if average:
             acc += w  # Theorems 1/2 bound the average of the points where gradients are taken
-        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, grad, nt)
+        grad_sum(w, grad)
         grad *= inv_n
         if reg:
             np.multiply(w, reg, out=step)
             grad += step
         if fill is not None:
-            row = t % block
-            if row == 0:
-                fill(bitgen, noise_buf[:min(block, steps - t)].reshape(-1), scale)
-            grad += noise_buf[row]
+            fill(bitgen, noise_row, scale)
+            grad += noise_row
         np.multiply(grad, -lr, out=step)
         step += w
         project(step, w)
+    return _finish(constraint, w, acc, steps, dtype)
+
+
+def _run_secure(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound,
+                cal, rng):
+    """The secure-mode PGD loop (module docstring): a separate Python loop, one
+    exact grid release of the averaged clipped data gradient per step."""
+    w, X, y, c, dn, ybound, norms, nt = loss._prepare(
+        constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
+        label_bound=label_bound)
+    n, d = X.shape
+    acc = np.zeros(d, dtype=np.float64) if average else None
+    grad = np.empty(d, dtype=X.dtype)
+    reg = float(loss.l2)
+    for _ in range(steps):
+        if average:
+            acc += w
+        _losses.grad_sum(loss._kind, X, y, w, norms, dn, c, ybound, grad, nt)
+        noisy = _secure.release(grad.astype(np.float64) / n, cal.granularity, cal.params, rng)
+        if reg:
+            noisy += reg * w
+        constraint._project((w - lr * noisy).astype(X.dtype), w)
     if average:
-        # The average of points of a convex set lies in it; projecting removes
-        # the rounding of the sum (a no-op up to ulps).
         return constraint.project((acc / steps).astype(X.dtype))
     return w
 
@@ -205,6 +277,10 @@ def pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing
     R = float(constraint.diameter)
     if lr is None:
         lr = R / (G * math.sqrt(steps)) if G > 0 and R > 0 else 0.0
+        # Near-zero data make G tiny and η huge: cap η where -η still fits X's
+        # dtype (float32: 1.8e19), or 0·(-inf) = NaN in the step.  Theorem 1's
+        # bound below is computed for the η actually used.
+        lr = min(lr, math.sqrt(float(np.finfo(X.dtype).max)))
     else:
         lr = check_positive(lr, "lr")
     w = _run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None)
@@ -250,12 +326,14 @@ def _bound_for(R, G, noise_sq, T):
     return R * g_eff / math.sqrt(T), R / (g_eff * math.sqrt(T))
 
 
+@functools.lru_cache(maxsize=256)
 def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_steps):
     """T minimising Theorem 2's bound R·G_eff(T)/√T over 1..max_steps.
 
     Evaluated on a geometric grid (the bound is unimodal in T for every
     calibration); among grid points within 1% of the best bound the smallest
-    T is taken, since more steps cost time and buy under 1% of bound.
+    T is taken, since more steps cost time and buy under 1% of bound.  A pure
+    function of public numbers, so repeated fits of one configuration reuse it.
     """
     grid = sorted({int(round(t)) for t in np.geomspace(1, max_steps, 64)} | {max_steps})
     if noise == "gaussian":
@@ -272,12 +350,22 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     return grid[-1]  # pragma: no cover - the loop always returns
 
 
+def _clear_calibration_caches():
+    """Forget every cached calibration (for timing a first, "cold" fit)."""
+    _default_steps.cache_clear()
+    accounting._gaussian_mu.cache_clear()
+    accounting._gaussian_epsilon.cache_clear()
+    accounting._calibrate_gaussian.cache_clear()
+
+
 def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
               constraint: _constraints.Constraint, epsilon: float, delta: float = 0.0,
               steps: int | None = None, noise: str = "laplace", calibration: str = "l2",
-              data_norm: float | None = None, clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
+              data_norm: float | None = None, clip: float | None = None,
+              random_state: None | int | np.random.Generator | str = None, *,
               label_bound: float | None = None, lr: float | None = None, average: bool = True,
-              max_steps: int = 1000) -> OptimizeResult:
+              max_steps: int = 1000, secure: bool | None = None, granularity: float | None = None,
+              client: object = None) -> OptimizeResult:
     """Differentially private projected gradient descent (Stemmer lecture 10).
 
     Parameters
@@ -302,6 +390,20 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     lr : step size; default R/(G_eff √T), the minimiser of Theorem 2's bound.
     max_steps : the compute budget for the default T (raise it for more
         accuracy when the noise allows).
+    secure : None (the :func:`fasterm.secure_mode` setting), True or False:
+        exact discrete noise on a power-of-two grid (module docstring);
+        ``random_state`` may then also be ``"os"``.  ``granularity``: the
+        grid spacing γ (a power of two; default from Δ₂ and d,
+        :func:`fasterm.secure.default_granularity`); ``info["secure"]`` holds
+        the calibration.
+    client : where a ``dask.array`` X runs (``pip install "fasterm[dask]"``): a
+        ``dask.distributed.Client``, a scheduler address such as
+        ``"tcp://host:8786"``, or None for the default client if one is
+        running and dask's local scheduler otherwise.  Unused for numpy X.
+        X must be chunked along rows; each step maps the compiled gradient
+        sum over the chunks on the workers and adds the noise once at the
+        client (:mod:`fasterm._dask`), so the result, the noise stream and
+        the privacy spent are those of the in-memory call.
 
     Returns
     -------
@@ -329,8 +431,19 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         steps = check_scalar(steps, "steps", low=1, integer=True)
     if lr is not None:
         lr = check_positive(lr, "lr")
-    rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    sec = _secure.resolve(secure)
+    if granularity is not None:
+        if not sec:
+            raise ValueError("granularity is only used in secure mode (secure=True)")
+        granularity = _secure.check_granularity(granularity)
+    rng = _secure.secure_rng(random_state) if sec else check_random_state(random_state)
+    client = _dask.check_client(client)
+    # A dask X is checked from its metadata: check_X_y would pull it to the client.
+    chunked = _dask.is_dask_collection(X)
+    if chunked and sec:
+        raise ValueError("secure=True needs X in memory (the secure loop does not run on dask "
+                         "arrays); compute X first or use secure=False")
+    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -343,21 +456,36 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     # surrogate (module docstring): its constant sets the default T and η.
     G_bound = G_priv + _reg_lipschitz(loss, constraint)
 
-    if steps is None:
-        steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
-    scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
-    if lr is None:
-        lr = _bound_for(R, G_bound, noise_sq, steps)[1] if R > 0 else 0.0
+    with derived_from(_USER_SCALES):  # absurd bounds: name the caller's parameters
+        if steps is None:
+            steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
+        cal, bias = None, 0.0
+        if sec:
+            cal = _secure.calibrate(noise, calibration, sens, d, steps, eps, delta, granularity)
+            scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
+            bias = cal.bias_norm(d)
+        else:
+            scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+        if lr is None:
+            lr = _bound_for(R, G_bound + bias, noise_sq, steps)[1] if R > 0 else 0.0
+        # One step moves w by at most lr·(G + ‖h‖), ‖h‖ < 64·scale·√d (noise.py): keep it finite.
+        check_derived(1.0 + lr * (G_bound + bias + 64.0 * scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
 
     # Clip per-example gradients at G_priv even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
-    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-             label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+    if sec:
+        w = _run_secure(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+                        label_bound=label_bound, cal=cal, rng=rng)
+    else:
+        run = functools.partial(_dask.run, client=client) if chunked else _run
+        w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+                label_bound=label_bound, noise=noise, scale=scale, rng=rng)
 
     bound = surrogate_bound = None
     if average and lr > 0:
-        surrogate_bound = lr * (G_bound**2 + noise_sq) / 2 + R * R / (2 * lr * steps)
+        surrogate_bound = lr * ((G_bound + bias)**2 + noise_sq) / 2 + R * R / (2 * lr * steps) + R * bias
         if clip is None or clip >= G_loss:
             bound = surrogate_bound
     return OptimizeResult(
@@ -365,5 +493,5 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         calibration=None if noise == "gaussian" else calibration, noise_scale=scale,
         lipschitz=G_priv, sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss,
-              "surrogate_utility_bound": surrogate_bound},
+              "surrogate_utility_bound": surrogate_bound, "secure": cal},
     )

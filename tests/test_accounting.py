@@ -247,3 +247,41 @@ def test_absurd_epsilon_does_not_overflow():
     assert math.isfinite(A.calibrate_laplace_coordinate(1.0, 3, 2, 1e300, 0.5)[0])
     sigma = A.calibrate_gaussian(1.0, 1, 1e300, 1e-5)  # calibrated as ε = 1e4: more noise, still valid
     assert sigma == A.calibrate_gaussian(1.0, 1, A.GAUSSIAN_EPSILON_CAP, 1e-5) and sigma > 0
+
+
+@pytest.mark.parametrize(
+    "f,lo,hi",
+    [
+        (lambda x: x**3, 1e-3, 1.0),
+        (lambda x: math.log(x), 1e-6, 10.0),
+        (lambda x: math.expm1(x) * 1e6, 1e-9, 1e-3),
+        (lambda x: x if x < 2.0 else 2.0 + 1e9 * (x - 2.0), 1e-2, 50.0),  # a kink: false position stalls
+        (lambda x: math.floor(x * 7.0) / 7.0, 0.01, 3.0),  # a step function
+    ],
+)
+@pytest.mark.parametrize("target", [0.3, 1.7])
+def test_solver_brackets_the_root_to_ulps(f, lo, hi, target):
+    calls = []
+
+    def counted(x):
+        calls.append(x)
+        return f(x)
+
+    x_lo = A._solve_increasing(counted, target, lo, hi)
+    n_lo = len(calls)
+    x_hi = A._solve_increasing(f, target, lo, hi, upper=True)
+    # The returned sides keep their promise, and nothing lies between them but rounding.
+    assert f(x_lo) <= target < f(x_hi)
+    assert x_hi - x_lo <= 4.0 * math.ulp(x_lo)
+    # Bisection in log x to 4 ulps takes ~52 halvings of these brackets; the safeguard
+    # bisects at least every other step, so even the kink and the steps stay below 2×.
+    assert n_lo <= 110
+
+
+def test_gaussian_solvers_are_cached_and_agree_with_a_fresh_solve():
+    A._gaussian_mu.cache_clear()
+    mu = A.gaussian_mu(0.7, 1e-6)
+    assert A._gaussian_mu.cache_info().misses == 1
+    assert A.gaussian_mu(0.7, 1e-6) == mu and A._gaussian_mu.cache_info().hits == 1
+    fresh = A._solve_increasing(lambda m: A._gaussian_delta_upper(m, 0.7), 1e-6, 1e-3, 1.0)
+    assert fresh == mu

@@ -1,6 +1,7 @@
 """pgd and noisy_pgd: Theorem 1/2 bounds, privacy bookkeeping, noise path, errors."""
 
 import math
+import platform
 
 import numpy as np
 import pytest
@@ -235,3 +236,117 @@ def test_bad_data():
         fe.noisy_pgd("logistic", X, y, C, **good)
     with pytest.raises(TypeError, match="constraint"):
         fe.noisy_pgd(fe.losses.Logistic(), X, y, None, **good)
+
+
+# -- the compiled loop against the numpy reference loop ---------------------------------------
+class _NoKernelBall(fe.constraints.L2Ball):
+    """An L2 ball that hides its compiled projection: the optimisers use the numpy loop."""
+
+    def _loop_spec(self, dtype):
+        return None
+
+
+_SETS = {
+    "l2": lambda d: fe.constraints.L2Ball(2.0, d),
+    "l2-centred": lambda d: fe.constraints.L2Ball(1.5, d, center=np.linspace(-0.3, 0.3, d)),
+    "box": lambda d: fe.constraints.Box(-0.7, 0.9, d),
+    "box-vec": lambda d: fe.constraints.Box(-np.linspace(0.1, 1, d), np.linspace(0.2, 2, d), d),
+    "simplex": lambda d: fe.constraints.Simplex(d, total=3.0),
+    "l1": lambda d: fe.constraints.L1Ball(1.2, d),
+}
+_LOSSES = {
+    "logistic": fe.losses.Logistic(l2=0.05),
+    "hinge": fe.losses.Hinge(),
+    "squared": fe.losses.Squared(l2=0.1),
+    "absolute": fe.losses.Absolute(),
+    "linear": fe.losses.Linear(),
+}
+
+
+def _reference_run(loss, X, y, constraint, steps, lr, average, noise, scale, seed, clip, data_norm,
+                   label_bound=None):
+    from fasterm import optimize as O
+
+    w, X, y, c, dn, ybound, norms, nt = loss._prepare(
+        constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
+        label_bound=label_bound)
+    rng = np.random.default_rng(seed)
+    return O._run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
+                         noise, scale, rng)
+
+
+@pytest.mark.parametrize("set_name", list(_SETS))
+@pytest.mark.parametrize("loss_name", list(_LOSSES))
+@pytest.mark.parametrize("noise", [None, "laplace", "gaussian"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_loop_matches_numpy_loop(set_name, loss_name, noise, dtype):
+    from fasterm import optimize as O
+
+    rng = np.random.default_rng(7)
+    n, d = 57, 9
+    X = (rng.normal(size=(n, d)) * 0.6).astype(dtype)
+    X[3] *= 5.0  # beyond data_norm: scaled down in both loops
+    y = rng.normal(size=n).astype(dtype) if loss_name in ("squared", "absolute") else \
+        np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(dtype)
+    loss, C = _LOSSES[loss_name], _SETS[set_name](d)
+    kw = dict(steps=23, lr=0.3, noise=noise, scale=0.05 if noise else 0.0, clip=0.8,
+              data_norm=1.0, label_bound=1.5 if loss_name in ("squared", "absolute") else None)
+    for average in (True, False):
+        ref = _reference_run(loss, X, y, C, average=average, seed=11, **kw)
+        got = O._run(loss, X, y, C, kw["steps"], kw["lr"], average, data_norm=1.0, clip=0.8,
+                     label_bound=kw["label_bound"], noise=noise, scale=kw["scale"],
+                     rng=np.random.default_rng(11))
+        assert got.dtype == dtype
+        # Same operations in the same order on the same noise: equal to rounding (bit for
+        # bit where the compiler contracts nothing, as on x86-64).
+        tol = 1e-12 if dtype == np.float64 else 1e-5
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+        if platform.machine() in ("x86_64", "AMD64"):
+            np.testing.assert_array_equal(got, ref)
+        assert not np.array_equal(ref, C.center.astype(dtype))  # the loop did move
+
+
+def test_set_without_compiled_projection_uses_numpy_loop():
+    X, y = _logistic_data(200, 4, 3)
+    base = fe.constraints.L2Ball(1.0, 4)
+    kw = dict(epsilon=1.0, delta=1e-6, noise="gaussian", data_norm=1.0, random_state=5, steps=40)
+    a = fe.noisy_pgd(fe.losses.Logistic(), X, y, base, **kw)
+    b = fe.noisy_pgd(fe.losses.Logistic(), X, y, _NoKernelBall(1.0, 4), **kw)
+    np.testing.assert_allclose(a.w, b.w, rtol=1e-12, atol=1e-14)
+    assert a.epsilon == b.epsilon and a.noise_scale == b.noise_scale
+
+
+def test_noise_stream_is_d_draws_per_step():
+    """Step t's noise is draws t·d … t·d + d − 1 of the sampler: with a zero loss gradient
+    (Linear loss on zero data) and no projection binding, w_T = −η Σ_t h_t exactly."""
+    d, T, lr, scale = 5, 17, 0.01, 0.3
+    X = np.zeros((10, d))
+    C = fe.constraints.L2Ball(1e6, d)
+    from fasterm import optimize as O
+
+    for noise, draw in (("laplace", fe.noise.laplace), ("gaussian", fe.noise.gaussian)):
+        w = O._run(fe.losses.Linear(), X, None, C, T, lr, False, data_norm=1.0, clip=1.0,
+                   noise=noise, scale=scale, rng=np.random.default_rng(2))
+        h = draw((T, d), scale, random_state=np.random.default_rng(2))
+        expect = np.zeros(d)
+        for t in range(T):
+            expect = expect + (-lr) * h[t]  # the loop's own order: w + (−η)·g
+        np.testing.assert_allclose(w, expect, rtol=1e-13, atol=1e-16)
+
+
+def test_compiled_loop_rejects_bad_buffers():
+    from fasterm import _losses
+
+    X = np.ones((4, 3))
+    y = np.ones(4)
+    w = np.zeros(3)
+    norms = np.full(4, math.sqrt(3.0))
+    args = dict(kind=0, X=X, y=y, norms=norms, data_norm=1.0, clip=1.0, label_bound=math.inf,
+                w=w, steps=3, lr=0.1, reg=0.0, noise=0, scale=0.0, bit_generator=None,
+                set_kind=0, set_param=1.0, set_a=None, set_b=None, acc=None)
+    for change, msg in [({"w": np.zeros(2)}, "w has"), ({"acc": np.zeros(2)}, "acc has"),
+                        ({"set_kind": 7}, "set_kind"), ({"set_kind": 1}, "box needs"),
+                        ({"noise": 1}, "bit generator"), ({"set_param": 0.0}, "set_param"),
+                        ({"steps": -1}, "steps"), ({"set_a": np.zeros(5)}, "set_a has")]:
+        with pytest.raises(ValueError, match=msg):
+            _losses.pgd_loop(**{**args, **change})

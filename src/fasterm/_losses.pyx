@@ -6,6 +6,13 @@
 # then run the kernel with the GIL released.  Values (finiteness, declared
 # bounds) are validated once, upstream, in fasterm.losses.
 from cython cimport floating
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport (
+    random_standard_normal_fill, random_standard_normal_fill_f,
+)
+
+from fasterm._bitgen cimport _bitgen
 
 cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
     cdef struct Options:
@@ -144,3 +151,174 @@ def row_norms(const floating[:, ::1] X, double[::1] out, int n_threads=1):
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
     with nogil:
         cpp_row_norms(&X[0, 0], n, d, &out[0], n_threads)
+
+
+# ---------------------------------------------------------------------------
+# The projected-gradient loop of fasterm.optimize, compiled.
+#
+# One call runs all T steps with the GIL released: gradient sum (the kernel
+# above), regulariser, noise drawn from the caller's bit generator, step and
+# projection, with buffers allocated once.  The arithmetic is that of the
+# Python reference loop in fasterm/optimize.py (_run_python), operation for
+# operation in the data's precision, and the noise of step t is the next d
+# draws of the sampler, so both loops give the same numbers for a seed.
+
+cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
+    void _laplace_zig "fasterm::laplace_fill"[T](bitgen_t* rng, T* out, Py_ssize_t n, T scale)
+
+cdef extern from "fasterm/projections.hpp" namespace "fasterm" nogil:
+    void _proj_simplex "fasterm::project_simplex"[T](const T* y, T* x, size_t n, double total,
+                                                     T* work)
+    void _proj_l1 "fasterm::project_l1_ball"[T](const T* y, T* x, size_t n, double radius,
+                                                T* work)
+    void _proj_l2 "fasterm::project_l2_ball"[T](const T* y, T* x, size_t n, const T* center,
+                                                double radius)
+    void _proj_box "fasterm::project_box"[T](const T* y, T* x, size_t n, const T* lo,
+                                             const T* hi)
+
+# Noise and feasible-set codes of pgd_loop (also exported to Python below).
+cdef enum:
+    C_NOISE_NONE = 0
+    C_NOISE_LAPLACE = 1
+    C_NOISE_GAUSSIAN = 2
+    C_SET_L2_BALL = 0
+    C_SET_BOX = 1
+    C_SET_SIMPLEX = 2
+    C_SET_L1_BALL = 3
+
+NOISE_NONE = C_NOISE_NONE
+NOISE_LAPLACE = C_NOISE_LAPLACE
+NOISE_GAUSSIAN = C_NOISE_GAUSSIAN
+SET_L2_BALL = C_SET_L2_BALL
+SET_BOX = C_SET_BOX
+SET_SIMPLEX = C_SET_SIMPLEX
+SET_L1_BALL = C_SET_L1_BALL
+
+
+cdef void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t d,
+                      floating scale) noexcept nogil:
+    cdef Py_ssize_t j
+    if noise == C_NOISE_LAPLACE:
+        _laplace_zig(rng, out, d, scale)
+    else:
+        # numpy's ziggurat normal, then the scale: what noise.gaussian does.
+        if floating is double:
+            random_standard_normal_fill(rng, d, out)
+        else:
+            random_standard_normal_fill_f(rng, d, out)
+        for j in range(d):
+            out[j] *= scale
+
+
+cdef int _loop(int kind, const floating* X, const floating* y, const double* norms,
+                Py_ssize_t n, Py_ssize_t d, Options o, floating* w, Py_ssize_t steps,
+                floating inv_n, floating reg, floating neg_lr, int noise, floating scale,
+                bitgen_t* rng, int set_kind, double set_param, const floating* set_a,
+                const floating* set_b, double* acc, int n_threads, floating* grad,
+                floating* step, floating* noise_buf, floating* work) except -1 nogil:
+    cdef Py_ssize_t t, j
+    cdef floating g
+    for t in range(steps):
+        if acc != NULL:
+            for j in range(d):
+                acc[j] += w[j]
+        cpp_grad_sum(kind, X, y, w, norms, n, d, o, grad, n_threads)
+        if noise != C_NOISE_NONE:
+            _noise_fill(rng, noise, noise_buf, d, scale)
+        for j in range(d):
+            # grad/n, + reg·w, + noise, then w − η·grad: the reference's order.
+            g = grad[j] * inv_n
+            if reg != 0:
+                g = g + w[j] * reg
+            if noise != C_NOISE_NONE:
+                g = g + noise_buf[j]
+            step[j] = g * neg_lr + w[j]
+        if set_kind == C_SET_L2_BALL:
+            _proj_l2(step, w, d, set_a, set_param)
+        elif set_kind == C_SET_BOX:
+            _proj_box(step, w, d, set_a, set_b)
+        elif set_kind == C_SET_SIMPLEX:
+            _proj_simplex(step, w, d, set_param, work)
+        else:
+            _proj_l1(step, w, d, set_param, work)
+    return 0
+
+
+def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
+             const double[::1] norms, double data_norm, double clip, double label_bound,
+             floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
+             double scale, object bit_generator, int set_kind, double set_param,
+             const floating[::1] set_a, const floating[::1] set_b, double[::1] acc,
+             int n_threads=1):
+    """Run ``steps`` projected (noisy) gradient steps in place on ``w``.
+
+    Step: g = grad_sum(w)/n + reg·w + h_t;  w ← Π_C(w − lr·g), with h_t the
+    next d draws of Laplace(0, scale) (noise=1) or N(0, scale²) (noise=2)
+    from ``bit_generator`` (held under its lock for the whole run), none for
+    noise=0.  If ``acc`` is given, every iterate at which a gradient is taken
+    (w_0 … w_{T−1}) is added to it (float64).  C: set_kind 0 L2 ball
+    (set_param = radius, set_a = centre or None), 1 box (set_a = low,
+    set_b = high), 2 simplex (set_param = total), 3 L1 ball (radius).
+    Values are validated by fasterm.optimize; here only what keeps the
+    kernels inside their buffers.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
+                              -1 if norms is None else norms.shape[0],
+                              data_norm, clip, label_bound, n_threads)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    if noise < C_NOISE_NONE or noise > C_NOISE_GAUSSIAN:
+        raise ValueError(f"noise must be 0, 1 or 2, got {noise}")
+    if set_kind < C_SET_L2_BALL or set_kind > C_SET_L1_BALL:
+        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
+    if set_kind == C_SET_BOX and (set_a is None or set_b is None):
+        raise ValueError("a box needs set_a (low) and set_b (high)")
+    if set_a is not None and set_a.shape[0] != d:
+        raise ValueError(f"set_a has {set_a.shape[0]} entries but X has {d} columns")
+    if set_b is not None and set_b.shape[0] != d:
+        raise ValueError(f"set_b has {set_b.shape[0]} entries but X has {d} columns")
+    if set_kind != C_SET_BOX and not set_param > 0.0:
+        raise ValueError(f"set_param must be > 0, got {set_param}")
+    if acc is not None and acc.shape[0] != d:
+        raise ValueError(f"acc has {acc.shape[0]} entries but X has {d} columns")
+    cdef bitgen_t* rng = NULL
+    if noise != C_NOISE_NONE:
+        if bit_generator is None:
+            raise ValueError("a bit generator is required for noise")
+        rng = _bitgen(bit_generator)
+    cdef const floating* yp = NULL
+    cdef const double* np_ = NULL
+    cdef const floating* ap = NULL
+    cdef const floating* bp = NULL
+    cdef double* accp = NULL
+    if y is not None:
+        yp = &y[0]
+    if norms is not None:
+        np_ = &norms[0]
+    if set_a is not None:
+        ap = &set_a[0]
+    if set_b is not None:
+        bp = &set_b[0]
+    if acc is not None:
+        accp = &acc[0]
+    if steps == 0:
+        return
+    # grad, step, noise and the projections' scratch: one allocation.
+    cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
+    if buf == NULL:
+        raise MemoryError()
+    cdef floating inv_n = <floating>(1.0 / n)
+    try:
+        if rng != NULL:
+            with bit_generator.lock, nogil:
+                _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
+                      <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
+                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d)
+        else:
+            with nogil:
+                _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
+                      <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
+                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d)
+    finally:
+        free(buf)

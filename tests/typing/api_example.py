@@ -58,6 +58,7 @@ def main() -> dict[str, float]:
                                    epsilon=1.0, delta=1e-6, random_state=0)
     scalar = mechanisms.laplace(3.0, sensitivity=1.0, epsilon=1.0, random_state=0)
     vec = mechanisms.laplace_l2(np.zeros(4), l2_sensitivity=1.0, epsilon=1.0, delta=1e-6)
+    exact = mechanisms.laplace(3.0, sensitivity=1.0, epsilon=1.0, random_state=0, secure=True)
     idx: int = mechanisms.exponential(np.array([3.0, 1.0, 2.0]), sensitivity=1.0, epsilon=1.0)
     lap: npt.NDArray[np.float64] = noise.laplace(10, 1.0, random_state=0)
     gau = noise.gaussian((2, 3), 0.5, random_state=0, dtype=np.float32)
@@ -105,7 +106,7 @@ def main() -> dict[str, float]:
         "inside": float(inside), "G": G, "sens": sens, "value": value, "grad": float(grad[0]),
         "pgd_eps": res.epsilon, "pgd_pure_eps": res_pure.epsilon, "pgd_w0": float(base.w[0]),
         "em_eps": em.epsilon, "median": med, "median_rank": med_rank, "q90": q90, "mean": avg,
-        "released": float(np.asarray(released)[0]), "scalar": float(scalar),
+        "released": float(np.asarray(released)[0]), "scalar": float(scalar), "secure": float(exact),
         "vec": float(np.asarray(vec)[0]), "idx": float(idx), "lap": float(lap[0]),
         "gau": float(gau[0, 0]), "eps_b": eps_b, "delta_b": delta_b, "eps_a": eps_a,
         "delta_a": delta_a, "eps_h": eps_h, "sigma": sigma, "remaining": remaining_eps,

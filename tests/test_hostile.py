@@ -1,0 +1,739 @@
+"""Hostile input against every public function: an error naming the parameter, or a correct, finite answer.
+
+Each public entry point (``fasterm.__all__`` and SPEC §5) is listed in
+``ENTRIES`` with one valid baseline call and the kind of each parameter.  One
+parameter at a time is replaced by a hostile value — NaN/±inf, empty, one
+row, huge values (1e308), wrong dtypes (object, float16, int, bool, complex,
+str), Fortran-ordered, non-contiguous and read-only arrays, mismatched
+shapes, 0-d or 3-d arrays, ε ≤ 0 / inf / NaN, δ ∉ [0, 1), radius ≤ 0,
+sizes like 3.5, bad random states — and the call must
+
+* raise ``ValueError``/``TypeError`` whose message names the parameter
+  (the word itself, e.g. ``epsilon``, ``X``, ``bounds``), or
+* return a finite result (every float, array and result field finite); a
+  value that only changes the memory layout or a convertible dtype must give
+  **exactly** the baseline answer on the equivalent float64 C-array (same
+  seed).
+
+Never a crash, a hang or a silent NaN.  The deterministic catalogue runs
+first in a subprocess (a segfault or an abort would kill pytest itself; a
+hang hits the timeout); hypothesis then draws further values in-process
+(random arrays with NaN/inf/huge entries, random dtypes and shapes, random
+scalars).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import fasterm as fe
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAN, INF = float("nan"), float("inf")
+
+# ---------------------------------------------------------------------------
+# Baseline data (valid)
+# ---------------------------------------------------------------------------
+N, D = 6, 3
+_rng = np.random.default_rng(0)
+X0 = _rng.uniform(-1, 1, (N, D)) / math.sqrt(D)
+Y0 = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+YR = _rng.uniform(-1, 1, N)  # regression labels
+V0 = np.array([0.3, -0.2, 0.5])
+X1 = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
+SC0 = np.array([0.0, 1.0, 2.0, 0.5])
+LM0 = _rng.uniform(0, 1, (5, 4))
+PRED0 = np.array([[1, -1, 1, 1, -1, -1], [1, 1, 1, 1, 1, 1.0]])
+
+
+# ---------------------------------------------------------------------------
+# Hostile values per parameter kind.  Each item: (label, value, equivalent)
+# where `equivalent` (or None) is a clean float64 C-array the call must
+# treat identically.
+# ---------------------------------------------------------------------------
+class _Weird:
+    def __float__(self):
+        raise RuntimeError("not a number")
+
+
+def _scalar_bad():
+    return [("nan", NAN, None), ("inf", INF, None), ("-inf", -INF, None), ("str", "1", None),
+            ("bool", True, None), ("complex", 1 + 2j, None), ("array2", np.array([1.0, 2.0]), None),
+            ("list", [1.0], None), ("object", object(), None), ("weird", _Weird(), None),
+            ("none", None, None)]
+
+
+def _positive():
+    return _scalar_bad() + [("zero", 0.0, None), ("neg", -1.0, None), ("-0", -0.0, None),
+                            ("huge", 1e308, None), ("tiny", 1e-308, None), ("subnormal", 5e-324, None),
+                            ("0d", np.array(2.0), None), ("f32", np.float32(0.5), None),
+                            ("int", 2, None)]
+
+
+def _epsilon():
+    return _positive()
+
+
+def _delta():
+    return _scalar_bad() + [("neg", -0.1, None), ("one", 1.0, None), ("big", 1.5, None),
+                            ("zero", 0.0, None), ("tiny", 1e-300, None), ("almost1", 1 - 1e-16, None)]
+
+
+def _integer(base=None):
+    """Bad integers; with ``base``, also valid spellings of it (numpy int, 0-d array)."""
+    out = [("zero", 0, None), ("neg", -1, None), ("frac", 3.5, None), ("float-int", 2.0, None),
+           ("nan", NAN, None), ("inf", INF, None), ("str", "3", None), ("bool", True, None),
+           ("complex", 2j, None), ("array", np.array([2, 3]), None), ("none", None, None)]
+    if base is not None:
+        out += [("np-int", np.int32(base), None), ("0d", np.array(base), None)]
+    return out
+
+
+def _random_state():
+    return [("neg", -1, None), ("str", "seed", None), ("float", 1.5, None), ("bool", True, None),
+            ("legacy", np.random.RandomState(0), None), ("object", object(), None),
+            ("huge", 2**80, None), ("generator", np.random.default_rng(3), None),
+            ("seedseq", np.random.SeedSequence(3), None)]
+
+
+def _arrays(base, *, ndim):
+    """Hostile variants of a valid float64 C-array ``base``."""
+    b = np.asarray(base, dtype=np.float64)
+    out = []
+    for lab, val in [("nan", NAN), ("inf", INF), ("-inf", -INF), ("huge", 1e308), ("-huge", -1e308)]:
+        a = b.copy()
+        a.flat[0] = val
+        out.append((lab, a, None))
+    out.append(("all-huge", np.full_like(b, 1e308), None))
+    ro = b.copy()
+    ro.flags.writeable = False
+    nc = np.repeat(b, 2, axis=-1)[..., ::2]
+    out += [
+        ("object", b.astype(object), None), ("complex", b.astype(complex), None),
+        ("str", b.astype(str), None), ("datetime", np.zeros(b.shape, dtype="datetime64[s]"), None),
+        ("float16", b.astype(np.float16), b.astype(np.float16).astype(np.float64)),
+        ("int", np.round(b * 3).astype(np.int64), np.round(b * 3)),
+        ("bool", b > 0, (b > 0).astype(np.float64)),
+        ("fortran", np.asfortranarray(b), b), ("noncontig", nc, b), ("readonly", ro, b),
+        ("list", b.tolist(), b),
+        ("0d", np.array(0.5), None), ("3d", b.reshape((1,) * (4 - b.ndim) + b.shape[:1] + (-1,)), None),
+        ("none", None, None), ("scalar", 0.5, None),
+    ]
+    if ndim == 1:
+        out += [("empty", np.zeros(0), None), ("one", b[:1].copy(), None), ("2d", b[None, :], None),
+                ("short", b[:-1].copy(), None), ("long", np.append(b, b[0]), None)]
+    else:
+        out += [("empty-rows", np.zeros((0, b.shape[1])), None), ("empty-cols", np.zeros((b.shape[0], 0)), None),
+                ("one-row", b[:1].copy(), None), ("1d", b[0].copy(), None),
+                ("fewer-rows", b[:-1].copy(), None), ("more-cols", np.hstack([b, b[:, :1]]), None),
+                ("fewer-cols", b[:, :-1].copy(), None)]
+    return out
+
+
+def _choice(options):
+    return [("bad", "nonsense", None), ("int", 1, None), ("none", None, None), ("list", [options[0]], None)]
+
+
+def _bounds():
+    return [("reversed", (1.0, 0.0), None), ("equal", (0.5, 0.5), None), ("nan", (NAN, 1.0), None),
+            ("inf", (0.0, INF), None), ("overflow", (-1e308, 1e308), None), ("three", (0, 1, 2), None),
+            ("one", (0.0,), None), ("str", "ab", None), ("scalar", 1.0, None), ("2d", np.zeros((2, 2)), None),
+            ("complex", (0j, 1j), None), ("none", None, None), ("array", np.array([0.0, 1.0]), (0.0, 1.0)),
+            ("ints", (0, 1), (0.0, 1.0))]
+
+
+def _loss():
+    return [("none", None, None), ("str", "logistic", None), ("class", fe.losses.Logistic, None),
+            ("object", object(), None)]
+
+
+def _constraint():
+    return [("none", None, None), ("wrong-dim", fe.L2Ball(1.0, D + 1), None), ("str", "ball", None)]
+
+
+# ---------------------------------------------------------------------------
+# The catalogue
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class Entry:
+    name: str
+    call: object            # call(**kwargs)
+    base: dict              # valid keyword arguments
+    params: dict            # parameter -> list of (label, value, equivalent)
+    aliases: dict = dataclasses.field(default_factory=dict)  # parameter -> extra words its errors may use
+    inf_ok: bool = False    # the result is a bound or a prediction: +-inf is truthful (overflow), NaN never
+    rtol: float = 0.0       # layout-equivalent inputs must agree to this tolerance (0: bit for bit)
+
+
+def _method(factory, method, **fixed):
+    def call(**kw):
+        init = {k: kw.pop(k) for k in list(kw) if k in fixed}
+        return getattr(factory(**init), method)(**kw)
+    return call
+
+
+def _ctor_then(cls, method, ctor_keys, **method_kw):
+    def call(**kw):
+        ctor = {k: kw.pop(k) for k in list(kw) if k in ctor_keys}
+        obj = cls(**ctor)
+        return getattr(obj, method)(**{**method_kw, **kw})
+    return call
+
+
+def _loss_call(loss_cls, method, **init):
+    def call(**kw):
+        return getattr(loss_cls(**init), method)(**kw)
+    return call
+
+
+def _estimator(cls, method):
+    def call(X, y, X_pred=None, **params):
+        est = cls(**params).fit(X, y)
+        if method == "fit":
+            return est.coef_, est.intercept_
+        return getattr(est, method)(X0 if X_pred is None else X_pred)
+    return call
+
+
+def _rwm_update(losses=None, **kw):
+    r = fe.online.RWM(**kw)  # default losses: one per expert, whatever n_experts is
+    return r.update(np.linspace(0.0, 1.0, r.n_experts) if losses is None else losses)
+
+
+def _private_rwm_run(loss_matrix=None, **kw):
+    p = fe.online.PrivateRWM(**kw)
+    if loss_matrix is None:
+        loss_matrix = np.random.default_rng(0).random((min(p.rounds, 5), p.n_experts))
+    return p.run(loss_matrix)
+
+
+def _project_own(c):
+    return c.project(np.linspace(-0.5, 0.7, c.dim))
+
+
+def _entries():
+    L, R, P = fe.losses, fe.accounting, fe.online
+    pos, eps, dl, it, rs = _positive, _epsilon, _delta, _integer, _random_state
+    E = []
+    for nm in ("laplace", "gaussian"):
+        E.append(Entry(f"noise.{nm}", getattr(fe.noise, nm), dict(size=5, scale=1.0, random_state=0),
+                       dict(size=it(5) + [("tuple-frac", (2, 3.5), None), ("neg-tuple", (2, -1), None)],
+                            scale=pos(), random_state=rs(),
+                            dtype=[("int", np.int64, None), ("f16", np.float16, None), ("str", "x", None)])))
+    E += [
+        Entry("mechanisms.laplace", fe.mechanisms.laplace,
+              dict(value=V0, sensitivity=1.0, epsilon=1.0, random_state=0),
+              dict(value=_arrays(V0, ndim=1), sensitivity=pos(), epsilon=eps(), random_state=rs())),
+        Entry("mechanisms.laplace_l2", fe.mechanisms.laplace_l2,
+              dict(value=V0, l2_sensitivity=1.0, epsilon=1.0, delta=1e-5, random_state=0),
+              dict(value=_arrays(V0, ndim=1), l2_sensitivity=pos(), epsilon=eps(), delta=dl(), random_state=rs())),
+        Entry("mechanisms.gaussian", fe.mechanisms.gaussian,
+              dict(value=V0, l2_sensitivity=1.0, epsilon=1.0, delta=1e-5, random_state=0),
+              dict(value=_arrays(V0, ndim=1), l2_sensitivity=pos(), epsilon=eps(), delta=dl(), random_state=rs())),
+        Entry("mechanisms.exponential", fe.mechanisms.exponential,
+              dict(scores=SC0, sensitivity=1.0, epsilon=1.0, random_state=0),
+              dict(scores=_arrays(SC0, ndim=1), sensitivity=pos(), epsilon=eps(), random_state=rs())),
+        # accounting
+        Entry("accounting.basic_composition", R.basic_composition, dict(epsilons=[1.0, 0.5], deltas=[0.0, 1e-6]),
+              dict(epsilons=_arrays([1.0, 0.5], ndim=1), deltas=_arrays([0.0, 1e-6], ndim=1))),
+        Entry("accounting.advanced_composition", R.advanced_composition,
+              dict(epsilon=0.1, delta=1e-6, k=10, delta_prime=1e-6),
+              dict(epsilon=eps(), delta=dl(), k=it(10), delta_prime=dl())),
+        Entry("accounting.heterogeneous_composition", R.heterogeneous_composition,
+              dict(epsilons=[0.1, 0.2], delta_prime=1e-6),
+              dict(epsilons=_arrays([0.1, 0.2], ndim=1), delta_prime=dl())),
+        Entry("accounting.calibrate_laplace_pure", R.calibrate_laplace_pure,
+              dict(l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0),
+              dict(l2_sensitivity=pos(), dim=it(3), steps=it(5), epsilon=eps())),
+        Entry("accounting.calibrate_laplace_coordinate", R.calibrate_laplace_coordinate,
+              dict(l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0, delta=1e-5),
+              dict(l2_sensitivity=pos(), dim=it(3), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.calibrate_laplace_l2", R.calibrate_laplace_l2,
+              dict(l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0, delta=1e-5),
+              dict(l2_sensitivity=pos(), dim=it(3), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.laplace_l2_epsilon", R.laplace_l2_epsilon,
+              dict(scale=1.0, l2_sensitivity=1.0, dim=3, steps=10, delta=1e-5),
+              dict(scale=pos(), l2_sensitivity=pos(), dim=it(3), steps=it(5), delta=dl())),
+        Entry("accounting.gaussian_delta", R.gaussian_delta, dict(mu=1.0, epsilon=1.0),
+              dict(mu=pos(), epsilon=eps())),
+        Entry("accounting.gaussian_epsilon", R.gaussian_epsilon, dict(mu=1.0, delta=1e-5),
+              dict(mu=pos(), delta=dl())),
+        Entry("accounting.gaussian_mu", R.gaussian_mu, dict(epsilon=1.0, delta=1e-5),
+              dict(epsilon=eps(), delta=dl())),
+        Entry("accounting.calibrate_gaussian", R.calibrate_gaussian,
+              dict(l2_sensitivity=1.0, steps=10, epsilon=1.0, delta=1e-5),
+              dict(l2_sensitivity=pos(), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.BudgetAccountant", R.BudgetAccountant, dict(epsilon=1.0, delta=1e-5),
+              dict(epsilon=_scalar_bad() + [("neg", -1.0, None), ("zero", 0.0, None)],
+                   delta=_scalar_bad() + [("neg", -0.1, None), ("big", 2.0, None)])),
+        Entry("accounting.BudgetAccountant.spend", lambda **k: R.BudgetAccountant(1.0, 1e-5).spend(**k),
+              dict(epsilon=0.5, delta=0.0), dict(epsilon=_scalar_bad() + [("neg", -1.0, None)],
+                                                 delta=_scalar_bad() + [("neg", -0.1, None), ("big", 2.0, None)])),
+    ]
+    # constraints
+    E += [
+        Entry("L2Ball", lambda **k: _project_own(fe.L2Ball(**k)), dict(radius=1.0, dim=3, center=None),
+              dict(radius=pos(), dim=it(3), center=_arrays(np.zeros(3), ndim=1))),
+        Entry("Box", lambda **k: _project_own(fe.Box(**k)), dict(low=-0.1, high=0.2, dim=3),
+              dict(low=_scalar_bad() + [("above", 0.5, None)], high=_scalar_bad() + [("below", -0.5, None)],
+                   dim=it(3))),
+        Entry("Simplex", lambda **k: _project_own(fe.Simplex(**k)), dict(dim=3, total=1.0),
+              dict(dim=it(3), total=pos())),
+        Entry("L1Ball", lambda **k: _project_own(fe.L1Ball(**k)), dict(radius=1.0, dim=3),
+              dict(radius=pos(), dim=it(3))),
+    ]
+    for cname, c in [("L2Ball", fe.L2Ball(1.0, 3)), ("Box", fe.Box(-0.1, 0.2, 3)), ("Simplex", fe.Simplex(3)),
+                     ("L1Ball", fe.L1Ball(1.0, 3))]:
+        E.append(Entry(f"{cname}.project", c.project, dict(v=V0),
+                       dict(v=_arrays(V0, ndim=1) + [("batch-bad", np.zeros((2, 4)), None)])))
+    # losses
+    for lname, lcls, y in [("Logistic", L.Logistic, Y0), ("Hinge", L.Hinge, Y0), ("Squared", L.Squared, YR),
+                           ("Absolute", L.Absolute, YR), ("Linear", L.Linear, None)]:
+        for method in ("value", "grad", "grad_sum"):
+            base = dict(w=V0, X=X0, y=y, data_norm=1.0)
+            params = dict(w=_arrays(V0, ndim=1), X=_arrays(X0, ndim=2), data_norm=pos(),
+                          row_norms=_arrays(np.linalg.norm(X0, axis=1), ndim=1))
+            if y is not None:
+                params["y"] = _arrays(y, ndim=1)
+            if method != "value":
+                base["clip"] = 0.5
+                params["clip"] = pos()
+            # X and w must agree in d: a mismatch may be reported under either name
+            # (value: finite data whose margins overflow give the IEEE result, +inf — a
+            # documented choice, tests/test_losses.py — never NaN)
+            E.append(Entry(f"losses.{lname}.{method}", _loss_call(lcls, method), base, params,
+                           aliases={"X": ["w"]}, inf_ok=method == "value"))
+        E.append(Entry(f"losses.{lname}.lipschitz", _loss_call(lcls, "lipschitz"),
+                       dict(data_norm=1.0, label_bound=1.0, radius=1.0),
+                       dict(data_norm=pos(), label_bound=pos(), radius=pos())))
+        E.append(Entry(f"losses.{lname}.sensitivity", _loss_call(lcls, "sensitivity"),
+                       dict(data_norm=1.0, label_bound=1.0, radius=1.0),
+                       dict(data_norm=pos(), label_bound=pos(), radius=pos())))
+    E.append(Entry("losses.row_norms", L.row_norms, dict(X=X0), dict(X=_arrays(X0, ndim=2))))
+    E.append(Entry("losses.Logistic(l2)", lambda l2, **k: L.Logistic(l2=l2).value(**k), dict(l2=0.1, w=V0, X=X0, y=Y0),
+                   dict(l2=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)])))
+    # optimisation
+    ball = fe.L2Ball(1.0, D)
+    E += [
+        Entry("pgd", fe.pgd, dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, steps=5),
+              dict(loss=_loss(), X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), constraint=_constraint(),
+                   steps=it(5), lr=pos(), average=[("str", "yes", None)])),
+        Entry("noisy_pgd", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0),
+              dict(loss=_loss(), X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), constraint=_constraint(),
+                   epsilon=eps(), delta=dl(), steps=it(5), noise=_choice(["laplace"]),
+                   calibration=_choice(["l2"]), data_norm=pos(), clip=pos(), random_state=rs(),
+                   label_bound=pos(), lr=pos(), max_steps=it(5))),
+        Entry("noisy_pgd(gaussian, squared)", fe.noisy_pgd,
+              dict(loss=L.Squared(), X=X0, y=YR, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   noise="gaussian", data_norm=1.0, label_bound=1.0, random_state=0),
+              dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), delta=dl(),
+                   label_bound=pos(), data_norm=pos())),
+        Entry("expmech_erm", fe.expmech_erm,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, data_norm=1.0, steps=3,
+                   random_state=0),
+              dict(loss=_loss(), X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), constraint=_constraint(),
+                   epsilon=eps(), data_norm=pos(), steps=it(5), random_state=rs(),
+                   directions=_choice(["mixed"]), beta=_delta())),
+    ]
+    # univariate
+    for nm in ("median", "mean"):
+        E.append(Entry(nm, getattr(fe, nm), dict(x=X1, bounds=(0.0, 1.0), epsilon=1.0, random_state=0),
+                       dict(x=_arrays(X1, ndim=1), bounds=_bounds(), epsilon=eps(), random_state=rs())))
+    E.append(Entry("median(rank)", fe.median, dict(x=X1, bounds=(0.0, 1.0), epsilon=1.0, method="rank",
+                                                   random_state=0),
+                   dict(x=_arrays(X1, ndim=1), method=_choice(["erm"]))))
+    E.append(Entry("quantile", fe.quantile, dict(x=X1, q=0.3, bounds=(0.0, 1.0), epsilon=1.0, random_state=0),
+                   dict(x=_arrays(X1, ndim=1), q=_scalar_bad() + [("neg", -0.1, None), ("big", 1.1, None)],
+                        bounds=_bounds(), epsilon=eps())))
+    # online
+    E += [
+        Entry("online.run_rwm", P.run_rwm, dict(loss_matrix=LM0, eta=0.5, random_state=0),
+              dict(loss_matrix=_arrays(LM0, ndim=2), eta=pos(), random_state=rs())),
+        Entry("online.RWM.update", _rwm_update, dict(n_experts=4, eta=0.5, random_state=0),
+              dict(n_experts=it(4), eta=pos(), random_state=rs(), losses=_arrays(LM0[0, :4], ndim=1))),
+        Entry("online.RWM.run", _ctor_then(P.RWM, "run", ("n_experts", "eta", "random_state")),
+              dict(n_experts=4, eta=0.5, random_state=0, loss_matrix=LM0),
+              dict(loss_matrix=_arrays(LM0, ndim=2))),
+        Entry("online.PrivateRWM.run", _private_rwm_run,
+              dict(n_experts=4, rounds=10, epsilon=1.0, delta=1e-5, random_state=0),
+              dict(n_experts=it(4), rounds=it(10), epsilon=eps(), delta=dl(), random_state=rs(),
+                   loss_range=_bounds(), loss_matrix=_arrays(LM0, ndim=2))),
+        Entry("online.linear_learner", P.linear_learner, dict(S=LM0, epsilon=1.0, delta=1e-5, random_state=0),
+              dict(S=_arrays(LM0, ndim=2), epsilon=eps(), delta=dl(), random_state=rs(),
+                   calibration=_choice(["exact"]))),
+        Entry("online.calibrate_eta", P.calibrate_eta, dict(epsilon=1.0, delta=1e-5, rounds=10),
+              dict(epsilon=eps(), delta=dl(), rounds=it(10), loss_sensitivity=pos(),
+                   calibration=_choice(["exact"]))),
+        Entry("online.regret_bound", P.regret_bound, dict(eta=0.5, n_experts=4, rounds=10),
+              dict(eta=pos(), n_experts=it(4), rounds=it(10), loss_range=_bounds()), inf_ok=True),
+    ]
+    # learning
+    E += [
+        Entry("learning.private_pac_learner", fe.learning.private_pac_learner,
+              dict(predictions=PRED0, y=Y0, epsilon=1.0, random_state=0),
+              dict(predictions=_arrays(PRED0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), random_state=rs())),
+        Entry("learning.SQOracle.query",
+              _ctor_then(fe.learning.SQOracle, "query", ("X", "y", "epsilon", "delta", "max_queries",
+                                                          "random_state"), phi=lambda X, y: y > 0),
+              dict(X=X0, y=Y0, epsilon=1.0, delta=0.0, max_queries=3, random_state=0),
+              dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), delta=dl(), max_queries=it(3),
+                   random_state=rs(), phi=[("none", None, None), ("nan", lambda X, y: np.full(len(y), NAN), None),
+                                           ("wrong-len", lambda X, y: np.zeros(2), None)])),
+        Entry("learning.pac_learner_bound", fe.learning.pac_learner_bound,
+              dict(n_hypotheses=4, n=10, epsilon=1.0, beta=0.05),
+              dict(n_hypotheses=it(4), n=it(10), epsilon=eps(), beta=_delta()), inf_ok=True),
+    ]
+    # datasets (train_test_split only moves rows: NaN in, NaN out — its data
+    # variants are the shape and type ones)
+    shape_only = lambda vs: [v for v in vs if v[0] not in ("nan", "inf", "-inf", "huge", "-huge", "all-huge")]  # noqa: E731
+    E += [
+        Entry("datasets.scale_to_unit_ball", fe.datasets.scale_to_unit_ball,
+              dict(X=X0, low=-np.ones(D), high=np.ones(D)),
+              dict(X=_arrays(X0, ndim=2), low=_arrays(-np.ones(D), ndim=1), high=_arrays(np.ones(D), ndim=1)),
+              aliases={"X": ["low"]}),
+        Entry("datasets.train_test_split", fe.datasets.train_test_split, dict(X=X0, y=Y0, random_state=0),
+              dict(X=shape_only(_arrays(X0, ndim=2)), y=shape_only(_arrays(Y0, ndim=1)),
+                   test_size=_delta(), random_state=rs()), aliases={"X": ["y"], "y": ["X"]}),
+        Entry("learning.private_pac_learner_from_callables", fe.learning.private_pac_learner_from_callables,
+              dict(hypotheses=[lambda X: np.sign(X[:, 0]), lambda X: np.ones(len(X))], X=X0, y=Y0, epsilon=1.0,
+                   random_state=0),
+              dict(hypotheses=[("none", None, None), ("empty", [], None), ("str", "ab", None),
+                               ("not-callable", [1, 2], None)],
+                   # X only reaches the caller's own callables (their errors are theirs)
+                   X=[v for v in _arrays(X0, ndim=2) if v[0] in ("none", "0d", "empty-rows", "fewer-rows")],
+                   y=_arrays(Y0, ndim=1), epsilon=eps(), random_state=rs()),
+              aliases={"y": ["labels"], "X": ["y"]}),
+    ]
+    # scikit-learn estimators
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:  # pragma: no cover - sklearn is in the test extra
+        return E
+    for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
+        for method in ("fit", "predict"):
+            E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
+                           dict(X=X0, y=y, random_state=0, steps=5),
+                           dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1), epsilon=eps(), delta=dl(),
+                                data_norm=pos(), random_state=rs(), steps=it(5),
+                                **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
+                           # scikit-learn's own input checks word their messages its way
+                           aliases={"X_pred": ["X", "array", "data", "dim", "features"],
+                                    "X": ["array", "data", "dim", "samples", "features"],
+                                    "y": ["array", "samples", "classes", "labels", "data"]},
+                           # predictions at 1e308 features overflow to inf (IEEE); BLAS may sum a
+                           # non-contiguous X in another order (last-bit differences)
+                           inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
+    return E
+
+
+ENTRIES = {e.name: e for e in _entries()}
+
+
+# ---------------------------------------------------------------------------
+# The check
+# ---------------------------------------------------------------------------
+def _finite(r, path="result"):
+    """Every number reachable in ``r`` is finite; returns the path of a non-finite one, or None."""
+    if r is None or isinstance(r, (bool, str, np.bool_)):
+        return None
+    if isinstance(r, (int, np.integer)):
+        return None
+    if isinstance(r, (float, np.floating)):
+        return None if math.isfinite(r) else path
+    if isinstance(r, np.ndarray):
+        if r.dtype.kind in "fc":
+            return None if np.isfinite(r).all() else path
+        return None
+    if isinstance(r, (tuple, list)):
+        for i, v in enumerate(r):
+            bad = _finite(v, f"{path}[{i}]")
+            if bad:
+                return bad
+        return None
+    if dataclasses.is_dataclass(r):
+        for f in dataclasses.fields(r):
+            if f.name in ("info", "calibration", "note"):
+                continue
+            v = getattr(r, f.name)
+            # +inf is a truthful value for a bound ("no useful bound") and for
+            # the epsilon of the non-private pgd (no guarantee); NaN never is.
+            if (f.name.endswith("bound") or f.name == "epsilon") and isinstance(v, float) and v == INF:
+                continue
+            bad = _finite(getattr(r, f.name), f"{path}.{f.name}")
+            if bad:
+                return bad
+        return None
+    if hasattr(r, "w"):
+        return _finite(r.w, f"{path}.w")
+    if hasattr(r, "actions"):
+        return _finite(r.actions, f"{path}.actions")
+    return None
+
+
+def _flat_floats(r):
+    if isinstance(r, (tuple, list)):
+        return [x for v in r for x in _flat_floats(v)]
+    try:
+        return np.asarray(r, dtype=float).ravel().tolist()
+    except (TypeError, ValueError):
+        return []
+
+
+def _equal(a, b, rtol=0.0):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        return a.shape == b.shape and (np.array_equal(a, b) or (rtol > 0 and np.allclose(a, b, rtol=rtol, atol=0)))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y, rtol) for x, y in zip(a, b))
+    if dataclasses.is_dataclass(a):
+        return _equal(getattr(a, "w", None), getattr(b, "w", None)) if hasattr(a, "w") else \
+            _equal(getattr(a, "actions", None), getattr(b, "actions", None))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b
+    return a == b
+
+
+def run_case(entry: Entry, param: str, value, equivalent) -> str | None:
+    """None if the call behaves (error naming ``param`` or a finite, correct result), else a description."""
+    kw = dict(entry.base)
+    kw[param] = value
+    words = [param] + entry.aliases.get(param, [])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = entry.call(**kw)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        if any(re.search(rf"(?<![A-Za-z_]){re.escape(w)}(?![A-Za-z_])", msg) for w in words):
+            return None
+        return f"{type(exc).__name__} not naming {param!r}: {msg[:200]}"
+    except Exception as exc:  # noqa: BLE001 - anything else is a bug
+        return f"unexpected {type(exc).__name__}: {str(exc)[:200]}"
+    bad = _finite(result)
+    if bad and not (entry.inf_ok and not np.isnan(np.asarray(_flat_floats(result))).any()):
+        return f"non-finite {bad} returned"
+    if equivalent is not None:
+        kw[param] = equivalent
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = entry.call(**kw)
+        if not _equal(result, ref, entry.rtol):
+            return "result differs from the call on the equivalent float64 C-array"
+    return None
+
+
+def all_cases():
+    for entry in ENTRIES.values():
+        for param, values in entry.params.items():
+            for label, value, equivalent in values:
+                yield entry, param, label, value, equivalent
+
+
+def _main():  # run by the subprocess smoke test: prints a JSON list of failures
+    failures, count = [], 0
+    for entry, param, label, value, equivalent in all_cases():
+        count += 1
+        problem = run_case(entry, param, value, equivalent)
+        if problem:
+            failures.append(f"{entry.name}({param}={label}): {problem}")
+    print(json.dumps({"count": count, "failures": failures}))
+
+
+_NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
+                  "Constraint", "ExpMechResult", "__version__"}
+
+
+def test_catalogue_covers_fasterm_all():
+    """Every callable in fasterm.__all__ and in its public modules' __all__ has an entry."""
+    import types
+    names = set(ENTRIES)
+    missing = []
+    for top in fe.__all__:
+        obj = getattr(fe, top)
+        if isinstance(obj, types.ModuleType):
+            for fn in getattr(obj, "__all__", []):
+                if fn in _NOT_FUNCTIONS or fn.isupper() or not callable(getattr(obj, fn)):
+                    continue
+                if not any(e == f"{top}.{fn}" or e.startswith(f"{top}.{fn}.") or e.startswith(f"{top}.{fn}(")
+                           for e in names):
+                    missing.append(f"{top}.{fn}")
+        elif top not in _NOT_FUNCTIONS and not any(e == top or e.startswith(f"{top}.") or e.startswith(f"{top}(")
+                                                   for e in names):
+            missing.append(top)
+    # load_breast_cancer takes no data; default_steps/utility_bound are helpers of expmech (not in __all__ paths)
+    assert set(missing) <= {"datasets.load_breast_cancer"}, missing
+
+
+def test_catalogue_covers_every_public_function():
+    names = set(ENTRIES)
+    for fn in ("noise.laplace", "noise.gaussian", "mechanisms.laplace", "mechanisms.laplace_l2",
+               "mechanisms.gaussian", "mechanisms.exponential", "pgd", "noisy_pgd", "expmech_erm", "median",
+               "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
+               "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
+               "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
+               "DPLinearSVC.predict", "DPLinearRegression.fit"):
+        assert fn in names
+    for fn in fe.accounting.__all__:
+        if fn not in ("BudgetExceededError", "BudgetAccountant"):
+            assert f"accounting.{fn}" in names
+    for lname in fe.losses.__all__:
+        if lname != "row_norms":
+            assert {f"losses.{lname}.{m}" for m in ("value", "grad", "grad_sum")} <= names
+
+
+def test_hostile_catalogue_in_subprocess():
+    """Every (function, parameter, hostile value) of the catalogue, in a child process."""
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "test_hostile.py")], capture_output=True, text=True,
+                          timeout=300, cwd=HERE)
+    assert proc.returncode == 0, f"child died (signal/abort): rc={proc.returncode}\n{proc.stderr[-3000:]}"
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["count"] > 1000
+    assert not report["failures"], "\n".join(report["failures"])
+
+
+# ---------------------------------------------------------------------------
+# Hypothesis: random hostile arrays and scalars, in-process
+# ---------------------------------------------------------------------------
+_ARRAY_PARAMS = {  # entry -> (parameter, ndim) whose arrays hypothesis draws
+    "mechanisms.laplace": ("value", 1), "mechanisms.gaussian": ("value", 1),
+    "mechanisms.exponential": ("scores", 1), "median": ("x", 1), "mean": ("x", 1), "quantile": ("x", 1),
+    "L2Ball.project": ("v", 1), "Simplex.project": ("v", 1), "L1Ball.project": ("v", 1), "Box.project": ("v", 1),
+    "losses.Logistic.grad_sum": ("X", 2), "losses.Squared.value": ("X", 2), "losses.Hinge.grad": ("X", 2),
+    "noisy_pgd": ("X", 2), "pgd": ("X", 2), "expmech_erm": ("X", 2), "online.run_rwm": ("loss_matrix", 2),
+    "online.linear_learner": ("S", 2), "learning.private_pac_learner": ("predictions", 2),
+    "online.PrivateRWM.run": ("loss_matrix", 2),
+}
+
+_elements = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1e308, -1e308, 5e-324, 1.0, -1.0, 0.5]),
+)
+_dtypes = st.sampled_from([np.float64, np.float32, np.float16, np.int64, np.int8, np.bool_, np.complex128, object])
+
+
+@st.composite
+def _hostile_array(draw, ndim, like):
+    shape = list(like.shape)
+    if draw(st.booleans()):  # a random shape, often the wrong one
+        shape = draw(st.lists(st.integers(0, 7), min_size=max(0, ndim - 1), max_size=ndim + 1))
+    a = draw(hnp.arrays(np.float64, tuple(shape), elements=_elements))
+    dt = draw(_dtypes)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = a.astype(dt) if dt is not object else a.astype(object)
+    layout = draw(st.sampled_from(["c", "f", "nc", "ro"]))
+    if layout == "f":
+        a = np.asfortranarray(a)
+    elif layout == "nc" and a.ndim >= 1:
+        a = np.repeat(a, 2, axis=-1)[..., ::2]
+    elif layout == "ro":
+        a = a.copy()
+        a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("name", sorted(_ARRAY_PARAMS))
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_hypothesis_hostile_arrays(name, data):
+    entry = ENTRIES[name]
+    param, ndim = _ARRAY_PARAMS[name]
+    a = data.draw(_hostile_array(ndim, np.asarray(entry.base.get(param, LM0))), label=param)
+    problem = run_case(entry, param, a, None)
+    assert problem is None, problem
+
+
+_SCALAR_ENTRIES = [(n, p) for n, e in sorted(ENTRIES.items()) for p in e.params
+                   if p in ("epsilon", "delta", "sensitivity", "l2_sensitivity", "radius", "data_norm", "scale",
+                            "eta", "clip", "mu", "lr", "steps", "rounds", "dim", "size", "n_experts", "total")]
+
+
+@pytest.mark.parametrize("name,param", _SCALAR_ENTRIES)
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**70, 2**70),
+                       st.sampled_from([3.5, -0.0, 1e-320, 1e308, True, "1", 1j, None])))
+def test_hypothesis_hostile_scalars(name, param, value):
+    entry = ENTRIES[name]
+    if param in ("steps", "rounds", "dim", "size", "n_experts", "max_steps") and isinstance(value, int) \
+            and not isinstance(value, bool) and value > 64:
+        value = 64 + value % 7  # a huge count is a legitimate (slow) request, not a hostile one
+    problem = run_case(entry, param, value, None)
+    assert problem is None, problem
+
+
+# ---------------------------------------------------------------------------
+# The bugs this suite found, pinned down one by one
+# ---------------------------------------------------------------------------
+def test_zero_d_array_is_not_a_vector():
+    with pytest.raises(ValueError, match=r"\bx\b.*dimension"):
+        fe.median(np.array(0.5), (0.0, 1.0), 1.0)
+    with pytest.raises(ValueError, match="scores"):
+        fe.mechanisms.exponential(np.array(1.0), 1.0, 1.0)
+
+
+def test_fractional_size_is_refused_not_truncated():
+    for size in (3.5, (2, 3.5), "3", True):
+        with pytest.raises(TypeError, match="size"):
+            fe.noise.laplace(size)
+    assert fe.noise.laplace(np.int64(3), random_state=0).shape == (3,)
+    assert fe.noise.gaussian((2, np.int32(2)), random_state=0).shape == (2, 2)
+    with pytest.raises(ValueError, match="scale"):
+        fe.noise.laplace(3, 1e308)  # would overflow to ±inf
+
+
+def test_row_norms_of_another_matrix_are_caught():
+    loss = fe.losses.Logistic()
+    good = fe.losses.row_norms(X0)
+    np.testing.assert_array_equal(loss.grad_sum(V0, X0, Y0, clip=0.1, row_norms=good),
+                                  loss.grad_sum(V0, X0, Y0, clip=0.1))
+    with pytest.raises(ValueError, match="row_norms"):
+        loss.grad_sum(V0, X0, Y0, clip=0.1, row_norms=good[::-1].copy())
+    with pytest.raises(ValueError, match="row_norms"):
+        loss.grad_sum(V0, X0, Y0, clip=0.1, row_norms=0.5 * good)
+
+
+def test_absurd_bounds_name_the_callers_parameters():
+    with pytest.raises(ValueError, match="epsilon"):
+        fe.accounting.calibrate_laplace_l2(1.0, 3, 10, 1e-320, 1e-5)
+    with pytest.raises(ValueError, match="l2_sensitivity"):
+        fe.mechanisms.gaussian(1.0, 1e308, 1.0, 1e-5)
+    with pytest.raises(ValueError, match="data_norm"):
+        fe.noisy_pgd(fe.losses.Logistic(), X0, Y0, fe.L2Ball(1.0, D), 1.0, 1e-5, data_norm=1e308, steps=3)
+    with pytest.raises(ValueError, match="epsilon"):
+        fe.online.PrivateRWM(4, 10, 5e-324, 0.0)
+    with pytest.raises(ValueError, match="data_norm"):
+        fe.losses.Squared(label_bound=1.0).sensitivity(1e308, radius=1.0)
+    # a subnormal delta is a valid (tiny) delta: ln(1/δ) is taken as -ln δ, without overflow
+    eps, _ = fe.accounting.advanced_composition(0.1, 0.0, 10, 1e-320)
+    assert math.isfinite(eps) and eps > 0
+
+
+def test_overflowing_loss_sums_are_refused_and_rolled_back():
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="loss_matrix"):
+        fe.online.run_rwm(np.full((3, 2), 1e308), 0.5, random_state=rng)
+    assert rng.bit_generator.state == before
+
+
+def test_pgd_on_all_zero_float32_data_is_finite():
+    r = fe.pgd(fe.losses.Logistic(), np.zeros((6, 3), np.float32), Y0.astype(np.float32), fe.L2Ball(1.0, 3), 5)
+    assert np.isfinite(r.w).all() and np.isfinite(r.lr)
+
+
+if __name__ == "__main__":
+    _main()
