@@ -276,11 +276,29 @@ def balance(client, parts, rows, slack=1.1):
     return out
 
 
+def _check_address(address):
+    """A malformed scheduler address is the caller's ``client`` parameter: say so, and
+    before a Client is built (a half-started Client blocks for a minute when collected)."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, loc = parse_address(address)
+        try:
+            get_backend(scheme).get_address_host_port(loc)
+        except NotImplementedError:  # e.g. inproc://: no host and port to check
+            pass
+    except ValueError as exc:
+        raise ValueError(f"client is not a scheduler address such as 'tcp://host:8786' "
+                         f"({exc})") from None
+
+
 def _scheduler(client):
     """The user's client, a client connected to an address, the default client, or local."""
     if isinstance(client, str):
         from distributed import Client
 
+        _check_address(client)
         return _Distributed(Client(client, set_as_default=False), owned=True)
     if client is not None:
         return _Distributed(client)

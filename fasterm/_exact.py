@@ -53,6 +53,7 @@ from math import isqrt
 import numpy as np
 
 from . import _discrete
+from ._validation import check_scalar, check_size
 
 # The vectorised paths keep every intermediate below 2^62: denominators < 2^_DEN_BITS,
 # times a series index K < 2^(62 − _DEN_BITS).
@@ -72,11 +73,15 @@ class OSRandom:
     """
 
     def integers(self, low, high, size=None, dtype=np.int64):
-        low = np.asarray(low, dtype=np.int64)
-        span = np.asarray(high, dtype=np.int64) - low
-        shape = np.broadcast_shapes(low.shape, span.shape) if size is None else (
-            (size,) if np.ndim(size) == 0 else tuple(size))
-        span = np.broadcast_to(span, shape).reshape(-1)
+        low, high = _int64_arg(low, "low"), _int64_arg(high, "high")
+        if np.any((low < 0) & (high > np.iinfo(np.int64).max + np.minimum(low, 0))):
+            raise ValueError("high - low must be below 2**63")
+        span = high - low
+        shape = np.broadcast_shapes(low.shape, span.shape) if size is None else check_size(size)
+        try:
+            span = np.broadcast_to(span, shape).reshape(-1)
+        except ValueError:
+            raise ValueError(f"size {shape} does not match the shapes of low and high") from None
         if span.size and span.min() < 1:
             raise ValueError("high must be larger than low")
         # mask = 2^bitlength(span−1) − 1 per element (exact integer ops).
@@ -94,7 +99,25 @@ class OSRandom:
         return out if shape else out.reshape(()).astype(dtype)[()]
 
     def randbits(self, k: int) -> int:
+        k = check_scalar(k, "k", low=0, integer=True)
         return int.from_bytes(os.urandom((k + 7) // 8), "little") >> (-k % 8) if k > 0 else 0
+
+
+def _int64_arg(x, name: str) -> np.ndarray:
+    """An int or an integer array within int64, as an int64 array."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got bool")
+    if isinstance(x, int):  # a Python int of any size: range-checked before numpy sees it
+        if not -(1 << 63) <= x < (1 << 63):
+            raise ValueError(f"{name} must be within the int64 range, got {x}")
+        return np.asarray(x, dtype=np.int64)
+    a = np.asarray(x)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer or an integer array, got {type(x).__name__} "
+                        f"(dtype {a.dtype})")
+    if a.dtype.kind == "u" and a.size and a.max() >= (1 << 63):
+        raise ValueError(f"{name} must be within the int64 range")
+    return a.astype(np.int64)
 
 
 def _randbits(rng, k: int) -> int:

@@ -526,6 +526,8 @@ def zcdp_delta(rho, epsilon) -> float:
             b = lo + g * (hi - lo)
             fb = f(b)
     best = min(fa, fb)
+    if best >= 0.0:  # δ ≥ 1 (a huge ρ): the trivial bound, without overflowing exp
+        return 1.0
     return min(1.0, math.exp(best + 1e-9 * (1.0 + abs(best))))
 
 

@@ -72,7 +72,10 @@ def clopper_pearson(k, n, confidence=0.95):
     conf = check_scalar(confidence, "confidence", low=0.0, high=1.0, low_inclusive=False,
                         high_inclusive=False)
     n = check_scalar(n, "n", low=1, integer=True)
-    k = np.asarray(k, dtype=np.float64)
+    k = np.asarray(k)
+    if k.dtype.kind not in "biuf":
+        raise TypeError(f"k must be an integer or an array of integers, got {k.dtype}")
+    k = k.astype(np.float64)
     if np.any((k < 0) | (k > n)) or np.any(k != np.floor(k)):
         raise ValueError("k must hold integers in [0, n]")
     beta = _beta()
@@ -189,7 +192,12 @@ def epsilon_lower_bound(outputs_d, outputs_dprime, *, delta=0.0, confidence=0.95
     delta = check_delta(delta)
     conf = check_scalar(confidence, "confidence", low=0.5, high=1.0, high_inclusive=False)
     n_thresholds = check_scalar(n_thresholds, "n_thresholds", low=2, integer=True)
-    sides, directions = tuple(sides), tuple(directions)
+    for name, value in (("sides", sides), ("directions", directions)):
+        if not isinstance(value, str) and not hasattr(value, "__iter__"):
+            raise TypeError(f"{name} must be a tuple of strings, got {value!r}")
+    # one string is one side/direction (not its characters)
+    sides = (sides,) if isinstance(sides, str) else tuple(sides)
+    directions = (directions,) if isinstance(directions, str) else tuple(directions)
     if not sides or not set(sides) <= set(_SIDES):
         raise ValueError(f"sides must be a non-empty subset of {_SIDES}, got {sides!r}")
     if not directions or not set(directions) <= set(_DIRECTIONS):

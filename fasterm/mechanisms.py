@@ -25,7 +25,7 @@ import math
 
 from . import _expmech, accounting, noise
 from . import secure as _secure
-from ._validation import check_array, check_delta, check_epsilon, check_positive, check_random_state
+from ._validation import check_array, check_delta, check_epsilon, check_positive, check_random_state, derived_from
 
 __all__ = ["laplace", "laplace_l2", "gaussian", "exponential"]
 
@@ -65,7 +65,8 @@ def laplace(value: np.typing.ArrayLike, sensitivity: float, epsilon: float,
     sens = check_positive(sensitivity, "sensitivity")
     eps = check_epsilon(epsilon)
     if _secure_on(secure, granularity):
-        cal = _secure.laplace_calibration(sens, eps, max(arr.size, 1), granularity)
+        with derived_from("sensitivity, epsilon and granularity"):
+            cal = _secure.laplace_calibration(sens, eps, max(arr.size, 1), granularity)
         return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     return _release(arr, scalar, noise.laplace, sens / eps, rng)
@@ -73,8 +74,10 @@ def laplace(value: np.typing.ArrayLike, sensitivity: float, epsilon: float,
 
 def _secure_on(secure, granularity) -> bool:
     on = _secure.resolve(secure)
-    if granularity is not None and not on:
-        raise ValueError("granularity is only used in secure mode (secure=True)")
+    if granularity is not None:
+        if not on:
+            raise ValueError("granularity is only used in secure mode (secure=True)")
+        _secure.check_granularity(granularity)  # before the calibration (which rewords its errors)
     return on
 
 
@@ -104,7 +107,8 @@ def laplace_l2(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
     if _secure_on(secure, granularity):
-        cal = _secure.laplace_l2_calibration(sens, eps, delta, max(arr.size, 1), 1, granularity)
+        with derived_from("l2_sensitivity, epsilon, delta and granularity"):
+            cal = _secure.laplace_l2_calibration(sens, eps, delta, max(arr.size, 1), 1, granularity)
         return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     b = accounting.calibrate_laplace_l2(sens, max(arr.size, 1), 1, eps, delta)
@@ -130,7 +134,8 @@ def gaussian(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float, 
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
     if _secure_on(secure, granularity):
-        cal = _secure.gaussian_calibration(sens, eps, delta, max(arr.size, 1), 1, granularity)
+        with derived_from("l2_sensitivity, epsilon, delta and granularity"):
+            cal = _secure.gaussian_calibration(sens, eps, delta, max(arr.size, 1), 1, granularity)
         return _secure_release(arr, scalar, cal, random_state)
     rng = check_random_state(random_state)
     sigma = accounting.calibrate_gaussian(sens, 1, eps, delta)

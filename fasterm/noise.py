@@ -116,22 +116,31 @@ def _secure_rng(random_state):
     return secure_rng(random_state)
 
 
+# The draws are int64: a scale beyond 2^56 would overflow them beyond 128 scales
+# (the probability of exceeding 64 scales is e^−64 already).
+_DISCRETE_SCALE_LIMIT = 2 ** 56
+
+
 def discrete_laplace(size, scale, *, random_state=None) -> np.ndarray:
     """``size`` i.i.d. draws (int64) of P[Z = z] ∝ exp(−|z|/scale), z ∈ ℤ.
 
-    ``scale``: a positive int, float or ``fractions.Fraction``, used exactly
-    (CKS 2020 Algorithm 2 with scale = n/s in lowest terms).  Exact for every
-    scale; int64 arithmetic when n, s < 2^50, Python integers beyond.
+    ``scale``: a positive int, float or ``fractions.Fraction`` up to 2^56,
+    used exactly (CKS 2020 Algorithm 2 with scale = n/s in lowest terms).
+    Exact for every scale; int64 arithmetic when n, s < 2^50, Python integers
+    beyond.
     """
     n = _size(size)
     t = _exact.as_fraction(scale, "scale")
+    if t > _DISCRETE_SCALE_LIMIT:
+        raise ValueError(f"scale must be at most 2**56 (the draws are int64), got {scale!r}")
     return _exact.discrete_laplace(n, t.numerator, t.denominator, _secure_rng(random_state))
 
 
 def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
     """``size`` i.i.d. draws (int64) of P[Z = z] ∝ exp(−z²/(2·sigma2)), z ∈ ℤ.
 
-    ``sigma2`` (σ²): a positive int, float or Fraction, used exactly.  CKS 2020
+    ``sigma2`` (σ²): a positive int, float or Fraction up to 2^112 (σ ≤ 2^56,
+    the draws are int64), used exactly.  CKS 2020
     Algorithm 3: rejection from the discrete Laplace of scale t = ⌊σ⌋ + 1.
     Compiled/vectorised when σ² is an integer multiple of t (what secure mode
     uses, :func:`fasterm.secure.gaussian_params`), else a scalar loop on
@@ -139,6 +148,8 @@ def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
     """
     n = _size(size)
     s2 = _exact.as_fraction(sigma2, "sigma2")
+    if s2 > _DISCRETE_SCALE_LIMIT ** 2:
+        raise ValueError(f"sigma2 must be at most 2**112 (the draws are int64), got {sigma2!r}")
     rng = _secure_rng(random_state)
     t = _exact.gaussian_t(s2.numerator, s2.denominator)
     if s2.denominator == 1 and s2.numerator % t == 0:

@@ -456,7 +456,9 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     # surrogate (module docstring): its constant sets the default T and η.
     G_bound = G_priv + _reg_lipschitz(loss, constraint)
 
-    with derived_from(_USER_SCALES):  # absurd bounds: name the caller's parameters
+    # absurd bounds: name the caller's parameters (in secure mode the grid spacing is one of them)
+    scales = _USER_SCALES.replace(" and steps", ", steps and granularity") if sec else _USER_SCALES
+    with derived_from(scales):
         if steps is None:
             steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
         cal, bias = None, 0.0
@@ -470,7 +472,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
             lr = _bound_for(R, G_bound + bias, noise_sq, steps)[1] if R > 0 else 0.0
         # One step moves w by at most lr·(G + ‖h‖), ‖h‖ < 64·scale·√d (noise.py): keep it finite.
         check_derived(1.0 + lr * (G_bound + bias + 64.0 * scale * math.sqrt(d)), "the largest step",
-                      "lr, " + _USER_SCALES)
+                      "lr, " + scales)
 
     # Clip per-example gradients at G_priv even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold

@@ -63,7 +63,9 @@ most a factor 1 + 2^−10 (0.1% more noise) and the rounding moves each
 coordinate by at most γ/2 ≤ Δ·2^−11, far below the noise.  A coarser grid
 (``granularity=`` larger) adds sensitivity (d or √d grid units out of Δ/γ); a
 finer one makes the integers larger (slower samplers, and the clamp ±2^52·γ on
-the value comes closer).
+the value comes closer).  A call whose grid sensitivity Δ/γ or noise scale
+(t or σ) would exceed 2^47 grid units — a tiny ε, or a grid far finer than Δ —
+is refused (:func:`check_grid_scale`): its releases would hit the clamp.
 
 Randomness: ``random_state`` None/int/Generator (reproducible; the samplers
 draw only exact bounded integers with ``Generator.integers``), or
@@ -96,7 +98,7 @@ import numpy as np
 
 from . import _exact
 from ._exact import OSRandom
-from ._validation import check_random_state
+from ._validation import check_positive, check_random_state, check_scalar
 
 __all__ = ["set_secure", "secure_mode", "is_secure", "default_granularity", "OSRandom"]
 
@@ -104,6 +106,9 @@ GRID_BITS = 10  # default γ = 2^⌊log2(Δ per coordinate · 2^−GRID_BITS)⌋
 VALUE_LIMIT = float(2 ** 52)  # |value/γ| clamp before rounding
 RELEASE_LIMIT = 2 ** 53  # |k + Z| clamp: γ·(k + Z) is then an exact float64
 _MIN_EXP, _MAX_EXP = -1000, 960  # granularity range: γ·2^53 stays finite, γ normal
+# Largest grid sensitivity and noise scale (t or σ), in grid units: a draw reaches the
+# release clamp 2^53 only beyond 64 scales (probability < e^−64), as in fasterm.noise.
+GRID_SCALE_LIMIT = 2 ** 47
 
 _GLOBAL = [False]
 _LOCAL: contextvars.ContextVar = contextvars.ContextVar("fasterm_secure", default=None)
@@ -160,16 +165,34 @@ def check_granularity(granularity, name: str = "granularity") -> float:
 
 
 def default_granularity(sensitivity: float, dim: int, norm: str = "l2") -> float:
-    """Largest power of two ≤ Δ/(2^10·d) (``norm="l1"``) or Δ/(2^10·√d) (``"l2"``).
+    """Largest power of two ≤ Δ/(2^10·d) (``norm="l1"``) or Δ/(2^10·√d) (``"l2"``),
+    kept within [2^−1000, 2^960].
 
     Depends only on the public sensitivity and dimension (module docstring).
     """
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    dim = check_scalar(dim, "dim", low=1, integer=True)
+    if norm not in ("l1", "l2"):
+        raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
     per = sensitivity / dim if norm == "l1" else sensitivity / math.sqrt(dim)
-    x = per * 2.0 ** -GRID_BITS
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"cannot choose a granularity for sensitivity {sensitivity!r}")
-    e = math.frexp(x)[1] - 1  # x = m·2^(e+1), m ∈ [0.5, 1): 2^e ≤ x < 2^(e+1)
+    if per == 0.0:  # a subnormal sensitivity over many coordinates: the finest grid
+        return math.ldexp(1.0, _MIN_EXP)
+    # per = m·2^p, m ∈ [0.5, 1): 2^(p−1) ≤ per < 2^p, so 2^(p−1−GRID_BITS) ≤ per·2^−GRID_BITS
+    # (exponents only: nothing underflows for a tiny sensitivity)
+    e = math.frexp(per)[1] - 1 - GRID_BITS
     return math.ldexp(1.0, min(max(e, _MIN_EXP), _MAX_EXP))
+
+
+def check_grid_scale(units, what: str) -> None:
+    """A grid sensitivity or noise scale (grid units, exact) must be ≤ :data:`GRID_SCALE_LIMIT`.
+
+    Beyond it the releases would hit the clamp ±2^53 (or int64 overflow):
+    the output would be private but meaningless, so the call is refused
+    (a data-independent check, like the fast path's scale limit).
+    """
+    if units > GRID_SCALE_LIMIT:
+        raise ValueError(f"the {what} would be {float(units):.3g} grid units (at most 2^47 keeps the "
+                         "releases exact): use a larger epsilon or a coarser granularity")
 
 
 def secure_rng(random_state, name: str = "random_state"):
@@ -340,9 +363,10 @@ class SecureCalibration:
 
 
 def _granularity(granularity, sensitivity, dim, norm):
-    if granularity is None:
-        return default_granularity(sensitivity, dim, norm)
-    return check_granularity(granularity)
+    g = default_granularity(sensitivity, dim, norm) if granularity is None else check_granularity(granularity)
+    # before any arithmetic on the grid sensitivity (it may be a 1000-bit integer)
+    check_grid_scale(_frac(sensitivity) / _frac(g), "sensitivity")
+    return g
 
 
 def laplace_calibration(sensitivity, epsilon, dim, granularity=None, steps=1) -> SecureCalibration:
@@ -354,7 +378,9 @@ def laplace_calibration(sensitivity, epsilon, dim, granularity=None, steps=1) ->
     """
     g = _granularity(granularity, sensitivity, dim, "l1")
     sens = l1_grid_sensitivity(sensitivity, g, dim)
-    params = laplace_params(Fraction(sens * steps) / _frac(epsilon))
+    scale = Fraction(sens * steps) / _frac(epsilon)
+    check_grid_scale(scale, "noise scale")
+    params = laplace_params(scale)
     spent = float(Fraction(sens * steps * params.s, params.n))
     return SecureCalibration(g, float(sens), params, spent, 0.0)
 
@@ -373,6 +399,7 @@ def laplace_l2_calibration(sensitivity, epsilon, delta, dim, steps=1, granularit
     g = _granularity(granularity, sensitivity, dim, "l2")
     sens = sqrt_up(l2_grid_sensitivity_sq(sensitivity, g, dim))
     b, _, eps_spent, delta_spent = noise_scale("laplace", calibration, sens, dim, steps, epsilon, delta)
+    check_grid_scale(_frac(b), "noise scale")
     return SecureCalibration(g, sens, laplace_params(b), eps_spent, delta_spent)
 
 
@@ -390,7 +417,9 @@ def gaussian_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=
     g = _granularity(granularity, sensitivity, dim, "l2")
     sens_sq = l2_grid_sensitivity_sq(sensitivity, g, dim)
     rho = accounting.zcdp_rho(epsilon, delta)
-    params = gaussian_params(Fraction(sens_sq * steps) / (2 * _frac(rho)))
+    sigma2 = Fraction(sens_sq * steps) / (2 * _frac(rho))
+    check_grid_scale(Fraction(isqrt(sigma2.numerator // sigma2.denominator)), "noise scale (σ)")
+    params = gaussian_params(sigma2)
     used = Fraction(sens_sq * steps, 2 * params.sigma2)
     rho_used = float(used)
     if Fraction(*rho_used.as_integer_ratio()) < used:

@@ -32,6 +32,7 @@ import re
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -39,6 +40,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import fasterm as fe
+from fasterm.noise import OSRandom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAN, INF = float("nan"), float("inf")
@@ -105,7 +107,7 @@ def _random_state():
     return [("neg", -1, None), ("str", "seed", None), ("float", 1.5, None), ("bool", True, None),
             ("legacy", np.random.RandomState(0), None), ("object", object(), None),
             ("huge", 2**80, None), ("generator", np.random.default_rng(3), None),
-            ("seedseq", np.random.SeedSequence(3), None)]
+            ("seedseq", np.random.SeedSequence(3), None), ("os", "os", None), ("OSRandom", OSRandom(), None)]
 
 
 def _arrays(base, *, ndim):
@@ -161,6 +163,26 @@ def _loss():
 
 def _constraint():
     return [("none", None, None), ("wrong-dim", fe.L2Ball(1.0, D + 1), None), ("str", "ball", None)]
+
+
+def _granularity():
+    """Bad grid spacings (secure mode: a power of two 2^k, -1000 <= k <= 960), and valid spellings."""
+    return _scalar_bad() + [
+        ("zero", 0.0, None), ("neg", -0.5, None), ("neg-pow2", -(2.0 ** -10), None), ("three", 3.0, None),
+        ("tenth", 0.1, None), ("huge", 1e308, None), ("2^1000", 2.0 ** 1000, None), ("2^-1074", 5e-324, None),
+        ("2^-1000", 2.0 ** -1000, None), ("2^-60", 2.0 ** -60, None), ("2^960", 2.0 ** 960, None),
+        ("0d", np.array(0.25), None), ("fraction", Fraction(1, 4), None),
+        ("int-pow2", 4, None), ("f32", np.float32(2.0 ** -8), None), ("coarse", 0.5, None)]
+
+
+def _secure_random_state():
+    return _random_state() + [("OS", "OS", None),
+                              ("urandom", "urandom", None), ("empty-str", "", None), ("bytes", b"os", None)]
+
+
+def _secure_flag():
+    return [("int", 1, None), ("str", "yes", None), ("nan", NAN, None), ("array", np.array([True]), None),
+            ("np-bool", np.bool_(True), None), ("object", object(), None)]
 
 
 # ---------------------------------------------------------------------------
@@ -221,6 +243,28 @@ def _private_rwm_run(loss_matrix=None, **kw):
 
 def _project_own(c):
     return c.project(np.linspace(-0.5, 0.7, c.dim))
+
+
+def _set_secure(flag):
+    try:
+        fe.set_secure(flag)
+        return fe.secure.is_secure(), fe.mechanisms.laplace(V0, 1.0, 1.0, random_state=0)
+    finally:
+        fe.set_secure(False)  # the process-wide default must not leak into the next case
+
+
+def _secure_mode_call(flag=True, value=V0):
+    with fe.secure_mode(flag):
+        return fe.secure.is_secure(), fe.mechanisms.laplace(value, 1.0, 1.0, random_state=0)
+
+
+def _os_integers(low, high, size=None):
+    return OSRandom().integers(low, high, size)
+
+
+def _audit_call(**kw):
+    r = fe.audit.epsilon_lower_bound(**kw)
+    return r.epsilon_lb, r.threshold, r.counts, r.p_num_lower, r.p_den_upper, r.confidence
 
 
 def _entries():
@@ -418,11 +462,161 @@ def _entries():
                    y=_arrays(Y0, ndim=1), epsilon=eps(), random_state=rs()),
               aliases={"y": ["labels"], "X": ["y"]}),
     ]
+    # secure mode (fasterm.secure, the exact samplers of fasterm.noise, zCDP accounting)
+    srs, gran, flag = _secure_random_state, _granularity, _secure_flag
+    for nm, base, extra in [
+            ("laplace", dict(value=V0, sensitivity=1.0, epsilon=1.0), dict(sensitivity=pos())),
+            ("laplace_l2", dict(value=V0, l2_sensitivity=1.0, epsilon=1.0, delta=1e-5),
+             dict(l2_sensitivity=pos(), delta=dl())),
+            ("gaussian", dict(value=V0, l2_sensitivity=1.0, epsilon=1.0, delta=1e-5),
+             dict(l2_sensitivity=pos(), delta=dl()))]:
+        E.append(Entry(f"mechanisms.{nm}(secure)", getattr(fe.mechanisms, nm),
+                       dict(base, secure=True, random_state=0),
+                       dict(value=_arrays(V0, ndim=1), epsilon=eps(), granularity=gran(), random_state=srs(),
+                            secure=flag(), **extra)))
+        E.append(Entry(f"mechanisms.{nm}(granularity, not secure)", getattr(fe.mechanisms, nm),
+                       dict(base, random_state=0),
+                       dict(granularity=[("pow2", 2.0 ** -10, None), ("bad", 3.0, None)], secure=flag())))
+    E += [
+        Entry("noise.discrete_laplace", fe.noise.discrete_laplace, dict(size=5, scale=2.5, random_state=0),
+              dict(size=it(5), scale=pos() + [("fraction", Fraction(7, 3), None), ("neg-fraction", Fraction(-1, 2), None),
+                                              ("big-int", 10 ** 30, None), ("2^60", 2.0 ** 60, None)],
+                   random_state=srs())),
+        Entry("noise.discrete_gaussian", fe.noise.discrete_gaussian, dict(size=5, sigma2=2.5, random_state=0),
+              dict(size=it(5), sigma2=pos() + [("fraction", Fraction(7, 3), None), ("big-int", 10 ** 40, None),
+                                               ("2^120", 2.0 ** 120, None)],
+                   random_state=srs())),
+        Entry("noise.bernoulli_exp", fe.noise.bernoulli_exp, dict(gamma=0.7, size=5, random_state=0),
+              dict(gamma=_scalar_bad() + [("zero", 0.0, None), ("neg", -0.5, None), ("huge", 1e308, None),
+                                          ("tiny", 5e-324, None), ("fraction", Fraction(4, 3), None),
+                                          ("big-int", 10 ** 30, None), ("2^63", 2 ** 63, None)],
+                   size=it(5), random_state=srs())),
+        Entry("noise.OSRandom.integers", _os_integers, dict(low=0, high=10, size=5),
+              dict(low=[("nan", NAN, None), ("frac", 2.5, None), ("str", "0", None), ("object", object(), None),
+                        ("above", 11, None), ("huge", 2 ** 70, None), ("array", np.array([0, 1, 2, 3, 4]), None)],
+                   high=[("nan", NAN, None), ("inf", INF, None), ("equal", 0, None), ("neg", -3, None),
+                         ("str", "9", None), ("huge", 2 ** 70, None), ("2^63-1", 2 ** 63 - 1, None),
+                         ("none", None, None), ("frac", 9.5, None)],
+                   size=it(5) + [("tuple", (2, 3), None)])),
+        Entry("noise.OSRandom.randbits", lambda k: OSRandom().randbits(k), dict(k=64),
+              dict(k=it(64) + [("big", 1000, None)])),
+        Entry("secure.OSRandom(noisy_pgd)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=fe.L2Ball(1.0, D), epsilon=1.0, delta=1e-5, steps=3,
+                   data_norm=1.0, random_state=OSRandom(), secure=True),
+              # OS entropy is not reproducible: no layout-equivalence comparison here
+              dict(X=[v for v in _arrays(X0, ndim=2) if v[2] is None], epsilon=eps())),
+        Entry("set_secure", _set_secure, dict(flag=False), dict(flag=flag())),
+        Entry("secure.set_secure", _set_secure, dict(flag=True), dict(flag=[("none", None, None), ("str", "1", None)])),
+        Entry("secure_mode", _secure_mode_call, dict(flag=True),
+              dict(flag=flag(), value=_arrays(V0, ndim=1))),
+        Entry("secure.secure_mode", _secure_mode_call, dict(flag=False), dict(flag=[("none", None, None)])),
+        Entry("secure.is_secure", lambda: fe.secure.is_secure(), {}, {}),
+        Entry("secure.default_granularity", fe.secure.default_granularity, dict(sensitivity=1.0, dim=3, norm="l2"),
+              dict(sensitivity=pos(), dim=it(3), norm=_choice(["l1"]))),
+        Entry("accounting.zcdp_delta", R.zcdp_delta, dict(rho=0.1, epsilon=1.0),
+              dict(rho=pos(), epsilon=eps())),
+        Entry("accounting.zcdp_rho", R.zcdp_rho, dict(epsilon=1.0, delta=1e-5), dict(epsilon=eps(), delta=dl())),
+        Entry("noisy_pgd(secure)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=fe.L2Ball(1.0, D), epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, secure=True),
+              dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), delta=dl(), steps=it(5),
+                   noise=_choice(["laplace"]), calibration=_choice(["l2"]), data_norm=pos(), clip=pos(),
+                   lr=pos(), granularity=gran(), random_state=srs(), secure=flag(),
+                   client=[("object", object(), None), ("empty", "", None)])),
+        Entry("noisy_pgd(secure, gaussian, squared)", fe.noisy_pgd,
+              dict(loss=L.Squared(), X=X0, y=YR, constraint=fe.L2Ball(1.0, D), epsilon=1.0, delta=1e-5, steps=5,
+                   noise="gaussian", data_norm=1.0, label_bound=1.0, random_state=0, secure=True),
+              # (the data variants are those of noisy_pgd(secure): one loop for both noises)
+              dict(y=_arrays(YR, ndim=1)[:6], epsilon=eps(), delta=dl(), label_bound=pos(),
+                   granularity=gran(), random_state=srs())),
+        Entry("noisy_pgd(client, numpy X)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=fe.L2Ball(1.0, D), epsilon=1.0, delta=1e-5, steps=3,
+                   data_norm=1.0, random_state=0),
+              dict(client=[("object", object(), None), ("int", 3, None), ("empty", "", None), ("bytes", b"x", None),
+                           ("unused-address", "tcp://127.0.0.1:1", None), ("list", ["tcp://a:1"], None)],
+                   granularity=[("not-secure", 2.0 ** -10, None)])),
+    ]
+    # empirical privacy audit (fasterm.audit)
+    import fasterm.audit  # noqa: F401 - not imported by fasterm itself (it needs scipy)
+    ra = np.random.default_rng(1)
+    A0, B0 = ra.laplace(0.0, 1.0, 40), ra.laplace(1.0, 1.0, 40)
+    OUT0 = ra.normal(size=(8, 3))
+    E += [
+        Entry("audit.clopper_pearson", fe.audit.clopper_pearson, dict(k=3, n=10, confidence=0.95),
+              dict(k=_scalar_bad() + [("neg", -1, None), ("above-n", 11, None), ("frac", 2.5, None),
+                                      ("array-bad", np.array([1, 2, 11]), None), ("empty", np.zeros(0), None),
+                                      ("array", np.array([0, 3, 10]), None), ("2d", np.array([[1, 2]]), None)],
+                   n=it(10) + [("huge", 10 ** 30, None)],
+                   confidence=_delta() + [("half", 0.5, None)])),
+        Entry("audit.epsilon_lower_bound", _audit_call,
+              dict(outputs_d=A0, outputs_dprime=B0, delta=0.0),
+              dict(outputs_d=_arrays(A0, ndim=1), outputs_dprime=_arrays(B0, ndim=1), delta=dl(),
+                   confidence=_delta() + [("half", 0.5, None), ("low", 0.2, None)], n_thresholds=it(400),
+                   thresholds=[("empty", np.zeros(0), None), ("nan", np.array([0.5, NAN]), None),
+                               ("2d", np.zeros((2, 2)), None), ("str", "ab", None), ("object", object(), None),
+                               ("list", [0.0, 0.5], None), ("huge", np.array([1e308]), None)],
+                   sides=[("bad", "x", None), ("int", 5, None), ("none", None, None), ("empty", (), None),
+                          ("list", [">"], None), ("dup", (">", ">"), None)],
+                   directions=[("bad", ("DD",), None), ("int", 5, None), ("none", None, None), ("empty", (), None)]),
+              aliases={"outputs_d": ["outputs_dprime"]},  # a length mismatch may be reported under either
+              inf_ok=True),  # epsilon_lb = -inf: "no bound found", a truthful answer; NaN never
+        Entry("audit.project", fe.audit.project, dict(outputs=OUT0, direction=V0),
+              dict(outputs=_arrays(OUT0, ndim=2), direction=_arrays(V0, ndim=1) + [("zero", np.zeros(D), None)]),
+              aliases={"outputs": ["direction"]}, inf_ok=True),  # a projection of 1e308s overflows (IEEE)
+    ]
+    # dask arrays (local threaded scheduler: few cases, each starts a small graph)
+    try:
+        import dask.array as da
+    except ImportError:  # pragma: no cover - dask is in the test extra
+        da = None
+    if da is not None:
+        Xn = X0.copy()
+        Xn[4, 1] = NAN
+        Yn = Y0.copy()
+        Yn[5] = NAN
+        dX0 = da.from_array(X0, chunks=(3, D))
+        E.append(Entry("noisy_pgd(dask)", fe.noisy_pgd,
+                       dict(loss=L.Logistic(), X=dX0, y=Y0, constraint=fe.L2Ball(1.0, D), epsilon=1.0, delta=1e-5,
+                            steps=3, data_norm=1.0, random_state=0),
+                       dict(X=[("nan-chunk", da.from_array(Xn, chunks=(3, D)), None),
+                               ("column-chunks", da.from_array(X0, chunks=(3, 1)), None),
+                               ("empty", da.zeros((0, D), chunks=(1, D)), None),
+                               ("1d", da.from_array(X0[0], chunks=2), None),
+                               ("complex", da.from_array(X0.astype(complex), chunks=(3, D)), None),
+                               ("unknown-chunks", dX0[dX0[:, 0] > -10.0], None),
+                               ("int", da.from_array(np.round(X0 * 3).astype(np.int64), chunks=(3, D)),
+                                np.round(X0 * 3)),
+                               ("empty-chunk", da.concatenate([da.zeros((0, D), chunks=(1, D)), dX0]), X0),
+                               ("one-chunk", da.from_array(X0, chunks=(N, D)), X0)],
+                            y=[("short", da.from_array(Y0[:-1], chunks=3), None),
+                               ("nan-chunk", da.from_array(Yn, chunks=3), None),
+                               ("2d", da.from_array(Y0[:, None], chunks=(3, 1)), None),
+                               ("str", da.from_array(Y0.astype(str), chunks=3), None),
+                               ("none", None, None),
+                               ("other-chunks", da.from_array(Y0, chunks=2), Y0)],
+                            client=[("object", object(), None), ("int", 3, None), ("empty", "", None)],
+                            secure=[("on", True, None)]),
+                       rtol=1e-9))  # chunked sums: the same terms, another summation order
+        E.append(Entry("DPLogisticRegression.fit(dask)", _estimator(fe.DPLogisticRegression, "fit"),
+                       dict(X=dX0, y=Y0, random_state=0, steps=3),
+                       dict(X=[("nan-chunk", da.from_array(Xn, chunks=(3, D)), None),
+                               ("column-chunks", da.from_array(X0, chunks=(3, 1)), None)],
+                            y=[("short", da.from_array(Y0[:-1], chunks=3), None),
+                               ("nan-chunk", da.from_array(Yn, chunks=3), None)],
+                            secure=[("on", True, None)]),
+                       aliases={"X": ["array", "data"], "y": ["array", "labels", "classes"]}))
     # scikit-learn estimators
     try:
         import sklearn  # noqa: F401
     except ImportError:  # pragma: no cover - sklearn is in the test extra
         return E
+    for cls, y in [(fe.DPLogisticRegression, Y0)]:  # the secure loop itself: noisy_pgd(secure) above
+        E.append(Entry(f"{cls.__name__}.fit(secure)", _estimator(cls, "fit"),
+                       dict(X=X0, y=y, random_state=0, steps=5, secure=True),
+                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1), epsilon=eps(), random_state=_secure_random_state(),
+                            secure=_secure_flag()),
+                       aliases={"X": ["array", "data", "dim", "samples", "features"],
+                                "y": ["array", "samples", "classes", "labels", "data"]}))
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
@@ -500,8 +694,8 @@ def _equal(a, b, rtol=0.0):
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(_equal(x, y, rtol) for x, y in zip(a, b))
     if dataclasses.is_dataclass(a):
-        return _equal(getattr(a, "w", None), getattr(b, "w", None)) if hasattr(a, "w") else \
-            _equal(getattr(a, "actions", None), getattr(b, "actions", None))
+        return _equal(getattr(a, "w", None), getattr(b, "w", None), rtol) if hasattr(a, "w") else \
+            _equal(getattr(a, "actions", None), getattr(b, "actions", None), rtol)
     if isinstance(a, float) and isinstance(b, float):
         return a == b
     return a == b
@@ -578,6 +772,14 @@ def test_catalogue_covers_fasterm_all():
     assert set(missing) <= {"datasets.load_breast_cancer"}, missing
 
 
+def _has(module):
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def test_catalogue_covers_every_public_function():
     names = set(ENTRIES)
     for fn in ("noise.laplace", "noise.gaussian", "mechanisms.laplace", "mechanisms.laplace_l2",
@@ -590,6 +792,19 @@ def test_catalogue_covers_every_public_function():
     for fn in fe.accounting.__all__:
         if fn not in ("BudgetExceededError", "BudgetAccountant"):
             assert f"accounting.{fn}" in names
+    # secure mode, the exact samplers, the auditor (not imported by fasterm itself), dask input
+    import fasterm.audit
+    for mod, skip in [(fe.noise, ()), (fe.secure, ()), (fasterm.audit, ("AuditResult",))]:
+        short = mod.__name__.split(".")[-1]
+        for fn in mod.__all__:
+            if fn not in skip:
+                assert any(e == f"{short}.{fn}" or e.startswith((f"{short}.{fn}.", f"{short}.{fn}(")) for e in names), fn
+    for fn in ("set_secure", "secure_mode", "mechanisms.laplace(secure)", "mechanisms.laplace_l2(secure)",
+               "mechanisms.gaussian(secure)", "noisy_pgd(secure)", "noisy_pgd(secure, gaussian, squared)",
+               "DPLogisticRegression.fit(secure)", "noisy_pgd(client, numpy X)"):
+        assert fn in names
+    if _has("dask.array"):
+        assert {"noisy_pgd(dask)", "DPLogisticRegression.fit(dask)"} <= names
     for lname in fe.losses.__all__:
         if lname != "row_norms":
             assert {f"losses.{lname}.{m}" for m in ("value", "grad", "grad_sum")} <= names
@@ -616,6 +831,8 @@ _ARRAY_PARAMS = {  # entry -> (parameter, ndim) whose arrays hypothesis draws
     "noisy_pgd": ("X", 2), "pgd": ("X", 2), "expmech_erm": ("X", 2), "online.run_rwm": ("loss_matrix", 2),
     "online.linear_learner": ("S", 2), "learning.private_pac_learner": ("predictions", 2),
     "online.PrivateRWM.run": ("loss_matrix", 2),
+    "mechanisms.laplace(secure)": ("value", 1), "mechanisms.gaussian(secure)": ("value", 1),
+    "noisy_pgd(secure)": ("X", 2), "audit.epsilon_lower_bound": ("outputs_d", 1), "audit.project": ("outputs", 2),
 }
 
 _elements = st.one_of(
@@ -659,7 +876,8 @@ def test_hypothesis_hostile_arrays(name, data):
 
 _SCALAR_ENTRIES = [(n, p) for n, e in sorted(ENTRIES.items()) for p in e.params
                    if p in ("epsilon", "delta", "sensitivity", "l2_sensitivity", "radius", "data_norm", "scale",
-                            "eta", "clip", "mu", "lr", "steps", "rounds", "dim", "size", "n_experts", "total")]
+                            "eta", "clip", "mu", "lr", "steps", "rounds", "dim", "size", "n_experts", "total",
+                            "granularity", "sigma2", "gamma", "rho", "confidence")]
 
 
 @pytest.mark.parametrize("name,param", _SCALAR_ENTRIES)
@@ -673,6 +891,25 @@ def test_hypothesis_hostile_scalars(name, param, value):
         value = 64 + value % 7  # a huge count is a legitimate (slow) request, not a hostile one
     problem = run_case(entry, param, value, None)
     assert problem is None, problem
+
+
+@pytest.mark.parametrize("mech", ["laplace", "laplace_l2", "gaussian"])
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(k=st.integers(-1074, 1023), value=hnp.arrays(np.float64, st.integers(1, 4),
+                                                    elements=st.floats(-1e308, 1e308, allow_subnormal=True)),
+       epsilon=st.sampled_from([1e-300, 1e-6, 0.5, 1.0, 1e6]), sens=st.sampled_from([5e-324, 1e-3, 1.0, 1e300]))
+def test_hypothesis_secure_grid(mech, k, value, epsilon, sens):
+    """Any power of two as granularity, any finite value: refused naming the parameters, or every
+    release an exact multiple of the granularity (the secure-mode grid), finite."""
+    g = math.ldexp(1.0, k)
+    args = (value, sens, epsilon) if mech == "laplace" else (value, sens, epsilon, 1e-6)
+    try:
+        out = getattr(fe.mechanisms, mech)(*args, random_state=0, secure=True, granularity=g)
+    except ValueError as exc:
+        assert re.search(r"granularity|epsilon", str(exc)), str(exc)
+        return
+    assert np.isfinite(out).all()
+    assert np.array_equal(out / g, np.round(out / g))
 
 
 # ---------------------------------------------------------------------------
@@ -728,6 +965,58 @@ def test_overflowing_loss_sums_are_refused_and_rolled_back():
     with pytest.raises(ValueError, match="loss_matrix"):
         fe.online.run_rwm(np.full((3, 2), 1e308), 0.5, random_state=rng)
     assert rng.bit_generator.state == before
+
+
+def test_secure_mode_refuses_noise_beyond_the_grid():
+    # a grid far finer than the sensitivity, or a tiny epsilon: the releases would sit on the
+    # clamp ±2^53 grid units (an OverflowError before); refused, naming the caller's parameters
+    with pytest.raises(ValueError, match="granularity"):
+        fe.mechanisms.gaussian(V0, 1.0, 1.0, 1e-5, secure=True, granularity=2.0 ** -1000)
+    with pytest.raises(ValueError, match="epsilon"):
+        fe.mechanisms.laplace(V0, 1.0, 1e-300, secure=True)
+    with pytest.raises(ValueError, match="granularity"):
+        fe.noisy_pgd(fe.losses.Squared(), X0, YR, fe.L2Ball(1.0, D), 1.0, 1e-5, steps=3, noise="gaussian",
+                     data_norm=1.0, label_bound=1.0, secure=True, granularity=2.0 ** -60)
+    # the limit is 2^47 grid units: just inside it the release is on the grid and finite
+    out = fe.mechanisms.laplace(V0, 1.0, 1.0, random_state=0, secure=True, granularity=2.0 ** -40)
+    assert np.array_equal(out * 2.0 ** 40, np.round(out * 2.0 ** 40)) and np.abs(out - V0).max() < 1e3
+    # a subnormal sensitivity gets the finest default grid instead of an error
+    assert np.isfinite(fe.mechanisms.gaussian(V0, 5e-324, 1.0, 1e-5, random_state=0, secure=True)).all()
+    with pytest.raises(ValueError, match="dim"):
+        fe.secure.default_granularity(1.0, 0)
+
+
+def test_discrete_samplers_refuse_scales_beyond_int64():
+    with pytest.raises(ValueError, match="scale"):
+        fe.noise.discrete_laplace(3, 1e308, random_state=0)
+    with pytest.raises(ValueError, match="sigma2"):
+        fe.noise.discrete_gaussian(3, 10 ** 40, random_state=0)
+    assert fe.noise.discrete_laplace(3, 2.0 ** 56, random_state=0).dtype == np.int64
+    assert fe.accounting.zcdp_delta(1e308, 1.0) == 1.0  # was an OverflowError in exp
+
+
+def test_os_random_names_its_arguments():
+    r = OSRandom()
+    for kw, word in [(dict(low=NAN, high=3), "low"), (dict(low=0, high=2 ** 70), "high"),
+                     (dict(low=0, high=3, size=-1), "size"), (dict(low=0, high=3, size=2.5), "size"),
+                     (dict(low=-(2 ** 63), high=2 ** 63 - 1), "high")]:
+        with pytest.raises((ValueError, TypeError), match=word):
+            r.integers(**kw)
+    v = r.integers(0, 3, size=(2, 4))
+    assert v.shape == (2, 4) and ((v >= 0) & (v < 3)).all()
+    with pytest.raises(TypeError, match=r"\bk\b"):
+        r.randbits(2.5)
+    assert 0 <= r.randbits(np.int32(64)) < 2 ** 64
+
+
+def test_malformed_scheduler_address_names_client():
+    da = pytest.importorskip("dask.array")
+    pytest.importorskip("distributed")
+    X = da.from_array(X0, chunks=(3, D))
+    for address in ("nonsense", "foo://bar:1", "tcp://host-without-port"):
+        with pytest.raises(ValueError, match="client"):
+            fe.noisy_pgd(fe.losses.Logistic(), X, Y0, fe.L2Ball(1.0, D), 1.0, 1e-5, steps=3, data_norm=1.0,
+                         client=address)
 
 
 def test_pgd_on_all_zero_float32_data_is_finite():

@@ -75,6 +75,13 @@ struct Options {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(FASTERM_NO_VECTOR_EXTENSIONS)
 #define FASTERM_VECTOR_EXTENSIONS 1
 #endif
+// Lane shuffles between vectors (widening a half vector, summing four
+// vectors' lanes at once) need __builtin_shufflevector: GCC 12+ or Clang;
+// and, on x86, an empty asm that pins a rounded product (see add_low).
+#if defined(FASTERM_VECTOR_EXTENSIONS) && (defined(__clang__) || __GNUC__ >= 12) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define FASTERM_SHUFFLE 1
+#endif
 
 #ifdef FASTERM_VECTOR_EXTENSIONS
 // Four doubles, and the 64-bit integers of the same width (comparison masks,
@@ -245,12 +252,55 @@ struct Simd {
             for (int k = 0; k < width; ++k) h[k] += h[k + width];
         return h[0];
     }
-    // v with the N/2 lanes of a half vector added to its low lanes.
+#ifdef FASTERM_SHUFFLE
+    // sum() of four vectors at once, {sum(a), sum(b), sum(c), sum(e)}, with
+    // the same additions in the same order, done across vectors instead of
+    // lane by lane (a quarter of the shuffles and scalar adds per row).
+    static vd sum4(const V& a, const V& b, const V& c, const V& e) {
+        static_assert(N == 4 || N == 8, "32-byte vectors of float or double");
+        if constexpr (N == 8) {
+            // First level in T: lane k + lane k + 4, then to double.
+            typedef T Q __attribute__((vector_size(16)));
+            auto fold = [](const V& v) {
+                const Q lo = __builtin_shufflevector(v, v, 0, 1, 2, 3);
+                const Q hi = __builtin_shufflevector(v, v, 4, 5, 6, 7);
+                return __builtin_convertvector(lo + hi, vd);
+            };
+            return sum4_lanes(fold(a), fold(b), fold(c), fold(e));
+        } else {
+            return sum4_lanes(a, b, c, e);
+        }
+    }
+    // Four lanes each: (l0 + l2) + (l1 + l3), as in sum().
+    static vd sum4_lanes(vd a, vd b, vd c, vd e) {
+        const vd ab = __builtin_shufflevector(a, b, 0, 1, 4, 5) + __builtin_shufflevector(a, b, 2, 3, 6, 7);
+        const vd ce = __builtin_shufflevector(c, e, 0, 1, 4, 5) + __builtin_shufflevector(c, e, 2, 3, 6, 7);
+        return __builtin_shufflevector(ab, ce, 0, 2, 4, 6) + __builtin_shufflevector(ab, ce, 1, 3, 5, 7);
+    }
+#endif
+    // v with the N/2 lanes of a half vector added to its low lanes (the
+    // high lanes get + 0).  The half is widened in registers: through memory,
+    // a 16-byte store read back by a 32-byte load cannot be store-forwarded
+    // and stalled every row tail (a quarter of the time at d = 31).
     template <class H>
     static V add_low(V v, const H& h) {
+#ifdef FASTERM_SHUFFLE
+        static_assert(N == 4 || N == 8, "32-byte vectors of float or double");
+        // h is usually a product: the empty asm keeps it rounded as it is,
+        // so the compiler cannot fuse it into the addition (an FMA would
+        // round once and change the result; the memory round trip above
+        // never was fused).
+        H p = h;
+        asm("" : "+x"(p));
+        if constexpr (N == 4)
+            return v + __builtin_shufflevector(p, H{}, 0, 1, 2, 3);
+        else
+            return v + __builtin_shufflevector(p, H{}, 0, 1, 2, 3, 4, 5, 6, 7);
+#else
         T t[N] = {};
         std::memcpy(t, &h, sizeof h);
         return v + load(t);
+#endif
     }
 };
 template <class T>
@@ -341,10 +391,18 @@ inline void dot4(const T* x0, const T* w, index_t d, double* z, bool prefetch = 
             s3 = S::add_low(s3, H::load(x3 + j) * wj);
             j += H::N;
         }
+#ifdef FASTERM_SHUFFLE
+        const vd t = vd{t0, t1, t2, t3} + S::sum4(s0, s1, s2, s3);
+        t0 = t[0];
+        t1 = t[1];
+        t2 = t[2];
+        t3 = t[3];
+#else
         t0 += S::sum(s0);
         t1 += S::sum(s1);
         t2 += S::sum(s2);
         t3 += S::sum(s3);
+#endif
     } while (j < dv);
     for (; j < d; ++j) {
         const double wj = double(w[j]);
@@ -474,39 +532,67 @@ inline void coefficients(const T* rows, const double* dots, const T* y, const T*
                          const double* norms, index_t i0, index_t m, index_t d, const Options& o,
                          T* coef) {
 #ifdef FASTERM_VECTOR_EXTENSIONS
-    // Rows past m are padding (zero row, label 1) so every step is full.
-    alignas(32) double zb[kMaxBlock], yb[kMaxBlock], sb[kMaxBlock], nb[kMaxBlock], ab[kMaxBlock];
-    const index_t mp = (m + 3) & ~index_t(3);
+    // One pass, four rows per step, each row's arithmetic that of
+    // coefficient().  Full steps read the dot products, labels and norms
+    // straight into vectors; only the last, partial step goes through small
+    // buffers, with padding rows (zero dot product, label 1, norm 0).
+    // (Filling whole-block buffers with scalar stores and reading them back
+    // as vectors stalled on store forwarding in every step.)
     const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
-    for (index_t r = 0; r < mp; ++r) {
-        zb[r] = r < m ? dots[r] : 0.0;
-        yb[r] = (L::uses_labels && r < m) ? double(y[i0 + r]) : 1.0;
-        nb[r] = (need_norms && r < m) ? norms[i0 + r] : 0.0;
-    }
     const vd one = vsplat(1.0);
-    for (index_t r = 0; r < mp; r += 4) {
+    for (index_t r = 0; r < m; r += 4) {
+        vd z, yv = one, nv = vsplat(0.0);
+        if (r + 4 <= m) {
+            z = vload(dots + r);
+            if (L::uses_labels) {
+                const T* yp = y + i0 + r;
+                yv = vd{double(yp[0]), double(yp[1]), double(yp[2]), double(yp[3])};
+            }
+            if (need_norms) nv = vload(norms + i0 + r);
+        } else {
+            alignas(32) double zt[4] = {0.0, 0.0, 0.0, 0.0}, yt[4] = {1.0, 1.0, 1.0, 1.0},
+                               nt[4] = {0.0, 0.0, 0.0, 0.0};
+            for (index_t k = 0; k < m - r; ++k) {
+                zt[k] = dots[r + k];
+                if (L::uses_labels) yt[k] = double(y[i0 + r + k]);
+                if (need_norms) nt[k] = norms[i0 + r + k];
+            }
+            z = vload(zt);
+            yv = vload(yt);
+            nv = vload(nt);
+        }
         vd s = one;
+        if (o.data_norm > 0.0) s = nv > o.data_norm ? o.data_norm / nv : one;
+        z = s * z;
+        // Rare: a dot product that overflowed, on a row the data norm scales down.
         if (o.data_norm > 0.0) {
-            const vd norm = vload(nb + r);
-            s = norm > o.data_norm ? o.data_norm / norm : one;
+            const vi bad = (!(vabs(z) <= std::numeric_limits<double>::max())) & (s < 1.0);
+            if (bad[0] | bad[1] | bad[2] | bad[3]) {
+                alignas(32) double zt[4];
+                vstore(zt, z);
+                for (index_t k = 0; k < 4 && r + k < m; ++k)
+                    if (bad[k]) zt[k] = dot_scaled(rows + (r + k) * d, w, d, s[k]);
+                z = vload(zt);
+            }
         }
-        vstore(sb + r, s);
-        vstore(zb + r, s * vload(zb + r));
-    }
-    // Rare: a dot product that overflowed, on a row the data norm scales down.
-    for (index_t r = 0; r < m; ++r)
-        if (!std::isfinite(zb[r]) && sb[r] < 1.0) zb[r] = dot_scaled(rows + r * d, w, d, sb[r]);
-    for (index_t r = 0; r < mp; r += 4) {
-        const vd yv = L::vlabel(vload(yb + r), o.label_bound);
-        vd a = L::vderiv(vload(zb + r), yv) * vload(sb + r);
+        const vd yl = L::vlabel(yv, o.label_bound);
+        vd a = L::vderiv(z, yl) * s;
         if (o.clip > 0.0) {
-            const vd norm = vload(nb + r);
-            const vd c = o.clip / norm;  // inf on zero rows, never selected there
-            a = vabs(a) * norm > o.clip ? (a < 0.0 ? -c : c) : a;
+            const vd c = o.clip / nv;  // inf on zero rows, never selected there
+            a = vabs(a) * nv > o.clip ? (a < 0.0 ? -c : c) : a;
         }
-        vstore(ab + r, a);
+        if (r + 4 <= m) {
+            if constexpr (std::is_same<T, double>::value) {
+                vstore(coef + r, a);
+            } else {
+                typedef T Q __attribute__((vector_size(4 * sizeof(T))));
+                const Q q = __builtin_convertvector(a, Q);  // T(a[k]) in each lane
+                std::memcpy(coef + r, &q, sizeof q);
+            }
+        } else {
+            for (index_t k = 0; k < m - r; ++k) coef[r + k] = T(a[k]);
+        }
     }
-    for (index_t r = 0; r < m; ++r) coef[r] = T(ab[r]);
 #else
     for (index_t r = 0; r < m; ++r)
         coef[r] = T(coefficient<L>(rows + r * d, dots[r], y, w, norms, i0 + r, d, o));
