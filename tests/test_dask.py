@@ -302,9 +302,11 @@ def test_non_finite_data(client, where, value):
             _call(*args, client=client)
 
 
-def test_import_does_not_load_dask():
+def test_import_does_not_load_dask(tmp_path):
     code = ("import sys, fasterm, fasterm.optimize, fasterm._linear, fasterm.linear_model; "
             "assert not any(m == 'dask' or m.startswith(('dask.', 'distributed')) "
             "for m in sys.modules), sorted(m for m in sys.modules if 'dask' in m)")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # cwd outside the checkout: `python -c` puts the working directory first on
+    # sys.path, and the source folder there has no compiled modules.
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
     assert not _dask.is_dask_collection(np.zeros(3))
