@@ -307,7 +307,8 @@ def gaussian_params(sigma2) -> DiscreteGaussian:
 # ---------------------------------------------------------------------------
 def to_grid(values, granularity) -> np.ndarray:
     """round(clamp(values/γ, ±2^52)) as int64 (exact: γ is a power of two)."""
-    v = np.asarray(values, dtype=np.float64) / granularity
+    with np.errstate(over="ignore"):  # |v| beyond 2^1023 becomes ±inf, then the clamp's bound
+        v = np.asarray(values, dtype=np.float64) / granularity
     np.clip(v, -VALUE_LIMIT, VALUE_LIMIT, out=v)
     return np.rint(v).astype(np.int64)
 

@@ -27,7 +27,7 @@ RESULT_FIELDS = ("epsilon", "delta", "steps", "lr", "noise", "calibration", "noi
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:  # any free port
         with distributed.Client(cluster, set_as_default=False) as c:
             yield c
 
