@@ -75,9 +75,24 @@ draw only exact bounded integers with ``Generator.integers``), or
 What is *not* covered: the sensitivity bound assumes the computed f(x) moves by
 at most Δ between neighbours, as the fast path does; floating-point error in
 computing f itself (e.g. a sum of n gradients) is not bounded here.  Secure
-mode removes the leak through the noise and the output set.  The exponential
-mechanism, hit-and-run, RWM and the 1-D samplers are not covered by secure
-mode (they have no ``secure`` flag).
+mode removes the leak through the noise and the output set.  The 1-D
+samplers (median/mean/quantile), the continuous exponential mechanism
+(``expmech_erm``, hit-and-run) and RWM are not covered by secure mode (they
+have no ``secure`` flag).
+
+The finite exponential mechanism
+--------------------------------
+:func:`fasterm.mechanisms.exponential` is covered: each score is rounded to
+the grid, k_i = round(s_i/γ) (exact), so neighbouring rounded scores differ by
+at most Δ_g = ⌊Δ/γ⌋ + 1 grid units (the bound above with d = 1; default γ the
+largest power of two ≤ Δ/2^10); index i is drawn with probability exactly
+∝ exp(−t·(k_i − min k)), t = ε/(2Δ_g) (ε/Δ_g for monotone scores) an exact
+rational, by rejection: a uniform proposal (exact integers) accepted with an
+exact Bernoulli(exp(−t·(k_i − min k))) (CKS 2020).  The accepted index has
+exactly the law of McSherry–Talwar's mechanism on the rounded scores with
+sensitivity Δ_g: (ε, 0)-DP, with no floating-point step between the rounded
+scores and the output (:func:`exponential_calibration`, :func:`grid_scores`,
+:func:`exponential_indices`).
 
 Setting: ``secure=None`` (the default of every function with the flag) means
 "the current setting": :func:`set_secure` changes the process-wide default,
@@ -469,9 +484,12 @@ def grid_scores(scores: np.ndarray, granularity: float):
     s = np.asarray(scores, dtype=np.float64)
     with np.errstate(over="ignore"):
         v = s / granularity
-    if v.size and float(np.max(np.abs(v))) < float(_exact._INT_LIMIT):
-        k = np.rint(v).astype(np.int64)
-        return k - k.min()
+    lo, hi = float(v.min()), float(v.max())
+    if max(hi, -lo) < float(_exact._INT_LIMIT):
+        np.rint(v, out=v)
+        k = v.astype(np.int64)
+        k -= np.int64(np.rint(lo))  # rint is monotone: the smallest k
+        return k
     gf = _frac(granularity)
     k = [round(_frac(x) / gf) for x in s.tolist()]
     lo = min(k)
@@ -484,6 +502,9 @@ def exponential_indices(scores: np.ndarray, cal: ExpmechCalibration, rng, size: 
     ``scores``: float array without NaN/−inf and with a finite score; +inf
     scores have weight 0 and are excluded before sampling.
     """
+    if np.max(scores) < np.inf:  # the common case: no +inf, no index map
+        d = grid_scores(scores, cal.granularity)
+        return _exact.expmech(size, d, cal.rate.numerator, cal.rate.denominator, rng)
     finite = np.flatnonzero(np.isfinite(scores))
     d = grid_scores(scores[finite], cal.granularity)
     idx = _exact.expmech(size, d, cal.rate.numerator, cal.rate.denominator, rng)
