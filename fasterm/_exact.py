@@ -384,10 +384,11 @@ def expmech_scalar(d, a: int, b: int, rng) -> int:
 def expmech_vec(size: int, d: np.ndarray, a: int, b: int, rng) -> np.ndarray:
     """``size`` indices, int64 path: needs b < 2^50 and a·max(d) < 2^62 (a < 2^62).
 
-    Trials are drawn in batches; the accepted ones, in order, are the draws.
+    Trials are drawn in batches (64, doubling up to 4096 while draws are
+    missing); the accepted ones, in order, are the draws.
     """
     m = d.shape[0]
-    batch = min(4096, max(64, m))
+    batch = 64
     out = np.empty(size, dtype=np.int64)
     filled = 0
     a64 = np.int64(a)
@@ -396,6 +397,7 @@ def expmech_vec(size: int, d: np.ndarray, a: int, b: int, rng) -> np.ndarray:
         got = i[bernoulli_exp_vec(a64 * d[i], b, rng)][: size - filled]
         out[filled:filled + got.size] = got
         filled += got.size
+        batch = min(2 * batch, 4096)
     return out
 
 

@@ -229,7 +229,7 @@ def exponential(scores: np.typing.ArrayLike, sensitivity: float, epsilon: float,
       (ValueError), as for the secure Laplace mechanism
       (:mod:`fasterm.secure`).  ``random_state`` may also be ``"os"`` or a
       :class:`fasterm.noise.OSRandom` (operating-system entropy).  Compiled
-      loop for a Generator; about 2× the fast path's time on 1e4 scores
+      loop for a Generator; about 2.5–3× the fast path's time on 1e4 scores
       (README, "Floating-point safety").
 
     Returns a Python int.
