@@ -14,7 +14,9 @@ sensitivity in the stated norm.
 ``secure=True`` (or :func:`fasterm.secure_mode` / :func:`fasterm.set_secure`)
 releases on a power-of-two grid with exact discrete noise instead
 (:mod:`fasterm.secure`: the threat, the grid, the theorems); the release is
-then float64 and every value is an integer multiple of ``granularity``.
+then float64 and every value is an integer multiple of ``granularity``.  The
+exponential mechanism in secure mode rounds the scores to the grid and draws
+the index exactly (no floating-point step in the sampling).
 """
 
 from __future__ import annotations
