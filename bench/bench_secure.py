@@ -58,3 +58,26 @@ def test_discrete_laplace_numpy_twin(benchmark):
     from fasterm import _exact
     rng = np.random.default_rng(0)
     benchmark(_exact.discrete_laplace_vec, N, 1000, 1, rng)
+
+
+# The exponential mechanism over 1e4 scores: one index per call (fast path:
+# one compiled pass + one float uniform; secure path: grid rounding + exact
+# rejection sampling, expected proposals m/Σw).
+SCORES = np.random.default_rng(0).uniform(0.0, 10.0, 10_000)
+
+
+@pytest.mark.benchmark(group="exponential-1e4")
+def test_exponential_fast(benchmark):
+    rng = np.random.default_rng(0)
+    benchmark(mechanisms.exponential, SCORES, 1.0, 1.0, rng)
+
+
+@pytest.mark.benchmark(group="exponential-1e4")
+def test_exponential_secure(benchmark):
+    rng = np.random.default_rng(0)
+    benchmark(mechanisms.exponential, SCORES, 1.0, 1.0, rng, secure=True)
+
+
+@pytest.mark.benchmark(group="exponential-1e4")
+def test_exponential_secure_os_entropy(benchmark):
+    benchmark(mechanisms.exponential, SCORES, 1.0, 1.0, "os", secure=True)

@@ -362,3 +362,58 @@ def bernoulli_exp(size: int, a: int, b: int, rng) -> np.ndarray:
     if b < (1 << _DEN_BITS) and a < (1 << 62):
         return bernoulli_exp_vec(np.full(size, a, dtype=np.int64), b, rng)
     return np.array([bernoulli_exp_scalar(a, b, rng) for _ in range(size)], dtype=bool)
+
+
+# ---------------------------------------------------------------------------
+# the exponential mechanism on integer scores (exact)
+# ---------------------------------------------------------------------------
+# P[i] ∝ exp(−(a/b)·d_i) for non-negative integer scores d with min(d) = 0:
+# propose i uniformly on {0..m−1} (exact), accept with Bernoulli(exp(−a·d_i/b))
+# (exact), repeat.  P[propose i and accept] = w_i/m, so an accepted index has
+# law w_i/Σ_j w_j exactly, and the accepted proposals of one i.i.d. sequence
+# of trials are i.i.d. draws; each trial succeeds with probability Σw/m ≥ 1/m.
+def expmech_scalar(d, a: int, b: int, rng) -> int:
+    """One index, Python ints of any size (the reference and the fallback)."""
+    m = len(d)
+    while True:
+        i = below_int(rng, m)
+        if bernoulli_exp_scalar(a * int(d[i]), b, rng):
+            return i
+
+
+def expmech_vec(size: int, d: np.ndarray, a: int, b: int, rng) -> np.ndarray:
+    """``size`` indices, int64 path: needs b < 2^50 and a·max(d) < 2^62 (a < 2^62).
+
+    Trials are drawn in batches (64, doubling up to 4096 while draws are
+    missing); the accepted ones, in order, are the draws.
+    """
+    m = d.shape[0]
+    batch = 64
+    out = np.empty(size, dtype=np.int64)
+    filled = 0
+    a64 = np.int64(a)
+    while filled < size:
+        i = _below(rng, m, batch)
+        got = i[bernoulli_exp_vec(a64 * d[i], b, rng)][: size - filled]
+        out[filled:filled + got.size] = got
+        filled += got.size
+        batch = min(2 * batch, 4096)
+    return out
+
+
+def expmech(size: int, d, a: int, b: int, rng) -> np.ndarray:
+    """``size`` i.i.d. indices with P[i] ∝ exp(−(a/b)·d_i), exactly.
+
+    ``d``: non-negative integer scores with min 0, an int64 array (compiled
+    path for a Generator with a, b < 2^64; numpy path when the products fit
+    in int64) or a list of Python ints of any size (scalar path).
+    """
+    if isinstance(d, np.ndarray):
+        if _compiled(rng) and a < (1 << 64) and b < (1 << 64):
+            out = np.empty(size, dtype=np.int64)
+            _discrete.expmech_fill(rng.bit_generator, d, out, a, b)
+            return out
+        if b < (1 << _DEN_BITS) and a < _INT_LIMIT and a * int(d.max()) < _INT_LIMIT:
+            return expmech_vec(size, d, a, b, rng)
+        d = [int(x) for x in d]
+    return np.array([expmech_scalar(d, a, b, rng) for _ in range(size)], dtype=np.int64)

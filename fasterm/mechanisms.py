@@ -14,7 +14,9 @@ sensitivity in the stated norm.
 ``secure=True`` (or :func:`fasterm.secure_mode` / :func:`fasterm.set_secure`)
 releases on a power-of-two grid with exact discrete noise instead
 (:mod:`fasterm.secure`: the threat, the grid, the theorems); the release is
-then float64 and every value is an integer multiple of ``granularity``.
+then float64 and every value is an integer multiple of ``granularity``.  The
+exponential mechanism in secure mode rounds the scores to the grid and draws
+the index exactly (no floating-point step in the sampling).
 """
 
 from __future__ import annotations
@@ -154,12 +156,18 @@ def _score_min(scores: np.ndarray) -> float:
     return m
 
 
-def _exponential(scores, sensitivity, epsilon, random_state, monotonic, size):
+def _exponential(scores, sensitivity, epsilon, random_state, monotonic, size, secure=False, granularity=None):
     s = check_array(scores, "scores", ndim=1, finite=False)
     sens = check_positive(sensitivity, "sensitivity")
     eps = check_epsilon(epsilon)
     if not isinstance(monotonic, (bool, np.bool_)):
         raise TypeError(f"monotonic must be a bool, got {type(monotonic).__name__}")
+    if _secure_on(secure, granularity):
+        with derived_from("sensitivity, epsilon and granularity"):
+            cal = _secure.exponential_calibration(sens, eps, bool(monotonic), granularity)
+        rng = _secure.secure_rng(random_state)
+        _score_min(s)
+        return _secure.exponential_indices(s, cal, rng, size)
     rng = check_random_state(random_state)
     s_min = _score_min(s)
     # (eps / 2) / sens, not eps / (2 sens): 2 sens may overflow.  k itself may
@@ -171,8 +179,9 @@ def _exponential(scores, sensitivity, epsilon, random_state, monotonic, size):
     return out
 
 
-def exponential(scores: np.typing.ArrayLike, sensitivity: float, epsilon: float, random_state: None | int | np.random.Generator = None, *,
-                monotonic: bool = False) -> int:
+def exponential(scores: np.typing.ArrayLike, sensitivity: float, epsilon: float,
+                random_state: None | int | np.random.Generator | str = None, *, monotonic: bool = False,
+                secure: bool | None = None, granularity: float | None = None) -> int:
     """Index i of ``scores`` with probability ∝ exp(−ε·scores[i] / (2·sensitivity)).
 
     The exponential mechanism over the finite range {0, …, k−1}, **lower score
@@ -188,14 +197,43 @@ def exponential(scores: np.typing.ArrayLike, sensitivity: float, epsilon: float,
     §3.4, the remark after Thm 3.10: the normaliser then moves in the same
     direction as the chosen weight, so only one factor e^{ε/2} remains).
 
-    Numerics: weights are exp(−k·(s_i − min s)), so the best score has weight
-    1 and nothing overflows, whatever the offset or range of the scores
-    (1e300 works); weights below e^−708 are rounded to 0.  A +inf score is
-    never chosen; NaN or −inf raise ``ValueError``.  One compiled pass over
-    the scores and one uniform draw (inversion) from ``random_state`` (None,
-    an int seed or a ``numpy.random.Generator``).  Exact up to floating-point
-    rounding (not hardened against floating-point attacks, Mironov 2012).
+    Numerics (fast path, the default): weights are exp(−k·(s_i − min s)), so
+    the best score has weight 1 and nothing overflows, whatever the offset or
+    range of the scores (1e300 works); weights below e^−708 are rounded to 0.
+    A +inf score is never chosen; NaN or −inf raise ``ValueError``.  One
+    compiled pass over the scores and one uniform draw (inversion) from
+    ``random_state`` (None, an int seed or a ``numpy.random.Generator``).
+    Exact up to floating-point rounding (not hardened against floating-point
+    attacks, Mironov 2012).
+
+    Secure mode (``secure=True``, or ``secure=None`` under
+    :func:`fasterm.secure_mode` / :func:`fasterm.set_secure`): no float enters
+    the sampling.
+
+    * Each score is rounded to the power-of-two grid γ = ``granularity``
+      (default: the largest power of two ≤ Δ/2^10, public): k_i = round(s_i/γ),
+      exact.  Since |round(a/γ) − round(b/γ)| ≤ |a − b|/γ + 1, neighbouring
+      rounded scores differ by at most Δ_g = ⌊Δ/γ⌋ + 1 grid units (an
+      integer); rounding is monotone, so monotone scores stay monotone.
+    * i is drawn with probability exactly ∝ exp(−t·(k_i − min_j k_j)),
+      t = ε/(2Δ_g) (ε/Δ_g if ``monotonic``) the exact rational value of ε's
+      float over an integer: propose i uniformly (exact uniform integers),
+      accept with an exact Bernoulli(exp(−t·(k_i − min k))) (Canonne–Kamath–
+      Steinke 2020), repeat.  P[propose i, accept] = w_i/m, so the accepted
+      index has exactly the target law; a proposal is accepted with probability
+      Σw/m ≥ 1/m (expected ≤ m proposals, each O(1) expected work even for
+      tiny weights).
+    * Privacy: McSherry–Talwar with sensitivity Δ_g on the rounded scores
+      (rounding is applied to every score by the mechanism itself):
+      (ε, 0)-DP exactly, not up to rounding.  +inf scores have weight 0 and
+      are never chosen; NaN/−inf raise as above.  Any finite scores work
+      (1e300: exact Python-integer path); Δ/γ > 2^47 is refused
+      (ValueError), as for the secure Laplace mechanism
+      (:mod:`fasterm.secure`).  ``random_state`` may also be ``"os"`` or a
+      :class:`fasterm.noise.OSRandom` (operating-system entropy).  Compiled
+      loop for a Generator; about 2.5–3× the fast path's time on 1e4 scores
+      (README, "Floating-point safety").
 
     Returns a Python int.
     """
-    return int(_exponential(scores, sensitivity, epsilon, random_state, monotonic, 1)[0])
+    return int(_exponential(scores, sensitivity, epsilon, random_state, monotonic, 1, secure, granularity)[0])

@@ -75,9 +75,24 @@ draw only exact bounded integers with ``Generator.integers``), or
 What is *not* covered: the sensitivity bound assumes the computed f(x) moves by
 at most Δ between neighbours, as the fast path does; floating-point error in
 computing f itself (e.g. a sum of n gradients) is not bounded here.  Secure
-mode removes the leak through the noise and the output set.  The exponential
-mechanism, hit-and-run, RWM and the 1-D samplers are not covered by secure
-mode (they have no ``secure`` flag).
+mode removes the leak through the noise and the output set.  The 1-D
+samplers (median/mean/quantile), the continuous exponential mechanism
+(``expmech_erm``, hit-and-run) and RWM are not covered by secure mode (they
+have no ``secure`` flag).
+
+The finite exponential mechanism
+--------------------------------
+:func:`fasterm.mechanisms.exponential` is covered: each score is rounded to
+the grid, k_i = round(s_i/γ) (exact), so neighbouring rounded scores differ by
+at most Δ_g = ⌊Δ/γ⌋ + 1 grid units (the bound above with d = 1; default γ the
+largest power of two ≤ Δ/2^10); index i is drawn with probability exactly
+∝ exp(−t·(k_i − min k)), t = ε/(2Δ_g) (ε/Δ_g for monotone scores) an exact
+rational, by rejection: a uniform proposal (exact integers) accepted with an
+exact Bernoulli(exp(−t·(k_i − min k))) (CKS 2020).  The accepted index has
+exactly the law of McSherry–Talwar's mechanism on the rounded scores with
+sensitivity Δ_g: (ε, 0)-DP, with no floating-point step between the rounded
+scores and the output (:func:`exponential_calibration`, :func:`grid_scores`,
+:func:`exponential_indices`).
 
 Setting: ``secure=None`` (the default of every function with the flag) means
 "the current setting": :func:`set_secure` changes the process-wide default,
@@ -427,6 +442,74 @@ def gaussian_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=
         rho_used = math.nextafter(rho_used, math.inf)
     delta_spent = min(float(delta), accounting.zcdp_delta(rho_used, epsilon))
     return SecureCalibration(g, sqrt_up(sens_sq), params, float(epsilon), delta_spent, rho_used)
+
+
+# ---------------------------------------------------------------------------
+# The exponential mechanism on the grid
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExpmechCalibration:
+    """Secure exponential mechanism: ``granularity`` γ, ``grid_sensitivity``
+    Δ_g = ⌊Δ/γ⌋ + 1 (integer) and ``rate`` t = ε/(2Δ_g) (ε/Δ_g if monotonic),
+    an exact rational: P[i] ∝ exp(−t·(k_i − min_j k_j)), k_i = round(s_i/γ)."""
+
+    granularity: float
+    grid_sensitivity: int
+    rate: Fraction
+
+
+def exponential_calibration(sensitivity, epsilon, monotonic=False, granularity=None) -> ExpmechCalibration:
+    """γ (default: largest power of two ≤ Δ/2^10), Δ_g = ⌊Δ/γ⌋ + 1, t = ε/(2Δ_g) or ε/Δ_g.
+
+    |round(a/γ) − round(b/γ)| ≤ |a − b|/γ + 1, so scores that move by at most Δ
+    move by at most Δ_g grid units (an integer); McSherry–Talwar on the rounded
+    scores with sensitivity Δ_g is then (ε, 0)-DP with ε taken as the exact
+    rational value of its float.  Refused (ValueError) when Δ/γ > 2^47
+    (:func:`check_grid_scale`), as for the Laplace mechanism.
+    """
+    g = _granularity(granularity, sensitivity, 1, "l1")
+    sens = l1_grid_sensitivity(sensitivity, g, 1)
+    rate = _frac(epsilon) / (sens if monotonic else 2 * sens)
+    return ExpmechCalibration(g, sens, rate)
+
+
+def grid_scores(scores: np.ndarray, granularity: float):
+    """d_i = round(s_i/γ) − min_j round(s_j/γ) for finite float scores, exactly.
+
+    An int64 array when every |s_i/γ| < 2^62 (s_i/γ is then exact in float64:
+    γ is a power of two — a subnormal quotient is below 1/2 and rounds to 0
+    either way — and ``np.rint`` of a double is exact), else a list of Python
+    ints computed from the exact rationals (scores up to 1.8e308 on any grid).
+    Both round half to even.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        v = s / granularity
+    lo, hi = float(v.min()), float(v.max())
+    if max(hi, -lo) < float(_exact._INT_LIMIT):
+        np.rint(v, out=v)
+        k = v.astype(np.int64)
+        k -= np.int64(np.rint(lo))  # rint is monotone: the smallest k
+        return k
+    gf = _frac(granularity)
+    k = [round(_frac(x) / gf) for x in s.tolist()]
+    lo = min(k)
+    return [x - lo for x in k]
+
+
+def exponential_indices(scores: np.ndarray, cal: ExpmechCalibration, rng, size: int) -> np.ndarray:
+    """``size`` i.i.d. indices of the secure exponential mechanism.
+
+    ``scores``: float array without NaN/−inf and with a finite score; +inf
+    scores have weight 0 and are excluded before sampling.
+    """
+    if np.max(scores) < np.inf:  # the common case: no +inf, no index map
+        d = grid_scores(scores, cal.granularity)
+        return _exact.expmech(size, d, cal.rate.numerator, cal.rate.denominator, rng)
+    finite = np.flatnonzero(np.isfinite(scores))
+    d = grid_scores(scores[finite], cal.granularity)
+    idx = _exact.expmech(size, d, cal.rate.numerator, cal.rate.denominator, rng)
+    return finite[idx]
 
 
 def calibrate(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta, granularity=None):

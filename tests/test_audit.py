@@ -160,6 +160,30 @@ def _exponential_monotonic(half):
     return draw(s_d, 16), draw(s_dp, 17)
 
 
+def _secure_laplace(half):
+    # Secure mode (grid γ = 2^-10 for Δ = 1, 2^-11 for Δ = 0.5): the shift of
+    # 1 is 1024 grid units against a calibrated grid sensitivity of 1025
+    # (true ε = 1024/1025); at half the claimed sensitivity, about 2ε.
+    n, sens = 1_000_000, 0.5 if half else 1.0
+    return (mechanisms.laplace(np.zeros(n), sens, EPS, random_state=30, secure=True),
+            mechanisms.laplace(np.ones(n), sens, EPS, random_state=31, secure=True))
+
+
+def _secure_gaussian(half):
+    n, sens = 1_000_000, 0.5 if half else 1.0
+    return (mechanisms.gaussian(np.zeros(n), sens, EPS, GAUSS_DELTA, random_state=32, secure=True),
+            mechanisms.gaussian(np.ones(n), sens, EPS, GAUSS_DELTA, random_state=33, secure=True))
+
+
+def _secure_exponential(half):
+    # The worst case of _exponential on the grid: scores 0/1 (k = 0/1024 grid
+    # units at γ = 2^-10) swapped, against the calibrated Δ_g = 1025.
+    s_d, s_dp = _expmech_scores(100)
+    sens, n = (0.5 if half else 1.0), 500_000
+    draw = lambda s, seed: mechanisms._exponential(s, sens, EPS, seed, False, n, True).astype(float)  # noqa: E731
+    return draw(s_d, 34), draw(s_dp, 35)
+
+
 def _median(half):
     # 1-D exponential mechanism (ERM median on [0, 1]): D = {0, 1, 1, 1},
     # D' = {1, 1, 1, 1}.  Only ~0.6 ε of the claim is attainable here (the
@@ -299,6 +323,9 @@ AUDITS = {
     "gaussian": (EPS, GAUSS_DELTA, _gaussian),
     "exponential (k=100)": (EPS, 0.0, _exponential),
     "exponential monotonic": (EPS, 0.0, _exponential_monotonic),
+    "secure laplace": (EPS, 0.0, _secure_laplace),
+    "secure gaussian": (EPS, GAUSS_DELTA, _secure_gaussian),
+    "secure exponential": (EPS, 0.0, _secure_exponential),
     "median (1-D expmech)": (EPS, 0.0, _median),
     "noisy_pgd laplace": (EPS, 0.0, _noisy_pgd_laplace),
     "noisy_pgd gaussian": (EPS, PGD_GAUSS_DELTA, _noisy_pgd_gaussian),

@@ -477,6 +477,13 @@ def _entries():
         E.append(Entry(f"mechanisms.{nm}(granularity, not secure)", getattr(fe.mechanisms, nm),
                        dict(base, random_state=0),
                        dict(granularity=[("pow2", 2.0 ** -10, None), ("bad", 3.0, None)], secure=flag())))
+    E.append(Entry("mechanisms.exponential(secure)", fe.mechanisms.exponential,
+                   dict(scores=SC0, sensitivity=1.0, epsilon=1.0, secure=True, random_state=0),
+                   dict(scores=_arrays(SC0, ndim=1), sensitivity=pos(), epsilon=eps(), granularity=gran(),
+                        random_state=srs(), secure=flag(), monotonic=[("int", 1, None), ("str", "yes", None)])))
+    E.append(Entry("mechanisms.exponential(granularity, not secure)", fe.mechanisms.exponential,
+                   dict(scores=SC0, sensitivity=1.0, epsilon=1.0, random_state=0),
+                   dict(granularity=[("pow2", 2.0 ** -10, None), ("bad", 3.0, None)], secure=flag())))
     E += [
         Entry("noise.discrete_laplace", fe.noise.discrete_laplace, dict(size=5, scale=2.5, random_state=0),
               dict(size=it(5), scale=pos() + [("fraction", Fraction(7, 3), None), ("neg-fraction", Fraction(-1, 2), None),
@@ -801,7 +808,7 @@ def test_catalogue_covers_every_public_function():
             if fn not in skip:
                 assert any(e == f"{short}.{fn}" or e.startswith((f"{short}.{fn}.", f"{short}.{fn}(")) for e in names), fn
     for fn in ("set_secure", "secure_mode", "mechanisms.laplace(secure)", "mechanisms.laplace_l2(secure)",
-               "mechanisms.gaussian(secure)", "noisy_pgd(secure)", "noisy_pgd(secure, gaussian, squared)",
+               "mechanisms.gaussian(secure)", "mechanisms.exponential(secure)", "noisy_pgd(secure)", "noisy_pgd(secure, gaussian, squared)",
                "DPLogisticRegression.fit(secure)", "noisy_pgd(client, numpy X)"):
         assert fn in names
     if _has("dask.array"):
@@ -833,6 +840,7 @@ _ARRAY_PARAMS = {  # entry -> (parameter, ndim) whose arrays hypothesis draws
     "online.linear_learner": ("S", 2), "learning.private_pac_learner": ("predictions", 2),
     "online.PrivateRWM.run": ("loss_matrix", 2),
     "mechanisms.laplace(secure)": ("value", 1), "mechanisms.gaussian(secure)": ("value", 1),
+    "mechanisms.exponential(secure)": ("scores", 1),
     "noisy_pgd(secure)": ("X", 2), "audit.epsilon_lower_bound": ("outputs_d", 1), "audit.project": ("outputs", 2),
 }
 

@@ -57,6 +57,8 @@ def _task_functions():
         "simplex.project": lambda i: simplex.project(np.random.default_rng(i).standard_normal(50_000)),
         "ball.project": lambda i: ball.project(np.random.default_rng(i).standard_normal((500, 20))),
         "exponential": lambda i: mechanisms._exponential(scores, 1.0, 1.0, np.random.default_rng(i), False, 5000),
+        "exponential(secure)": lambda i: mechanisms._exponential(scores, 1.0, 1.0, np.random.default_rng(i), False,
+                                                                  20_000, True),
         "median": lambda i: univariate._sample("median", data, (0.0, 1.0), 1.0, random_state=i, size=2000),
         "noisy_pgd": lambda i: fe.noisy_pgd(loss, XS, YS, ball, 1.0, 1e-5, steps=50, noise="gaussian",
                                             data_norm=1.0, random_state=i).w,

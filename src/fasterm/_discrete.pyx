@@ -10,6 +10,7 @@ cdef extern from "fasterm/discrete.hpp" namespace "fasterm::discrete" nogil:
     void _laplace_fill "fasterm::discrete::laplace_fill"(bitgen_t* rng, int64_t* out, int64_t count, uint64_t n, uint64_t s)
     void _gaussian_fill "fasterm::discrete::gaussian_fill"(bitgen_t* rng, int64_t* out, int64_t count, uint64_t t, uint64_t m)
     void _bernoulli_exp_fill "fasterm::discrete::bernoulli_exp_fill"(bitgen_t* rng, uint8_t* out, int64_t count, uint64_t a, uint64_t b)
+    void _expmech_fill "fasterm::discrete::expmech_fill"(bitgen_t* rng, const int64_t* d, int64_t m, uint64_t a, uint64_t b, int64_t* out, int64_t count)
 
 #: Parameters must be below this (2^62).
 LIMIT = 1 << 62
@@ -49,3 +50,31 @@ def bernoulli_exp_fill(object bit_generator, uint8_t[::1] out, a, b):
         return
     with bit_generator.lock, nogil:
         _bernoulli_exp_fill(rng, &out[0], out.shape[0], a_, b_)
+
+
+def expmech_fill(object bit_generator, const int64_t[::1] d, int64_t[::1] out, a, b):
+    """Fill ``out`` with indices i drawn with probability ∝ exp(−(a/b)·d[i]), exactly.
+
+    ``d``: non-negative int64 grid scores with min(d) = 0 (the caller subtracts
+    the smallest); 1 ≤ a, b < 2^64.  Rejection with exact uniform proposals and
+    exact Bernoulli(exp(−a·d[i]/b)) acceptance (``expmech_index`` in discrete.hpp).
+    """
+    if not (1 <= a < (1 << 64) and 1 <= b < (1 << 64)):
+        raise ValueError("a, b must be in [1, 2^64)")
+    cdef Py_ssize_t m = d.shape[0], i
+    if m == 0:
+        raise ValueError("d must not be empty")
+    cdef int64_t lo = d[0]
+    for i in range(m):
+        if d[i] < 0:
+            raise ValueError("d must be non-negative")
+        if d[i] < lo:
+            lo = d[i]
+    if lo != 0:
+        raise ValueError("min(d) must be 0")
+    cdef uint64_t a_ = a, b_ = b
+    cdef bitgen_t* rng = _bitgen(bit_generator)
+    if out.shape[0] == 0:
+        return
+    with bit_generator.lock, nogil:
+        _expmech_fill(rng, &d[0], m, a_, b_, &out[0], out.shape[0])

@@ -118,5 +118,25 @@ inline void bernoulli_exp_fill(bitgen_t* rng, std::uint8_t* out, std::int64_t co
     for (std::int64_t i = 0; i < count; ++i) out[i] = bern_exp(rng, a, b) ? 1 : 0;
 }
 
+// The exponential mechanism on integer scores, exactly: index i in {0..m-1}
+// with probability proportional to exp(-(a/b) d_i), d_i >= 0 (the caller
+// subtracts the smallest score, so some d_i = 0 and every weight is <= 1).
+// Rejection: propose i uniformly (exact), accept with Bernoulli(exp(-a d_i/b)).
+// An accepted index has exactly the target law; each proposal is accepted with
+// probability sum_i w_i / m >= 1/m.  A tiny weight costs O(1) expected work:
+// bern_exp stops at the first failed Bernoulli(e^-1) trial.
+// Bounds (checked by the caller): m >= 1, 0 <= d_i < 2^63, 1 <= a, b < 2^64;
+// a d_i < 2^127 fits the 128-bit numerator of bern_exp.
+inline i64 expmech_index(bitgen_t* rng, const i64* d, i64 m, u64 a, u64 b) {
+    for (;;) {
+        const u64 i = below64(rng, static_cast<u64>(m));
+        if (bern_exp(rng, static_cast<u128>(a) * static_cast<u64>(d[i]), b)) return static_cast<i64>(i);
+    }
+}
+
+inline void expmech_fill(bitgen_t* rng, const i64* d, i64 m, u64 a, u64 b, i64* out, std::int64_t count) {
+    for (std::int64_t j = 0; j < count; ++j) out[j] = expmech_index(rng, d, m, a, b);
+}
+
 }  // namespace discrete
 }  // namespace fasterm
