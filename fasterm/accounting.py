@@ -528,7 +528,9 @@ def zcdp_delta(rho, epsilon) -> float:
     best = min(fa, fb)
     if best >= 0.0:  # δ ≥ 1 (a huge ρ): the trivial bound, without overflowing exp
         return 1.0
-    return min(1.0, math.exp(best + 1e-9 * (1.0 + abs(best))))
+    # ρ > 0 is never (ε, 0)-DP: a δ below the smallest float is reported as that
+    # float, not as 0 (exp underflows below ~1e-308).
+    return min(1.0, max(math.ulp(0.0), math.exp(best + 1e-9 * (1.0 + abs(best)))))
 
 
 def zcdp_rho(epsilon, delta) -> float:

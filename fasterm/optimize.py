@@ -228,9 +228,19 @@ def _steps_python(grad_sum, n, w, constraint, steps, lr, average, reg, noise, sc
 def _run_secure(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound,
                 cal, rng):
     """The secure-mode PGD loop (module docstring): a separate Python loop, one
-    exact grid release of the averaged clipped data gradient per step."""
+    exact grid release of the averaged clipped data gradient per step.
+
+    Runs in float64 whatever X's dtype (float32 X costs one float64 copy): the
+    released sum must be accurate to far less than one grid step, and a
+    float32 sum of n gradients is only good to ~6e-8·n·G — beyond the grid's
+    rounding allowance for large n.  The result is returned in X's dtype.
+    """
+    out_dtype = X.dtype
+    X = np.asarray(X, dtype=np.float64)
+    if y is not None:
+        y = np.asarray(y, dtype=np.float64)
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
+        constraint.center.astype(np.float64), X, y, clip=clip, data_norm=data_norm,
         label_bound=label_bound)
     n, d = X.shape
     acc = np.zeros(d, dtype=np.float64) if average else None
@@ -243,10 +253,10 @@ def _run_secure(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, 
         noisy = _secure.release(grad.astype(np.float64) / n, cal.granularity, cal.params, rng)
         if reg:
             noisy += reg * w
-        constraint._project((w - lr * noisy).astype(X.dtype), w)
+        constraint._project(w - lr * noisy, w)
     if average:
-        return constraint.project((acc / steps).astype(X.dtype))
-    return w
+        return constraint.project((acc / steps).astype(out_dtype))
+    return constraint.project(w.astype(out_dtype))
 
 
 def pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -463,7 +473,9 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
             steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
         cal, bias = None, 0.0
         if sec:
-            cal = _secure.calibrate(noise, calibration, sens, d, steps, eps, delta, granularity)
+            # Δ₂ = 2G/n rounded up: the grid calibrations are exact rationals of it.
+            cal = _secure.calibrate(noise, calibration, math.nextafter(sens, math.inf), d, steps,
+                                    eps, delta, granularity)
             scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
             bias = cal.bias_norm(d)
         else:

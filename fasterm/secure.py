@@ -74,8 +74,13 @@ draw only exact bounded integers with ``Generator.integers``), or
 
 What is *not* covered: the sensitivity bound assumes the computed f(x) moves by
 at most Δ between neighbours, as the fast path does; floating-point error in
-computing f itself (e.g. a sum of n gradients) is not bounded here.  Secure
-mode removes the leak through the noise and the output set.  The 1-D
+computing f itself (e.g. a sum of n gradients) is not bounded here (secure
+``noisy_pgd`` sums in float64 whatever X's dtype, so that error stays orders of
+magnitude below one grid step for any realistic n; a float32 sum would not).
+Secure mode removes the leak through the noise and the output set, not
+through timing: the exact samplers' running time is random, and the finite
+exponential mechanism's expected number of proposals (m/Σ weights) depends on
+the scores.  The 1-D
 samplers (median/mean/quantile), the continuous exponential mechanism
 (``expmech_erm``, hit-and-run) and RWM are not covered by secure mode (they
 have no ``secure`` flag).
@@ -323,7 +328,7 @@ def gaussian_params(sigma2) -> DiscreteGaussian:
 def to_grid(values, granularity) -> np.ndarray:
     """round(clamp(values/γ, ±2^52)) as int64 (exact: γ is a power of two)."""
     with np.errstate(over="ignore"):  # |v| beyond 2^1023 becomes ±inf, then the clamp's bound
-        v = np.asarray(values, dtype=np.float64) / granularity
+        v = np.asarray(values, dtype=np.float64).reshape(-1) / granularity
     np.clip(v, -VALUE_LIMIT, VALUE_LIMIT, out=v)
     return np.rint(v).astype(np.int64)
 

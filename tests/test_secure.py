@@ -480,3 +480,28 @@ def test_compiled_samplers_thread_consistent():
     for t in threads:
         t.join()
     assert all(np.array_equal(a, b) for a, b in zip(expected, got))
+
+
+def test_zcdp_delta_never_reports_pure_dp_for_positive_rho():
+    # exp(log δ) underflows below ~1e-308: the reported δ must stay > 0 (a discrete
+    # Gaussian is never (ε, 0)-DP), and a huge ε must not turn into δ = 0.
+    for rho, eps in [(0.5, 1e3), (1e-3, 50.0), (1e-6, 1e6)]:
+        assert accounting.zcdp_delta(rho, eps) > 0.0
+    cal = secure.gaussian_calibration(1.0, 100.0, 1e-5, 1, 1, 2.0**10)
+    assert cal.delta > 0.0
+
+
+def test_secure_noisy_pgd_sums_in_float64_for_float32_data():
+    # The released gradient sum is computed in float64 whatever X's dtype, so float32 X
+    # gives the float64 run on the same values (rounded to float32 at the end).
+    rng = np.random.default_rng(4)
+    X = (rng.normal(size=(300, 4)) * 0.5).astype(np.float32)
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0).astype(np.float32)
+    kw = dict(epsilon=1.0, delta=1e-6, noise="gaussian", data_norm=1.0, steps=15, secure=True,
+              random_state=3)
+    C = L2Ball(2.0, 4)
+    r32 = fasterm.noisy_pgd(losses.Logistic(), X, y, C, **kw)
+    r64 = fasterm.noisy_pgd(losses.Logistic(), X.astype(np.float64), y.astype(np.float64), C, **kw)
+    assert r32.w.dtype == np.float32
+    np.testing.assert_array_equal(r32.w, r64.w.astype(np.float32))
+    assert (r32.epsilon, r32.delta, r32.noise_scale) == (r64.epsilon, r64.delta, r64.noise_scale)
