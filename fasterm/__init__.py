@@ -6,6 +6,34 @@ every constant.
 
 from typing import TYPE_CHECKING, Any
 
+
+def _check_built() -> None:
+    """Fail in one line when this is the source folder without its compiled modules.
+
+    Python run from the repository root (``python -m fasterm``, ``python -c``, a
+    notebook) puts the root first on ``sys.path``, so it imports the source folder
+    ``fasterm/`` instead of the installed package.  That folder holds no compiled
+    modules unless they were built into it, and the first compiled import would
+    die as a misleading "circular import".  Every compiled module has a ``.pyi``
+    stub beside it, so the stubs name what must be importable.
+    """
+    import importlib.util
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = sorted(f[:-4] for f in os.listdir(here) if f.startswith("_") and f.endswith(".pyi"))
+    missing = [n for n in ("_config", *names) if importlib.util.find_spec(f"{__name__}.{n}") is None]
+    if missing:
+        raise ImportError(
+            f"fasterm: {here} is the source folder, without its compiled modules "
+            f"({', '.join(missing)}); Python imports it instead of the installed fasterm when started "
+            "in the repository root.  Run from another directory or use the `fasterm` command, or build "
+            "the modules into the folder: pip install -Ceditable.mode=inplace -e .", name=__name__, path=here)
+
+
+_check_built()
+del _check_built
+
 from . import accounting, datasets, learning, losses, mechanisms, noise, online, secure
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm

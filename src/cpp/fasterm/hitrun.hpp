@@ -7,7 +7,7 @@
 // layer prepares the per-row scales s_i (rows beyond the data norm) and the
 // labels (+-1 for classification, clipped for regression).
 //
-// One step from w (Smith-Ullman lecture 11 Alg. 1, sampled as in SPEC 4.2):
+// One step from w (Smith-Ullman lecture 11 Alg. 1; docs/guarantees.rst):
 //   1. a direction u, symmetric about 0 (normal draws, normalised; on the
 //      simplex the mean is removed, so sum u = 0; fixed box coordinates stay 0;
 //      with kMixed, half of the steps on a box or simplex take an edge
@@ -57,6 +57,17 @@
 #include <stdexcept>
 #include <vector>
 
+// The chain (run_chain) is compiled for AVX2 and the baseline and picked at
+// load time like expmech.hpp's samplers (same flags: both give the same bits),
+// but without their AVX-512 version: at n = 1e4, d = 10 the chain was as fast
+// with it as with AVX2 alone (bench_hitrun's problem, one thread, one run:
+// 0.74-0.95 vs 0.76 ms per 20 steps; 2.0-2.3 ms for the baseline alone), and a
+// third copy of the whole inlined chain cost ~17 s of compile time.  Defined
+// before expmech.hpp, which keeps a FASTERM_CLONES already defined.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(FASTERM_NO_MULTIVERSIONING)
+#define FASTERM_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 #include "fasterm/expmech.hpp"  // exp_nonpos, block_sum, random_standard_normal, FASTERM_* macros
 
 namespace fasterm {
