@@ -3,7 +3,7 @@ exponential mechanism, against the NumPy way.
 
     pytest bench/bench_expmech.py --benchmark-enable --benchmark-group-by=group
 
-SPEC §6 target: a private median of 1e6 points in <= 1.5x the time of
+Target: a private median of 1e6 points in <= 1.5x the time of
 ``np.sort`` of the same data.  Each median group holds ``np.sort`` and the
 public ``fe.median`` calls (validation, sort and sampling included) on the same
 1e6 standard-normal points, on the interval (-10, 10), so the ratio is read off

@@ -2,7 +2,7 @@
 
     pytest bench/bench_hitrun.py --benchmark-enable --benchmark-group-by=group -s
 
-SPEC §6 target: one step for the logistic loss, n = 1e4, d = 10, at least 15x
+Target: one step for the logistic loss, n = 1e4, d = 10, at least 15x
 faster than the NumPy way.  Both chains sample exp(−εn·L(w)/(2Δ)) on the unit
 ball (ε = 1, data_norm = 1, so Δ = 1) and start from the same state, taken
 after 2000 compiled steps (a typical point of the target, not the centre).

@@ -2,7 +2,7 @@
 
 Run: pytest bench/bench_losses.py --benchmark-enable --benchmark-group-by=group
 
-SPEC §6 targets, read as ratios inside one group (the machine is shared):
+Targets, read as ratios inside one group (the machine is shared):
 fasterm ≤ 1.2 × ``X @ w`` and ≥ 2 × the numpy way for float64, ≥ 3.5 × for float32.
 Row norms are cached in both (an optimizer computes them once per data set).
 """

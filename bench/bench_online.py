@@ -2,7 +2,7 @@
 
     pytest bench/bench_online.py --benchmark-enable --benchmark-group-by=group
 
-SPEC §6 target: ``run_rwm`` with k = 1000, T = 1e4 at least 15x the log-space
+Target: ``run_rwm`` with k = 1000, T = 1e4 at least 15x the log-space
 NumPy loop.  The NumPy loops keep log-weights, subtract their maximum, take
 exp, and invert one uniform over the cumulative sum — the same algorithm, one
 NumPy call per step.  η = √(ln k / T), the value Theorem 11.1 recommends.

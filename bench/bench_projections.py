@@ -3,7 +3,7 @@
     pytest bench/bench_projections.py --benchmark-enable
 
 Each group holds the fasterm call and its NumPy baseline on the same input,
-so the ratio is read off one run.  SPEC §6 target for the simplex at
+so the ratio is read off one run.  Target for the simplex at
 d = 1e6: >= 7x the sort-based NumPy projection (<= 3 ns per element).
 
 The fasterm timings are of the public ``project`` call, validation included

@@ -132,7 +132,7 @@ def design(X, data_norm, fit_intercept, intercept_scaling):
 
 
 def _fit_expmech(loss, X, y, constraint, epsilon, *, data_norm, steps, random_state, label_bound):
-    """``method="expmech"``: the exponential mechanism (SPEC §4.2) by ``fasterm.expmech_erm``.
+    """``method="expmech"``: the exponential mechanism (Smith–Ullman Alg. 1) by ``fasterm.expmech_erm``.
 
     Samples w ∝ exp(−ε·n·L(w)/(2Δ)) on the parameter ball; pure ε-DP when
     exact, (ε, δ_TV) for the hit-and-run chain (see its docstring).

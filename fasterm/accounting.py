@@ -225,7 +225,7 @@ def _round_scale_up(scale: float, eps_of_scale, epsilon: float) -> float:
 
 
 # ---------------------------------------------------------------------------
-# Laplace calibrations (noisy gradient steps, SPEC §4.1)
+# Laplace calibrations (noisy gradient steps; docs/guarantees.rst, noisy PGD)
 # ---------------------------------------------------------------------------
 def _check_calibration_inputs(l2_sensitivity, dim, steps, epsilon):
     sens = check_positive(l2_sensitivity, "l2_sensitivity")

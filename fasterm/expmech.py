@@ -7,12 +7,12 @@ Release ŵ ∈ C with density
     L(w; S) = (1/n) Σ_i ℓ(⟨w, x_i⟩, y_i) + l2/2·‖w‖²,
 
 where Δ bounds |ℓ(w; x, y) − ℓ(w; x', y')| over w ∈ C and all admissible
-records (the sensitivity of SPEC §3, ``loss.sensitivity``), so n·L changes by
+records (``loss.sensitivity``; table in docs/guarantees.rst), so n·L changes by
 at most Δ between neighbouring data sets (replace-one; the regularizer is data
 independent).  Sampled exactly, this is (ε, 0)-DP (Lemma 2.4; McSherry–Talwar
 2007).
 
-**Sampler** (SPEC §4.2).  Hit-and-run started at ``constraint.center`` (data
+**Sampler** (docs/guarantees.rst).  Hit-and-run started at ``constraint.center`` (data
 independent): a random direction u (uniform on the sphere; on the simplex in
 the hyperplane Σu = 0; see **Directions**), the chord of C through w along u in closed form, and
 an *exact* draw from the density restricted to the chord; the margins
@@ -28,8 +28,8 @@ floating-point rounding), so the chain leaves p invariant.
 
 **Privacy of a finite chain.**  An MCMC sampler only approximates p: after T
 steps the output has some law p_T, with δ_TV = sup over data sets of
-TV(p_T, p).  The release is then (ε, (1 + e^ε)·δ_TV)-DP — the "(ε, δ_TV)" of
-SPEC §4.2 up to that factor: P_T(S)(E) ≤ P(S)(E) + δ_TV ≤ e^ε P(S')(E) + δ_TV
+TV(p_T, p).  The release is then (ε, (1 + e^ε)·δ_TV)-DP — the "(ε, δ_TV)" often
+quoted for approximate samplers, up to that factor: P_T(S)(E) ≤ P(S)(E) + δ_TV ≤ e^ε P(S')(E) + δ_TV
 ≤ e^ε P_T(S')(E) + (1 + e^ε) δ_TV.  fasterm does **not** know a numerical
 bound on δ_TV for its default T — the proven mixing bounds for hit-and-run
 (Lovász–Vempala 2006) have constants far too large to use — so the result
@@ -87,7 +87,7 @@ Data conventions are those of :mod:`fasterm.losses`: rows longer than
 ``data_norm`` are scaled to it, classification labels are read as y > 0 → +1,
 otherwise −1, regression labels are clipped to [−Y, Y] — nothing is rejected
 for its value and no bound is estimated from the data.  For the linear loss on
-the simplex with coordinate-bounded data (SPEC §3, last row) pass
+the simplex with coordinate-bounded data (``Linear.sensitivity_simplex``) pass
 ``coord_bound=B`` instead of ``data_norm``: X is then clipped coordinate-wise
 to [−B, B] and Δ = 2·total·B (``Linear.sensitivity_simplex``).
 """
@@ -236,7 +236,7 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
     if coord_bound is not None:
         if not (linear and isinstance(constraint, _constraints.Simplex)):
             raise ValueError("coord_bound applies to the Linear loss on a Simplex only "
-                             "(x in [-B, B]^d, SPEC §3); use data_norm otherwise")
+                             "(x in [-B, B]^d); use data_norm otherwise")
         if data_norm is not None:
             raise ValueError("give either data_norm or coord_bound, not both")
         B = check_positive(coord_bound, "coord_bound")
@@ -366,7 +366,7 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
     label_bound : Y with |y| ≤ Y (``Squared``, ``Absolute``; defaults to the
         loss's own).
     coord_bound : B for the ``Linear`` loss on a ``Simplex`` with
-        x ∈ [−B, B]^d: Δ = 2·total·B instead of the L2 constant (SPEC §3).
+        x ∈ [−B, B]^d: Δ = 2·total·B instead of the L2 constant (docs/guarantees.rst).
     directions : ``"mixed"`` (default) or ``"sphere"``.  ``"sphere"`` draws
         every direction uniformly (on the simplex: in its hyperplane), the
         textbook hit-and-run.  ``"mixed"`` replaces half of the steps on a box

@@ -1,6 +1,6 @@
 """Losses of linear models, ℓ(w; x, y) = φ(⟨w, x⟩, y), with exact privacy constants.
 
-Five losses (SPEC §2, §3)::
+Five losses (their constants are tabulated in docs/guarantees.rst)::
 
     Logistic   φ(z, y) = log(1 + exp(−y z))      y ∈ {−1, +1}
     Hinge      φ(z, y) = max(0, 1 − y z)          y ∈ {−1, +1}
@@ -17,7 +17,7 @@ computed in one fused pass over X without building the n×d matrix),
 ``reg_value``/``reg_grad`` (Λ and ∇Λ), and the constants ``lipschitz`` (G) and
 ``sensitivity`` (Δ) for the declared bounds.
 
-Declared bounds and clipping (SPEC §3).  Privacy needs *public* bounds, never ones
+Declared bounds and clipping (docs/guarantees.rst).  Privacy needs *public* bounds, never ones
 estimated from the data:
 
 * ``data_norm`` X: a row with ‖x_i‖ > X is used as x_i · X/‖x_i‖ (scaled onto
@@ -300,13 +300,13 @@ class Logistic(_LinearModelLoss):
     label_bound = None
 
     def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
-        """G = X (SPEC §3): ‖∇_w ℓ(w; x, y)‖ ≤ data_norm for every w.
+        """G = X: ‖∇_w ℓ(w; x, y)‖ ≤ data_norm for every w.
 
         Proof: ∇_w ℓ = −y σ(−y z) x with σ the sigmoid, |y| = 1 and 0 < σ < 1,
         so ‖∇_w ℓ‖ < ‖x‖ ≤ X.  Tight: at margin y z = −RX the norm is
         X σ(RX), which tends to X as RX grows (≥ 0.99 X once RX ≥ 4.6), so no
         constant below X holds for every radius.  (For a fixed radius the exact
-        supremum is X σ(RX); SPEC §3 fixes G = X, independent of R.)
+        supremum is X σ(RX); fasterm uses G = X, independent of R.)
         ``label_bound`` and ``radius`` are accepted for a uniform signature and
         not used.
         """
@@ -314,7 +314,7 @@ class Logistic(_LinearModelLoss):
         return X
 
     def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
-        """Δ = R·X (SPEC §3): sup |ℓ(w; x, y) − ℓ(w; x', y')| over ‖w‖ ≤ R, ‖x‖, ‖x'‖ ≤ X.
+        """Δ = R·X: sup |ℓ(w; x, y) − ℓ(w; x', y')| over ‖w‖ ≤ R, ‖x‖, ‖x'‖ ≤ X.
 
         Proof: m = y⟨w, x⟩ ∈ [−RX, RX] by Cauchy–Schwarz and φ decreases in m,
         so ℓ ∈ [log(1 + e^{−RX}), log(1 + e^{RX})], and
@@ -336,7 +336,7 @@ class Hinge(_LinearModelLoss):
     label_bound = None
 
     def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
-        """G = X (SPEC §3).
+        """G = X.
 
         Proof: the subgradient is −y x or 0 with |y| = 1, so its norm is at most
         ‖x‖ ≤ X.  Tight (attained): any w, x with ‖x‖ = X and y⟨w, x⟩ < 1 (e.g.
@@ -346,7 +346,7 @@ class Hinge(_LinearModelLoss):
         return X
 
     def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
-        """Δ = min(1 + RX, 2RX) (SPEC §3).
+        """Δ = min(1 + RX, 2RX).
 
         Proof: m = y⟨w, x⟩ ∈ [−RX, RX] and φ = (1 − m)₊ decreases in m, so
         ℓ ∈ [(1 − RX)₊, 1 + RX] and Δ = 1 + RX − (1 − RX)₊ = min(1 + RX, 2RX).
@@ -371,7 +371,7 @@ class Squared(_LinearModelLoss):
         self.label_bound = None if label_bound is None else check_positive(label_bound, "label_bound")
 
     def lipschitz(self, data_norm, label_bound=None, *, radius) -> float:
-        """G = 2(Y + RX)·X (SPEC §3).
+        """G = 2(Y + RX)·X.
 
         Proof: ∇_w ℓ = 2(z − y) x with |z| ≤ RX (Cauchy–Schwarz) and |y| ≤ Y, so
         ‖∇_w ℓ‖ ≤ 2(RX + Y)X.  Tight (attained): w = R u, x = X u, y = −Y.
@@ -382,7 +382,7 @@ class Squared(_LinearModelLoss):
         return 2.0 * (Y + R * X) * X
 
     def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
-        """Δ = (Y + RX)² (SPEC §3).
+        """Δ = (Y + RX)².
 
         Proof: |y − z| ≤ Y + RX gives ℓ ∈ [0, (Y + RX)²].  Tight (attained):
         ℓ(w; X u, −Y) = (Y + RX)² for w = R u, and ℓ(w; 0, 0) = 0.
@@ -407,7 +407,7 @@ class Absolute(_LinearModelLoss):
         self.label_bound = None if label_bound is None else check_positive(label_bound, "label_bound")
 
     def lipschitz(self, data_norm, label_bound=None, *, radius=None) -> float:
-        """G = X (SPEC §3).
+        """G = X.
 
         Proof: the subgradient is sign(z − y) x, of norm at most ‖x‖ ≤ X.  Tight
         (attained): ‖x‖ = X and z ≠ y.  ``label_bound`` and ``radius`` are not
@@ -417,7 +417,7 @@ class Absolute(_LinearModelLoss):
         return X
 
     def sensitivity(self, data_norm, label_bound=None, *, radius) -> float:
-        """Δ = Y + RX (SPEC §3).
+        """Δ = Y + RX.
 
         Proof: |y − z| ≤ Y + RX gives ℓ ∈ [0, Y + RX].  Tight (attained):
         ℓ(R u; X u, −Y) = Y + RX and ℓ(w; 0, 0) = 0.
@@ -433,7 +433,7 @@ class Linear(_LinearModelLoss):
     Two geometries, with separate, explicit constants:
 
     * L2 (``lipschitz``/``sensitivity``): ‖x‖₂ ≤ X, ‖w‖₂ ≤ R.
-    * simplex (``lipschitz_simplex``/``sensitivity_simplex``, SPEC §3 last row):
+    * simplex (``lipschitz_simplex``/``sensitivity_simplex``):
       w in the simplex {w ≥ 0, Σ w = s}, x ∈ [−B, B]^d.  The kernels' row scale
       is Euclidean; data for this geometry should be clipped coordinate-wise,
       ``np.clip(X, -B, B)``, by the caller.
@@ -457,7 +457,7 @@ class Linear(_LinearModelLoss):
 
     @staticmethod
     def lipschitz_simplex(dim, coord_bound=1.0) -> float:
-        """G = √d·B for x ∈ [−B, B]^d (SPEC §3: √d for B = 1).
+        """G = √d·B for x ∈ [−B, B]^d (√d for B = 1).
 
         Proof: ∇_w ℓ = x and ‖x‖₂ ≤ √d ‖x‖∞ ≤ √d B.  Tight (attained): x = B·1.
         """
@@ -467,7 +467,7 @@ class Linear(_LinearModelLoss):
 
     @staticmethod
     def sensitivity_simplex(coord_bound=1.0, total=1.0) -> float:
-        """Δ = 2·s·B on the simplex {w ≥ 0, Σ w = s}, x ∈ [−B, B]^d (SPEC §3: 2).
+        """Δ = 2·s·B on the simplex {w ≥ 0, Σ w = s}, x ∈ [−B, B]^d (2 for s = B = 1).
 
         Proof: |⟨w, x⟩| ≤ ‖w‖₁ ‖x‖∞ = s B (Hölder).  Tight (attained): any w in
         the simplex with x = B·1, x' = −B·1.

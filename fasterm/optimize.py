@@ -16,7 +16,7 @@ replaced by g̃_t = g_t + h_t with independent zero-mean noise,
 minimised by η = R/(G_eff √T) at the value R·G_eff/√T.  These are the bounds
 reported as ``utility_bound``.
 
-Privacy (SPEC §4.1).  Under replace-one neighbours the averaged gradient of a
+Privacy (docs/guarantees.rst, noisy PGD).  Under replace-one neighbours the averaged gradient of a
 G-Lipschitz loss has L2 sensitivity Δ₂ = 2G/n (each per-example gradient has
 norm ≤ G; with per-example clipping at c, G is replaced by c).  Every step
 releases one noisy gradient; the rest of the algorithm is post-processing.
@@ -133,7 +133,7 @@ def _check_loss_and_constraint(loss, constraint):
 
 
 def _norm_bound(constraint) -> float:
-    """max_{w∈C} ‖w‖₂ — the R of SPEC §3 that the loss constants use."""
+    """max_{w∈C} ‖w‖₂ — the R that the loss constants of ``fasterm.losses`` use."""
     return float(constraint.norm_bound)
 
 

@@ -7,7 +7,7 @@ a release with density ∝ exp(−ε·u(w; S) / (2Δ)), where the score u change
 at most Δ between neighbouring data sets, is (ε, 0)-DP.  Here the samples are
 **exact**: no MCMC, only a sort (O(n log n)) and a compiled O(n) pass.
 
-* ``median(..., method="erm")`` — ERM form (SPEC §4.2, Smith–Ullman Alg. 1):
+* ``median(..., method="erm")`` — ERM form (Smith–Ullman lecture 11, Alg. 1):
   u(w) = n·L(w) with L(w) = (1/n) Σ |w − x_i|.  For w, x, x' ∈ [a, b],
   | |w − x| − |w − x'| | ≤ |x − x'| ≤ b − a, so the loss is Δ-bounded with
   Δ = b − a and L has sensitivity (b − a)/n; the density

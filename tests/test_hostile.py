@@ -1,6 +1,6 @@
 """Hostile input against every public function: an error naming the parameter, or a correct, finite answer.
 
-Each public entry point (``fasterm.__all__`` and SPEC §5) is listed in
+Each public entry point (``fasterm.__all__`` and the public functions of its modules) is listed in
 ``ENTRIES`` with one valid baseline call and the kind of each parameter.  One
 parameter at a time is replaced by a hostile value — NaN/±inf, empty, one
 row, huge values (1e308), wrong dtypes (object, float16, int, bool, complex,

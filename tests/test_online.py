@@ -351,7 +351,7 @@ def test_private_rwm_records_calibration():
     assert (p.epsilon, p.delta) == (p.calibration.epsilon, p.calibration.delta)
     assert p.regret_bound == pytest.approx(p.eta * 4 + math.log(5) / (p.eta * 1000))
     assert not hasattr(p, "weights")
-    # SPEC §5 signature: random_state is the sixth positional parameter
+    # the documented signature: random_state is the sixth positional parameter
     a = online.PrivateRWM(5, 10, 1.0, 1e-6, (0, 1), 7).run(np.zeros((10, 5))).actions
     b = online.PrivateRWM(5, 10, 1.0, 1e-6, random_state=7).run(np.zeros((10, 5))).actions
     np.testing.assert_array_equal(a, b)
