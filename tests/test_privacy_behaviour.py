@@ -154,6 +154,22 @@ def test_secure_noisy_pgd_one_step_difference_within_grid_sensitivity(noise):
     np.testing.assert_allclose(k, np.round(k), atol=1e-9)
 
 
+def test_dask_noisy_pgd_one_step_difference_is_eta_times_sensitivity():
+    # the chunked path (map-reduce of the clipped gradient sums) clips as the in-memory loop
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _, X2, _ = _neighbours("linear", np.float64)
+    kw = dict(constraint=fe.L2Ball(BIG, D), epsilon=1.0, delta=1e-5, steps=1, noise="gaussian", data_norm=XN,
+              clip=0.7, lr=LR, average=False, random_state=42)
+    with dask.config.set(scheduler="synchronous"):
+        r = fe.noisy_pgd(fe.losses.Linear(), da.from_array(X, chunks=(2, D)), None, **kw)
+        r2 = fe.noisy_pgd(fe.losses.Linear(), da.from_array(X2, chunks=(2, D)), None, **kw)
+    expected = -LR * (_grad_at_zero("linear", X[0], 0.0, 0.7) - _grad_at_zero("linear", X2[0], 0.0, 0.7)) / N
+    np.testing.assert_allclose(r.w - r2.w, expected, rtol=0, atol=_tol(np.float64, r.w, r2.w))
+    assert np.linalg.norm(r.w - r2.w) == pytest.approx(LR * r.sensitivity, rel=1e-9)
+
+
 # ---------------------------------------------------------------------------
 # The estimators: two steps (the average of w₀ = 0 and w₁ is w₁/2, and w₁ is
 # one noisy step from 0), neighbouring label flips on a row beyond data_norm.
