@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 B = "tests/test_privacy_behaviour.py"
+E = "tests/test_edges.py"
 C = "tests/test_calibration_refs.py"
 A = "tests/test_audit_sharp.py"
 
@@ -33,11 +34,9 @@ MUTANTS = [
     # --- the four survivors of the audit in issue #18 -------------------------
     Mutant(
         "gaussian-noise-x0.95", "optimize.py",
-        (("""    _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                     scale, None if noise is None else rng.bit_generator, *spec, acc, nt)""",
-          """    _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                     scale * 0.95 if noise == "gaussian" else scale,
-                     None if noise is None else rng.bit_generator, *spec, acc, nt)"""),),
+        (("_noise_mod._scale_for(scale, X.dtype), None if noise is None else rng.bit_generator,",
+          "_noise_mod._scale_for(scale * 0.95 if noise == 'gaussian' else scale, X.dtype), "
+          "None if noise is None else rng.bit_generator,"),),
         "Gaussian noise actually added in noisy_pgd is 0.95 σ, reported σ unchanged",
         (f"{B}::test_noisy_pgd_applied_noise_matches_reported_scale",
          f"{B}::test_estimator_applied_noise_matches_reported_scale",
@@ -158,6 +157,19 @@ MUTANTS = [
         (("k = eps / sens if monotonic else (0.5 * eps) / sens", "k = eps / sens if monotonic else (0.55 * eps) / sens"),),
         "exponential mechanism with rate 0.55 ε/Δ instead of ε/(2Δ)",
         (f"{B}::test_exponential_mechanism_rate",)),
+    # --- float32 casts ---------------------------------------------------------
+    Mutant(
+        "float32-scale-round-to-nearest", "noise.py",
+        (("    if float(s) < scale:\n        s = np.nextafter(s, np.float32(np.inf))",
+          "    if False:\n        s = np.nextafter(s, np.float32(np.inf))"),),
+        "float32 noise scales rounded to nearest (half the time below the certified scale)",
+        (f"{E}::test_scale_rounding_helper", f"{E}::test_float32_mechanism_scale_rounds_up")),
+    Mutant(
+        "float32-loop-scale-cast-to-nearest", "optimize.py",
+        (("_noise_mod._scale_for(scale, X.dtype), None if noise is None else rng.bit_generator,",
+          "scale, None if noise is None else rng.bit_generator,"),),
+        "noisy_pgd hands the float64 scale to the float32 loop, which rounds it to nearest",
+        (f"{E}::test_float32_noisy_pgd_sigma_used_is_at_least_sigma_reported",)),
     # --- zCDP and the secure grid ---------------------------------------------
     Mutant(
         "zcdp-conversion-1-over-alpha", "accounting.py",
