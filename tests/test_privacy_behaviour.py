@@ -271,9 +271,9 @@ def _spread(v, noise):
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 @pytest.mark.parametrize("noise,calibration,delta", NOISES, ids=NOISE_IDS)
 def test_noisy_pgd_applied_noise_matches_reported_scale(noise, calibration, delta, dtype):
-    # zero data, Linear loss: the gradient is 0, so w_T = −η Σ_t h_t: per
-    # coordinate a sum of T i.i.d. draws of scale s, spread η√T·s (Gaussian)
-    # — for Laplace the T = 1 step, where E|w| = η·b exactly.
+    # zero data, Linear loss: the gradient is 0, so w_T = −η Σ_t h_t.  Gaussian:
+    # T = 3 steps, each coordinate N(0, T·η²σ²); Laplace: one step (a sum of
+    # Laplace draws is not Laplace), E|w_i| = η·b.
     steps = 3 if noise == "gaussian" else 1
     X = np.zeros((2, ND), dtype=dtype)
     r = fe.noisy_pgd(fe.losses.Linear(), X, None, fe.L2Ball(1e12, ND), 1.0, delta, steps=steps, noise=noise,
