@@ -34,10 +34,9 @@ MUTANTS = [
     # --- the four survivors of the audit in issue #18 -------------------------
     Mutant(
         "gaussian-noise-x0.95", "optimize.py",
-        (("_noise_mod._scale_for(scale, X.dtype), None if noise is None else rng.bit_generator,",
-          "_noise_mod._scale_for(scale * 0.95 if noise == 'gaussian' else scale, X.dtype), "
-          "None if noise is None else rng.bit_generator,"),),
-        "Gaussian noise actually added in noisy_pgd is 0.95 σ, reported σ unchanged",
+        (("label_bound=label_bound, noise=noise, scale=scale, rng=rng)",
+          "label_bound=label_bound, noise=noise, scale=scale * 0.95 if noise == 'gaussian' else scale, rng=rng)"),),
+        "noisy_pgd hands the loop 0.95 σ for Gaussian noise, and reports σ",
         (f"{B}::test_noisy_pgd_applied_noise_matches_reported_scale",
          f"{B}::test_estimator_applied_noise_matches_reported_scale",
          f"{A}::test_gaussian_mu_estimate_matches_claim")),
