@@ -80,10 +80,15 @@ magnitude below one grid step for any realistic n; a float32 sum would not).
 Secure mode removes the leak through the noise and the output set, not
 through timing: the exact samplers' running time is random, and the finite
 exponential mechanism's expected number of proposals (m/Σ weights) depends on
-the scores.  The 1-D
-samplers (median/mean/quantile), the continuous exponential mechanism
-(``expmech_erm``, hit-and-run) and RWM are not covered by secure mode (they
-have no ``secure`` flag).
+the scores.  The 1-D samplers (``median``/``mean``/``quantile``), the
+continuous exponential mechanism (``expmech_erm``, hit-and-run), ``RWM``,
+``run_rwm``, ``PrivateRWM`` and ``linear_learner`` have no secure path: in
+secure mode they raise ``ValueError`` rather than fall back to their
+floating-point samplers (:func:`check_not_secure`).  Covered besides the
+mechanisms and ``noisy_pgd``: :class:`fasterm.learning.SQOracle` (its answers
+are secure Laplace releases) and the private PAC learners (the finite
+exponential mechanism).  The samplers of :mod:`fasterm.noise` themselves
+(``laplace``, ``gaussian``) are primitives and ignore the setting.
 
 The finite exponential mechanism
 --------------------------------
@@ -168,12 +173,40 @@ def resolve(secure) -> bool:
     return bool(secure)
 
 
+def check_not_secure(what: str) -> None:
+    """Refuse to run ``what`` (a floating-point sampler) while secure mode is on.
+
+    Secure mode never falls back to a floating-point sampler silently: a
+    function without a secure path raises ``ValueError`` instead (module
+    docstring, "What is not covered").
+    """
+    if is_secure():
+        raise ValueError(
+            f"{what} has no secure (floating-point-safe) mode and secure mode is on "
+            "(fasterm.secure_mode / fasterm.set_secure); run it outside the secure_mode block, "
+            "or inside `with fasterm.secure_mode(False):` to accept the floating-point sampler")
+
+
 def check_granularity(granularity, name: str = "granularity") -> float:
-    """A power of two 2^k, −1000 ≤ k ≤ 960, as a float."""
-    if isinstance(granularity, (bool, np.bool_)) or not isinstance(granularity, (int, float, np.integer, np.floating)):
+    """A power of two 2^k, −1000 ≤ k ≤ 960, as a float.
+
+    Any exact spelling of it is accepted: a float, an int, a numpy scalar, a
+    0-d array or a :class:`fractions.Fraction` (which must equal the power of
+    two exactly, not only after rounding to a float).
+    """
+    if isinstance(granularity, np.ndarray) and granularity.ndim == 0:
+        granularity = granularity[()]
+    if isinstance(granularity, (bool, np.bool_)) or not isinstance(
+            granularity, (int, float, Fraction, np.integer, np.floating)):
         raise TypeError(f"{name} must be a power of two (a float such as 2.0**-10), "
                         f"got {type(granularity).__name__}")
-    g = float(granularity)
+    try:
+        g = float(granularity)
+    except OverflowError:  # an int or Fraction beyond the double range
+        raise ValueError(f"{name} must be between 2**{_MIN_EXP} and 2**{_MAX_EXP}, "
+                         "got a value beyond the float range") from None
+    if isinstance(granularity, Fraction) and math.isfinite(g) and Fraction(*g.as_integer_ratio()) != granularity:
+        raise ValueError(f"{name} must be a power of two (2**k), got {granularity!r}")
     if not (math.isfinite(g) and g > 0):
         raise ValueError(f"{name} must be a positive power of two, got {granularity!r}")
     m, e = math.frexp(g)
