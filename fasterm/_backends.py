@@ -13,14 +13,16 @@ A backend is chosen once per fit (:func:`for_fit`) and has one interface:
     regulariser's data-independent term, or None);
 ``work_dtype(dtype)``
     the dtype gradients must be summed in;
-``fused()``
+``fused(dtype)``
     ``(noise code, scale, bit generator)`` when ``_losses.pgd_loop`` can draw
-    the same noise inside the compiled loop, else None.
+    the same noise inside the compiled loop in ``dtype``, else None.
 
 :class:`FloatNoise` — Laplace or Gaussian noise from fasterm's fast float
 samplers, calibrated by :func:`fasterm.accounting.calibrate_steps`; step t
 adds the next d draws of the Generator's bit generator in the work dtype
-(X's), inside the compiled loop when fused.  :class:`GridNoise` — secure
+(X's), inside the compiled loop when fused; in float32 the scale is rounded
+up, never to nearest (``fasterm.noise._scale_for``: less noise than
+certified would spend more than the reported ε).  :class:`GridNoise` — secure
 mode (:mod:`fasterm.secure`): the averaged data gradient is rounded to the
 grid γ·ℤ and exact discrete noise is added, γ·(round(g/γ) + Z); the
 regulariser's term is added after the release (post-processing), sums are in
@@ -36,6 +38,7 @@ import math
 import numpy as np
 
 from . import _losses, _noise, accounting
+from . import noise as _noise_mod
 from . import secure as _secure
 from ._validation import check_random_state
 
@@ -51,7 +54,7 @@ class NoNoise:
     def work_dtype(self, dtype):
         return dtype
 
-    def fused(self):
+    def fused(self, dtype):
         return _losses.NOISE_NONE, 0.0, None
 
     def release(self, g, shift):
@@ -71,7 +74,7 @@ class FloatNoise:
         self.scale = scale
         self.cal = None
         self._fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
-        self._row = None
+        self._row = self._row_scale = None
 
     def calibrate(self, l2_sensitivity, dim, steps, epsilon, delta):
         self.cal = accounting.calibrate_steps(self.noise, self.calibration, l2_sensitivity, dim, steps,
@@ -82,16 +85,17 @@ class FloatNoise:
     def work_dtype(self, dtype):
         return dtype
 
-    def fused(self):
+    def fused(self, dtype):
         code = _losses.NOISE_GAUSSIAN if self.noise == "gaussian" else _losses.NOISE_LAPLACE
-        return code, self.scale, self.rng.bit_generator
+        return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator
 
     def release(self, g, shift):
         if shift is not None:
             g += shift  # before the noise: the order of the compiled loop
         if self._row is None or self._row.shape != g.shape or self._row.dtype != g.dtype:
             self._row = np.empty_like(g)
-        self._fill(self.rng.bit_generator, self._row, self.scale)
+            self._row_scale = _noise_mod._scale_for(self.scale, g.dtype)
+        self._fill(self.rng.bit_generator, self._row, self._row_scale)
         g += self._row
         return g
 
@@ -119,7 +123,7 @@ class GridNoise:
     def work_dtype(self, dtype):
         return np.float64
 
-    def fused(self):
+    def fused(self, dtype):
         return None
 
     def release(self, g, shift):

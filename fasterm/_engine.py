@@ -36,8 +36,8 @@ The pieces a solver supplies (:func:`descend`):
     a noise backend (:mod:`fasterm._backends`): ``release(g, shift)`` returns
     the noisy gradient g + shift + h (it may work in place on g), and
     ``work_dtype(dtype)`` says in which dtype gradients must be summed (the
-    exact-grid backend needs float64 sums); ``fused()`` returns the compiled
-    loop's noise arguments, or None.
+    exact-grid backend needs float64 sums); ``fused(dtype)`` returns the
+    compiled loop's noise arguments, or None.
 ``average``
     return the average of the y_t (Theorems 1/2 of :mod:`fasterm.optimize`
     bound it) or the last iterate.
@@ -135,7 +135,7 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(dtype), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound)
     spec = constraint._loop_spec(dtype)
-    fused = noise.fused() if spec is not None and not callable(lr) and momentum is None else None
+    fused = noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None else None
     if fused is not None:
         code, scale, bit_generator = fused
         acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
