@@ -28,6 +28,15 @@ Differential Privacy*, 2014, unless stated):
 The calibration solvers invert these formulas by bisection on a monotone
 function, in log space, to (near) machine precision — far below the 1e-9
 relative accuracy the tests demand.
+
+Every calibration of the library's float mechanisms is here: the noise of T
+noisy gradient steps (:func:`calibrate_steps`, behind ``noisy_pgd``; its
+calibration object has the interface of secure mode's
+:class:`fasterm.secure.SecureCalibration`), and the share of a budget per
+mechanism when k pure mechanisms compose (:func:`pure_share`,
+:func:`compose_pure`, behind ``PrivateRWM``, ``linear_learner`` and
+``SQOracle``).  Secure mode's grid calibrations (:mod:`fasterm.secure`) apply
+these theorems to the rounding-enlarged grid sensitivities.
 """
 
 from __future__ import annotations
