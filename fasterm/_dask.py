@@ -309,7 +309,7 @@ def _scheduler(client):
 
 
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
-        client=None):
+        momentum=None, client=None):
     """:func:`fasterm._engine.run` for chunked X (validated by :func:`check_X_y`): same steps, same noise.
 
     Each step: the chunks' gradient sums on the workers (:func:`_chunk_grad`,
@@ -358,6 +358,7 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
             out[:] = total
 
         return _engine.descend(grad_sum, w, constraint, steps, lr, scale=1.0 / n, noise=noise,
-                               reg=float(loss.l2), average=average, out_dtype=out_dtype)
+                               reg=float(loss.l2), average=average, momentum=momentum,
+                               out_dtype=out_dtype)
     finally:
         sched.close()
