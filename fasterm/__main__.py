@@ -231,8 +231,6 @@ def main(argv=None) -> int:
     if args.delta == 0 and args.method == "noisy_pgd" and (
             "gaussian" in noises or args.calibration == "coordinate"):
         ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
-    if args.method == "expmech" and not _linear.has_expmech():
-        ap.error("--method expmech needs fasterm.expmech_erm, which this installation lacks")
     if args.png:
         try:
             import matplotlib  # noqa: F401
