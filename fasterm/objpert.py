@@ -381,12 +381,15 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
     # The rows as used: float64, clipped to X.  Rounding can leave a clipped
     # norm a few ulps above X; the constants use X padded by (d + 8)·4u.
     A = np.array(X, dtype=np.float64, order="C")
-    norms = np.sqrt(np.einsum("ij,ij->i", A, A))
+    norms = _losses_mod.row_norms(A)
     over = norms > data_norm
     if np.any(over):
-        scale = data_norm / norms[over]
-        A[over] *= scale[:, None]
-        norms[over] *= scale
+        # x·X/‖x‖ through x/max|x_j| (entries ≤ 1), so rows whose norm
+        # overflows a double are clipped too, never zeroed.
+        rows = A[over]
+        u = rows / np.max(np.abs(rows), axis=1)[:, None]
+        A[over] = u * (data_norm / np.linalg.norm(u, axis=1))[:, None]
+        norms[over] = np.linalg.norm(A[over], axis=1)
     Xpad = data_norm * (1.0 + 4.0 * (d + 8) * _U)
     if sloss.regression:
         yy = np.asarray(y, dtype=np.float64)
@@ -395,7 +398,7 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
     else:
         yy = np.where(y > 0, 1.0, -1.0)
 
-    names = "epsilon, data_norm, the loss's constants and n"
+    names = "epsilon, data_norm, n and the loss's constants (smoothness, width, l2)"
     with derived_from(names):
         L = check_derived(Xpad, "the Lipschitz constant", names)
         c = check_derived(sloss.curvature_factor * Xpad * Xpad, "the curvature bound", names)
