@@ -39,8 +39,10 @@ every (D, b).  The release is ŵ + e with e of density ∝ exp(−ε_out‖e‖/
 for any output o, |‖o − ŵ‖ − ‖o − w*‖| ≤ ρ, so its density is within e^{±ε_out/2}
 of that of w* + e, which is ε-DP by post-processing; chaining D → ideal(D) →
 ideal(D') → D' gives ε_b + log(1 + c/(nμ)) + ε_out in total.  g and ε_out are
-public constants (``GRADIENT_TOLERANCE``, ``OUTPUT_FRACTION``): e is ~1e-6 of
-‖w‖ in practice.
+public: g = ``GRADIENT_TOLERANCE``·(L + d·s_b/n) (s_b the scale of ‖b‖, so
+d·s_b/n = E‖b‖/n) and ε_out = ``OUTPUT_FRACTION``·ε; e is ~1e-6 of ‖w‖ in
+practice.  The certificate is computed in extended precision
+(``_Objective.certify``).
 
 **Budget split and regularization** (:func:`default_regularization`,
 :func:`fasterm.accounting.objpert_regularization`,
@@ -246,6 +248,14 @@ class ObjPertResult:
     info: dict = field(default_factory=dict, repr=False)
 
 
+def _norm(v) -> float:
+    """‖v‖₂ without overflow or underflow of the squares (entries up to the double range)."""
+    m = float(np.max(np.abs(v))) if v.size else 0.0
+    if m == 0.0 or not math.isfinite(m):
+        return m
+    return m * float(np.sqrt(np.sum(np.square(np.asarray(v, dtype=np.float64) / m))))
+
+
 def _norm_noise(rng, d, scale):
     """A draw of density ∝ exp(−‖z‖/scale) on R^d: uniform direction, norm ~ Gamma(d, scale)."""
     while True:
@@ -304,11 +314,13 @@ class _Objective:
 
         def gamma(k):
             return k * u / (1.0 - k * u)
-        wn = float(np.linalg.norm(w))
-        err = (gamma(n + 4) + 16 * u) * (float(rows) / n + float(np.linalg.norm(self.mu * w))
-                                         + float(np.linalg.norm(self.bn))) + gamma(d + 2) * h_rows * wn
+        wn = _norm(w)
+        err = (gamma(n + 4) + 16 * u) * (float(rows) / n + _norm(self.mu * w)
+                                         + _norm(self.bn)) + gamma(d + 2) * h_rows * wn
         # 2×: room for the rounding of the bound itself and of the norm of g
-        return float(np.sqrt(np.sum(g * g))) * (1.0 + 1e-12) + 2.0 * err
+        gm = np.max(np.abs(g))
+        gnorm = float(gm * np.sqrt(np.sum(np.square(g / gm)))) if gm > 0 else 0.0
+        return gnorm * (1.0 + 1e-12) + 2.0 * err
 
 
 def _solve(obj, d, tol, h_rows):
@@ -329,7 +341,7 @@ def _solve(obj, d, tol, h_rows):
     it = 0
 
     def certified(w, g):
-        if float(np.linalg.norm(g)) > 0.5 * tol:
+        if _norm(g) > 0.5 * tol:
             return None
         bound = obj.certify(w, h_rows)
         return bound if bound <= tol else None
@@ -450,7 +462,9 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
     with derived_from(names):
         eps_jac = accounting._objpert_log_det(c, n, mu)
         b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)
-        tol = L * max(GRADIENT_TOLERANCE, 64.0 * (n + d) * _U)
+        # Relative to L + E‖b‖/n (public: E‖b‖ = d·noise scale), so that the
+        # noise term's rounding never swamps the certificate when ε is tiny.
+        tol = (L + d * b_scale / n) * max(GRADIENT_TOLERANCE, 64.0 * (n + d) * _U)
         out_scale = accounting.norm_laplace_scale(2.0 * tol / mu, eps_out)
         check_derived(1.0 + b_scale * d / n + out_scale * d, "the noise", names)
         spent = accounting.objpert_epsilon(eps_b, c, n, mu, eps_out)
