@@ -167,6 +167,16 @@ def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_s
                                           secure=secure)
 
 
+def _check_float_in_memory(method, X, secure):
+    """objpert's solve and expmech's sampler: floating point, on an in-memory X."""
+    if resolve_secure(secure):
+        raise ValueError(f"secure=True needs method='noisy_pgd' (method={method!r} has no "
+                         "floating-point-safe mode)")
+    if _dask.is_dask_collection(X):
+        raise ValueError(f"method={method!r} needs X in memory; dask arrays are fitted with "
+                         "method='noisy_pgd'")
+
+
 def resolve_method(method, delta, secure=None, chunked=False) -> str:
     """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
 
@@ -201,13 +211,8 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
-    if method == "objpert":
-        if resolve_secure(secure):
-            raise ValueError("method='objpert' has no secure mode (its convex solve is "
-                             "floating-point); use method='noisy_pgd' with secure=True")
-        if _dask.is_dask_collection(X):
-            raise ValueError("method='objpert' needs X in memory; dask arrays are fitted with "
-                             "method='noisy_pgd'")
+    if method in ("objpert", "expmech"):
+        _check_float_in_memory(method, X, secure)
     if method == "expmech" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:
         # Beyond one dimension the hit-and-run chain is not an exact sample
         # (fasterm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
@@ -227,12 +232,6 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
         # Projection onto the parameter ball is post-processing of the release.
         result.w = ball.project(result.w)
     elif method == "expmech":
-        if resolve_secure(secure):
-            raise ValueError("secure=True needs method='noisy_pgd' (the exponential-mechanism "
-                             "sampler has no floating-point-safe mode)")
-        if _dask.is_dask_collection(X):
-            raise ValueError("method='expmech' needs X in memory; dask arrays are fitted with "
-                             "method='noisy_pgd'")
         if not has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")

@@ -253,7 +253,17 @@ def test_default_estimator_at_delta_0_on_breast_cancer():
     for s in range(20):
         Xtr, Xte, ytr, yte = train_test_split(X, y, 0.3, random_state=s)
         m = fe.DPLogisticRegression(epsilon=1.0, delta=0.0, random_state=s).fit(Xtr, ytr)
-        assert m.delta_ == 0.0 and m.epsilon_ <= 1.0 and m.result_.noise_epsilon < 1.0
+        assert m.delta_ == 0.0 and m.epsilon_ <= 1.0
+        # the reported (1, 0) from the public quantities alone (n, d, X_aug, the defaults)
+        r, n, d = m.result_, Xtr.shape[0], Xtr.shape[1] + 1
+        L = XN * (1 + 4.0 * (d + 8) * 2.0 ** -53)
+        c = L * L / (4 * 0.25)
+        mu = max(1e-4, 8 * L * L / n, c / (n * math.expm1(0.5)))
+        assert r.regularization == pytest.approx(mu, rel=1e-12) and r.curvature == pytest.approx(c, rel=1e-14)
+        total = (mpmath.mpf(r.noise_epsilon) + mpmath.log(1 + mpmath.mpf(c) / (n * mpmath.mpf(mu)))
+                 + mpmath.mpf(r.output_epsilon))
+        assert total <= 1.0 and float(total) == pytest.approx(1.0, rel=1e-12)
+        assert r.noise_scale == pytest.approx(2 * L / r.noise_epsilon, rel=1e-15)
         assert m.epsilon_ == pytest.approx(1.0, rel=1e-12)
         accs.append(m.score(Xte, yte))
     assert np.mean(accs) > 0.77
