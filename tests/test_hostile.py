@@ -701,7 +701,9 @@ def _entries():
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearRegression, YR)]:  # delta=0: objpert
         E.append(Entry(f"{cls.__name__}.fit(delta=0)", _estimator(cls, "fit"),
                        dict(X=X0, y=y, delta=0.0, random_state=0),
-                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1), epsilon=eps(), data_norm=pos(),
+                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
+                            epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                            data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D),
                             random_state=rs(), method=_choice(["objpert"])),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
