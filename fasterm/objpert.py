@@ -80,8 +80,13 @@ worst-case loss against each data set's best a (0.022).  The breast-cancer
 accuracies were seen during this work (``docs/pure.rst``), so the figures
 reported for it are development figures, not a held-out test.
 
-Cost: a damped Newton method in float64 (Cholesky of the d×d Hessian,
-typically 5–10 iterations of O(nd²)); a float32 X is converted once.  No
+Cost: a damped Newton method in float64, typically 5–12 iterations, each
+one O(nd) gradient and a d×d solve with the Hessian of at most
+max(16384, 8d) evenly spaced rows (O(min(n, 16384)·d²)), and one certified
+gradient (double; extended precision only if needed).  Measured (one BLAS
+thread, shared machine): 1.8 ms on the breast-cancer training set
+(n = 398, d = 31), 0.7 s for n = 1e5, d = 50 (scikit-learn's non-private
+``LogisticRegression``: 0.37 s).  A float32 X is converted once.  No
 secure (exact-grid) mode: the solve is floating-point, so ``secure=True`` (or
 :func:`fasterm.secure_mode`) raises ``ValueError``.
 """
@@ -122,6 +127,7 @@ GRADIENT_TOLERANCE = 1e-9
 _U = 2.0 ** -53
 _MAX_NEWTON = 200
 _MAX_GRADIENT_STEPS = 20_000
+_HESSIAN_ROWS = 16_384  # rows (at least) in Newton's Hessian
 
 
 class SmoothHinge:
@@ -286,11 +292,12 @@ class _Objective:
         g = self.A.T @ coef / self.n + self.mu * w + self.bn
         return g, coef, curv
 
-    def certify(self, w, h_rows):
-        """A rigorous upper bound on ‖∇J(w)‖ (exact arithmetic), from an extended-precision evaluation.
+    def certify(self, w, h_rows, dtype=np.float64):
+        """A rigorous upper bound on ‖∇J(w)‖ (exact arithmetic), from an evaluation in ``dtype``.
 
-        ∇J(w) is recomputed in ``numpy.longdouble`` (80-bit on x86-64, unit
-        roundoff u = 2^-64; plain double elsewhere, u = 2^-53), row block by
+        ∇J(w) is recomputed in ``dtype`` (double, u = 2^-53, first; then
+        ``numpy.longdouble`` — 80-bit on x86-64, u = 2^-64 — if double's
+        rounding floor is too high for the tolerance), row block by
         row block, and bounded with Higham's γ_k = k·u/(1 − k·u) (a sum of k
         terms in any order errs by ≤ γ_k·Σ|terms|): the margins (k = d) move
         each ψ' by ≤ h·γ_d·‖x_i‖‖w‖, i.e. the gradient by ≤ γ_d·h_rows·‖w‖
@@ -299,7 +306,7 @@ class _Objective:
         ulps.  Extended precision keeps this floor ~2000 times below the
         tolerance for n·d up to ~1e10.
         """
-        ld = np.longdouble
+        ld = dtype
         u = float(np.finfo(ld).eps) / 2.0
         n, d = self.A.shape
         wl = w.astype(ld)
@@ -340,11 +347,14 @@ def _solve(obj, d, tol, h_rows):
     mu = obj.mu
     w = np.zeros(d)
     it = 0
+    stride = max(1, obj.n // max(_HESSIAN_ROWS, 8 * d))
 
     def certified(w, g):
         if _norm(g) > 0.5 * tol:
             return None
         bound = obj.certify(w, h_rows)
+        if bound > tol:  # double's rounding floor too high: extended precision
+            bound = obj.certify(w, h_rows, np.longdouble)
         return bound if bound <= tol else None
 
     for it in range(1, _MAX_NEWTON + 1):
@@ -352,7 +362,10 @@ def _solve(obj, d, tol, h_rows):
         bound = certified(w, g)
         if bound is not None:
             return w, bound, it - 1
-        H = (obj.A.T * curv) @ obj.A / obj.n
+        # Newton's direction from a fixed, data-independent subset of rows
+        # (every k-th): it only steers the iteration; the certificate above
+        # uses every row.
+        H = (obj.A[::stride].T * curv[::stride]) @ obj.A[::stride] / obj.A[::stride].shape[0]
         H.flat[::d + 1] += mu
         try:
             p = -np.linalg.solve(H, g)

@@ -193,6 +193,35 @@ def test_certified_solve_is_within_tolerance_of_the_exact_minimiser():
     # μ-strong convexity: ‖ŵ − w*‖ ≤ ‖∇J(ŵ)‖/μ, and the same for the reference
     assert np.linalg.norm(w - ref) <= (tol + resid) / mu
     assert np.linalg.norm(g(w)) <= tol  # the certificate, recomputed independently
+    # both precisions bound the true norm from above; extended precision more tightly
+    b64, bld = obj.certify(w, loss.curvature_factor), obj.certify(w, loss.curvature_factor, np.longdouble)
+    assert b64 >= np.linalg.norm(g(w)) * (1 - 1e-6) and bld >= np.linalg.norm(g(w)) * (1 - 1e-6)
+    assert bld <= b64
+
+
+def test_certified_solve_with_a_subsampled_newton_hessian():
+    # n above the Hessian's row budget: Newton steers with every k-th row, the
+    # certificate still uses all of them.
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(14)
+    n, d = 40_000, 3
+    X = rng.standard_normal((n, d)) / 2
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    loss, mu, bn = objpert.SmoothHinge(), 1e-3, np.array([0.01, -0.02, 0.0])
+    obj = objpert._Objective(loss, X, y, np.linalg.norm(X, axis=1), mu, bn)
+    w, bound, _ = objpert._solve(obj, d, 1e-9, loss.curvature_factor)
+    assert n // objpert._HESSIAN_ROWS >= 2 and bound <= 1e-9
+
+    def g(v):
+        m = y * (X @ v)
+        return X.T @ (-_sigmoid((1 - m) / 0.25) * y) / n + mu * v + bn
+
+    assert np.linalg.norm(g(w)) <= 1e-9
+    ref = minimize(lambda v: np.mean(0.25 * np.logaddexp(0, (1 - y * (X @ v)) / 0.25)) + 0.5 * mu * v @ v + bn @ v,
+                   np.zeros(d), jac=g, method="BFGS", options={"gtol": 1e-12}).x
+    assert np.linalg.norm(w - ref) <= (1e-9 + np.linalg.norm(g(ref))) / mu
 
 
 def test_release_is_reproducible_clipped_and_dtype_independent():
