@@ -177,6 +177,48 @@ def _check_float_in_memory(method, X, secure):
                          "method='noisy_pgd'")
 
 
+def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha, random_state, secure):
+    """``method="objpert_threshold"`` (classifiers): objective perturbation, then a private threshold.
+
+    Stage 1 spends ε₁ = (1 − f)ε on :func:`fasterm.objective_perturbation`
+    (``SmoothHinge()``, μ by the rule a·X²/(ε₁n) with a =
+    ``THRESHOLD_REGULARIZATION``, larger than the default's: the threshold is
+    no longer left to the ridge-shrunk intercept); stage 2 spends the rest,
+    f = ``THRESHOLD_FRACTION``, on :func:`fasterm.objpert.private_threshold`
+    over the scores ⟨coef, x⟩ of the clipped rows, whose bound ‖coef‖·X is
+    public after stage 1.  Basic composition (adaptive): (ε₁ + ε₂, 0).  The
+    stage-1 intercept is discarded (post-processing).
+    """
+    import dataclasses
+
+    from . import objpert
+    from .accounting import basic_composition
+    from ._validation import check_random_state
+
+    rng = check_random_state(random_state)
+    dn = augmented_norm(data_norm, True, intercept_scaling)
+    eps1 = (1.0 - objpert.THRESHOLD_FRACTION) * epsilon
+    eps2 = math.nextafter(epsilon - eps1, 0.0)
+    n = A.shape[0]
+    mu = max(alpha, objpert.THRESHOLD_REGULARIZATION * dn * dn / (eps1 * n))
+    res = objpert.objective_perturbation(objpert.SmoothHinge(l2=alpha), A, y, eps1, data_norm=dn,
+                                         regularization=mu, random_state=rng, secure=secure)
+    d = A.shape[1] - 1
+    coef = np.asarray(res.w[:d], dtype=np.float64)
+    bound = float(np.linalg.norm(coef)) * data_norm
+    if not bound > 0.0:  # coef = 0 (probability 0): every threshold classifies alike
+        bound = 1.0
+    # A's first d columns are the rows clipped to data_norm: |⟨coef, x⟩| ≤ bound
+    t = objpert.private_threshold(A[:, :d] @ coef.astype(A.dtype), y, eps2, bound=bound, random_state=rng)
+    total, _ = basic_composition([res.epsilon, eps2])
+    while total > epsilon:  # rounding of the sum: spend a hair less on the threshold (never taken)
+        eps2 = math.nextafter(eps2, 0.0)  # pragma: no cover
+        total, _ = basic_composition([res.epsilon, eps2])  # pragma: no cover
+    w = np.append(coef, -t / intercept_scaling)
+    info = dict(res.info, stage1_epsilon=res.epsilon, threshold_epsilon=eps2, threshold=t)
+    return dataclasses.replace(res, w=w, epsilon=total, info=info)
+
+
 def resolve_method(method, delta, secure=None, chunked=False) -> str:
     """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
 
@@ -211,8 +253,11 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
-    if method in ("objpert", "expmech"):
+    if method in ("objpert", "objpert_threshold", "expmech"):
         _check_float_in_memory(method, X, secure)
+    if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
+        raise ValueError("method='objpert_threshold' is for classifiers with fit_intercept=True "
+                         "(it chooses the intercept privately)")
     if method == "expmech" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:
         # Beyond one dimension the hit-and-run chain is not an exact sample
         # (fasterm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
@@ -226,7 +271,12 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     A = design(X, data_norm, fit_intercept, intercept_scaling)
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
     ball = L2Ball(radius, A.shape[1])
-    if method == "objpert":
+    if method == "objpert_threshold":
+        result = _fit_objpert_threshold(A, y, epsilon, data_norm=data_norm,
+                                        intercept_scaling=intercept_scaling, alpha=alpha,
+                                        random_state=random_state, secure=secure)
+        result.w = ball.project(result.w)
+    elif method == "objpert":
         result = _fit_objpert(kind, A, y, epsilon, data_norm=dn, alpha=alpha,
                               label_bound=label_bound, random_state=random_state, secure=secure)
         # Projection onto the parameter ball is post-processing of the release.

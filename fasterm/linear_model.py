@@ -95,7 +95,7 @@ _PRIVATE_PARAMS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
-    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "expmech"})],
+    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -127,7 +127,7 @@ class _DPLinearModel(BaseEstimator):
                 f"delta=0 (pure ε-DP) with method='noisy_pgd' needs noise='laplace' with calibration "
                 f"'pure' or 'l2', got noise={self.noise!r}, calibration={self.calibration!r} "
                 "(method='auto' or 'objpert' fits delta=0 by objective perturbation)")
-        if method == "objpert" and resolve_secure(self.secure):
+        if method in ("objpert", "objpert_threshold") and resolve_secure(self.secure):
             raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': objective "
                              "perturbation's convex solve has no floating-point-safe mode")
         if self.method == "expmech" and resolve_secure(self.secure):
@@ -302,14 +302,16 @@ class DPLogisticRegression(_DPLinearClassifier):
         the noise is calibrated with.
     intercept_scaling : float > 0, default=0.25
         Value of the constant column; |intercept| ≤ intercept_scaling·radius.
-    method : {"auto", "noisy_pgd", "objpert", "expmech"}, default="auto"
+    method : {"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
         "auto": "objpert" for ``delta=0`` (unless secure mode or a dask X:
         then "noisy_pgd"), "noisy_pgd" otherwise.  Noisy projected gradient
         descent; objective perturbation (:func:`fasterm.objective_perturbation`
         on ``SmoothHinge()`` — ``LogCosh(width=label_bound)`` for regression —,
         (ε, 0)-DP; ``alpha`` is a floor of its regularization, the result is
         projected onto the ``radius`` ball, ``noise``, ``calibration``,
-        ``clip``, ``steps``, ``max_steps`` are unused); or the exponential
+        ``clip``, ``steps``, ``max_steps`` are unused); "objpert_threshold"
+        (classifiers with an intercept): objective perturbation with 0.8ε and
+        the intercept chosen privately with 0.2ε (docs/pure.rst); or the exponential
         mechanism (``fasterm.expmech_erm``, an uncertified hit-and-run chain:
         needs ``delta > 0`` and reports ``delta_ = nan``; ``noise``,
         ``calibration``, ``clip`` and ``max_steps`` are then unused,

@@ -102,6 +102,7 @@ from . import accounting
 from . import losses as _losses_mod
 from . import secure as _secure
 from ._validation import (
+    check_array,
     check_derived,
     check_epsilon,
     check_positive,
@@ -111,7 +112,8 @@ from ._validation import (
     derived_from,
 )
 
-__all__ = ["LogCosh", "ObjPertResult", "SmoothHinge", "default_regularization", "objective_perturbation"]
+__all__ = ["LogCosh", "ObjPertResult", "SmoothHinge", "default_regularization", "objective_perturbation",
+           "private_threshold"]
 
 #: Smoothness τ of the default ``SmoothHinge`` (module docstring: chosen on digits and synthetic data).
 DEFAULT_SMOOTHNESS = 0.25
@@ -119,6 +121,10 @@ DEFAULT_SMOOTHNESS = 0.25
 REGULARIZATION = 8.0
 #: Largest fraction of ε the default regularization leaves to the Jacobian term (a floor for μ).
 JACOBIAN_FRACTION = 0.5
+#: ``method="objpert_threshold"``: share of ε for the private threshold, a of its μ, grid size.
+THRESHOLD_FRACTION = 0.2
+THRESHOLD_REGULARIZATION = 32.0
+THRESHOLD_GRID = 256
 #: Fraction of ε spent on the output noise that covers the solver's tolerance.
 OUTPUT_FRACTION = 0.01
 #: Certified gradient norm at which the solver stops, relative to L + E‖b‖/n (raised to the rounding floor).
@@ -494,3 +500,38 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
               "neighbours (Chaudhuri-Monteleoni-Sarwate 2011 Thm 9; Kifer-Smith-Thakurta 2012 Thm 2)"),
         info={"n": n, "d": d, "loss": repr(sloss)},
     )
+
+
+def private_threshold(scores: np.typing.ArrayLike, y: np.typing.ArrayLike, epsilon: float, *, bound: float,
+                      grid: int = THRESHOLD_GRID,
+                      random_state: None | int | np.random.Generator = None) -> float:
+    """A threshold t for the rule "y = +1 iff score > t", chosen by the exponential mechanism.
+
+    Candidates: the public grid of ``grid`` points evenly spaced on
+    [−``bound``, ``bound``] (``bound`` public, e.g. ‖coef‖·X for scores
+    ⟨coef, x⟩ of rows clipped to ‖x‖ ≤ X; scores are clipped to it).  Score of
+    a candidate: the number of rows it misclassifies (y > 0 read as +1).
+    Replacing one row changes every count by at most 1, so the exponential
+    mechanism with sensitivity 1 (McSherry & Talwar 2007; Dwork–Roth Thm 3.10,
+    :func:`fasterm.mechanisms.exponential`) is (``epsilon``, 0)-DP under
+    replace-one neighbours, when the scores of each row depend only on that
+    row and on public (already released) quantities.
+    """
+    from . import mechanisms
+
+    bound = check_positive(bound, "bound")
+    grid = int(check_scalar(grid, "grid", low=2, integer=True))
+    eps = check_epsilon(epsilon)
+    sc = check_array(scores, "scores", ndim=1, dtype=np.float64)
+    labels = check_array(y, "y", ndim=1, dtype=np.float64)
+    if labels.shape[0] != sc.shape[0]:
+        raise ValueError(f"y has {labels.shape[0]} entries but scores has {sc.shape[0]}")
+    pos = labels > 0
+    ts = bound * np.linspace(-1.0, 1.0, grid)  # (not linspace(−bound, bound): 2·bound may overflow)
+    # errors(t) = #{pos with s ≤ t} + #{neg with s > t}, from sorted scores
+    s_pos = np.sort(np.clip(sc[pos], -bound, bound))
+    s_neg = np.sort(np.clip(sc[~pos], -bound, bound))
+    errors = (np.searchsorted(s_pos, ts, side="right")
+              + (s_neg.shape[0] - np.searchsorted(s_neg, ts, side="right"))).astype(np.float64)
+    k = mechanisms.exponential(errors, 1.0, eps, random_state=random_state)
+    return float(ts[k])

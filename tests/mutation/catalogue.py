@@ -237,6 +237,12 @@ MUTANTS = [
         "the solver stops at a gradient norm far above the tolerance the output noise covers",
         (f"{O}::test_certified_solve_is_within_tolerance_of_the_exact_minimiser",)),
     Mutant(
+        "threshold-without-factor-2", "objpert.py",
+        (("k = mechanisms.exponential(errors, 1.0, eps, random_state=random_state)",
+          "k = mechanisms.exponential(errors, 0.5, eps, random_state=random_state)"),),
+        "the private threshold's exponential mechanism at half its sensitivity",
+        (f"{O}::test_private_threshold_samples_the_exponential_mechanism",)),
+    Mutant(
         "expmech-chain-claims-pure", "expmech.py",
         (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
         "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
