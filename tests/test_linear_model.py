@@ -295,15 +295,8 @@ def test_bad_targets(small):
 
 
 # ---------------------------------------------------------------------------
-# method="expmech": the hook into fasterm.expmech_erm (the sampler ships separately)
+# method="expmech": the hook into fasterm.expmech_erm
 # ---------------------------------------------------------------------------
-def test_expmech_without_sampler_is_a_clear_error(small, monkeypatch):
-    X, y = small
-    monkeypatch.delattr(fe, "expmech_erm", raising=False)
-    with pytest.raises(ValueError, match="expmech_erm"):
-        fe.DPLogisticRegression(method="expmech").fit(X, y)
-
-
 def test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact(small):
     # Beyond one dimension the hit-and-run chain is approximate: no (ε, 0) claim.
     X, y = small
@@ -333,7 +326,7 @@ def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bo
                           label_bound=label_bound))
         return OptimizeResult(w=constraint.center, epsilon=epsilon, delta=0.0, steps=steps or 1, lr=0.0)
 
-    monkeypatch.setattr(fe, "expmech_erm", recorder, raising=False)
+    monkeypatch.setattr(fe.expmech, "expmech_erm", recorder)
     kw = {} if label_bound is None else dict(label_bound=label_bound)
     m = cls(method="expmech", epsilon=0.7, radius=3.0, steps=40, random_state=5, **kw).fit(X, y)
     (call,) = calls
