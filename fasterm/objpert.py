@@ -41,8 +41,12 @@ of that of w* + e, which is ε-DP by post-processing; chaining D → ideal(D) �
 ideal(D') → D' gives ε_b + log(1 + c/(nμ)) + ε_out in total.  g and ε_out are
 public: g = ``GRADIENT_TOLERANCE``·(L + d·s_b/n) (s_b the scale of ‖b‖, so
 d·s_b/n = E‖b‖/n) and ε_out = ``OUTPUT_FRACTION``·ε; e is ~1e-6 of ‖w‖ in
-practice.  The certificate is computed in extended precision
-(``_Objective.certify``).
+practice.  The certificate (``_Objective.certify``) bounds the rounding
+with Higham's summation bounds, in double precision, or in extended
+precision (``numpy.longdouble``) when double's floor is too high; if neither
+certifies (conceivable only without extended precision and with n·d·εn
+beyond ~1e15) the call raises ``ArithmeticError`` rather than release an
+uncertified point.
 
 **Budget split and regularization** (:func:`default_regularization`,
 :func:`fasterm.accounting.objpert_regularization`,
