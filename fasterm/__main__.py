@@ -112,10 +112,11 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     try:
         ref = []
         for X_tr, X_te, y_tr, y_te in splits:
-            A = _linear.design(X_tr, params["data_norm"], True, params["intercept_scaling"])
+            s = _linear.resolve_intercept_scaling(kind, "noisy_pgd", params["intercept_scaling"])
+            A = _linear.design(X_tr, params["data_norm"], True, s)
             res = fe.pgd(_linear.make_loss(kind, params["alpha"]), A, np.where(y_tr == 1, 1.0, -1.0),
                          fe.L2Ball(params["radius"], A.shape[1]), steps=_NONPRIVATE_STEPS)
-            ref.append(_accuracy(res.w[:-1], res.w[-1] * params["intercept_scaling"], X_te, y_te))
+            ref.append(_accuracy(res.w[:-1], res.w[-1] * s, X_te, y_te))
             bar.update()
         rows = []
         for i, eps in enumerate(epsilons):

@@ -45,8 +45,14 @@ Defaults (their meaning; none depends on data values)
     calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
     ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
     features with public bounds first (:func:`fasterm.datasets.scale_to_unit_ball`).
-    ``intercept_scaling=0.25``: the constant column; it adds 3% to the row norm
-    at X = 1 (√(1 + 0.25²) = 1.031) and allows |intercept| ≤ 0.25·radius.
+    ``intercept_scaling="auto"``: the constant column s — 0.25 (adds 3% to
+    the row norm at X = 1, √(1 + 0.25²) = 1.031, and allows
+    |intercept| ≤ 0.25·radius), except for classifiers fitted by objective
+    perturbation (``method="objpert"``, also through "auto"), which use
+    ``OBJPERT_INTERCEPT_SCALING`` = 0.125: there the ridge μ/2·w_d² on the
+    column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
+    s was chosen by a rule declared before the comparison, on data other than
+    the breast-cancer set (``docs/pure.rst``, ``bench/pure_intercept.py``).
     ``radius=50`` (classifiers), ``5`` (regression): the L2 bound on
     (coef, intercept/s).  For logistic and hinge losses the noise does not
     depend on the radius (G = X); it sets the step size (η ∝ R) and how
@@ -72,17 +78,32 @@ from .constraints import L2Ball
 from .optimize import noisy_pgd
 from .secure import resolve as resolve_secure
 
-__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_method"]
+__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
 KINDS = ("logistic", "hinge", "squared")
 
 # Defaults shared by the estimators and the main job (see the module docstring).
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
-    intercept_scaling=0.25, method="auto", noise="gaussian", calibration="l2",
+    intercept_scaling="auto", method="auto", noise="gaussian", calibration="l2",
     clip="auto", steps=None, max_steps=100,
 )
 DEFAULT_RADIUS = {"logistic": 50.0, "hinge": 50.0, "squared": 5.0}
+#: ``intercept_scaling="auto"``: the column s, and its value for objective-perturbation classifiers.
+DEFAULT_INTERCEPT_SCALING = 0.25
+OBJPERT_INTERCEPT_SCALING = 0.125
+
+
+def resolve_intercept_scaling(kind, method, intercept_scaling) -> float:
+    """``intercept_scaling="auto"`` for a resolved ``method`` (module docstring); a number is kept.
+
+    A public rule: the model kind and the method only.
+    """
+    if not (isinstance(intercept_scaling, str) and intercept_scaling == "auto"):
+        return intercept_scaling
+    if method == "objpert" and kind != "squared":
+        return OBJPERT_INTERCEPT_SCALING
+    return DEFAULT_INTERCEPT_SCALING
 
 
 def make_loss(kind, alpha, label_bound=None):
@@ -223,6 +244,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    intercept_scaling = resolve_intercept_scaling(kind, method, intercept_scaling)
     if method in ("objpert", "objpert_threshold", "expmech"):
         _check_float_in_memory(method, X, secure)
     if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):

@@ -94,7 +94,7 @@ _PRIVATE_PARAMS = {
     "radius": [Interval(Real, 0, None, closed="neither")],
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
-    "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+    "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
@@ -297,8 +297,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         Append a constant column ``intercept_scaling``; the augmented rows then
         have norm ≤ √(data_norm² + intercept_scaling²), which is the data norm
         the noise is calibrated with.
-    intercept_scaling : float > 0, default=0.25
+    intercept_scaling : float > 0 or "auto", default="auto"
         Value of the constant column; |intercept| ≤ intercept_scaling·radius.
+        "auto": 0.25, or 0.125 for classifiers fitted by objective
+        perturbation (``method="objpert"``, also through "auto"), where it
+        sets the ridge μ/(2s²) on the intercept (chosen on data other than
+        the breast-cancer set: ``docs/pure.rst``).
     method : {"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
         "auto": "objpert" for ``delta=0`` (unless secure mode or a dask X:
         then "noisy_pgd"), "noisy_pgd" otherwise.  Noisy projected gradient
