@@ -67,6 +67,7 @@ from . import _dask
 from . import losses as _losses_mod
 from .constraints import L2Ball
 from .optimize import noisy_pgd
+from .solvers import noisy_gd, noisy_sgd
 from .secure import resolve as resolve_secure
 
 __all__ = ["KINDS", "auto_clip", "fit_linear"]
@@ -77,8 +78,41 @@ KINDS = ("logistic", "hinge", "squared")
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
     intercept_scaling=0.25, method="noisy_pgd", noise="gaussian", calibration="l2",
-    clip="auto", steps=None, max_steps=100,
+    clip="auto", steps=None, max_steps=None, solver="auto",
 )
+SOLVERS = ("auto", "pgd", "gd", "sgd")
+
+# The data-independent solver rule (docs/solvers.rst): constants chosen by the
+# experiments written up there (scikit-learn's digits and synthetic data).
+PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
+GD_MAX_STEPS = 20        # noisy_gd's compute budget
+SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
+SGD_STEPS_PER_EPOCH = 100
+SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
+LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
+
+
+def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
+    """The solver and its settings from public quantities only (docs/solvers.rst).
+
+    Returns ``(solver, options)``; ``options`` holds ``batch_size`` and
+    ``epochs`` for "sgd".  "auto": noisy_pgd for the hinge loss (not smooth),
+    secure mode and dask arrays (the paths that only PGD has); noisy_gd for
+    Laplace noise and for n < SGD_MIN_ROWS; noisy_sgd otherwise, with the
+    expected batch size clamp(n/100, 128, 1024) and 2 epochs below n = 1e5,
+    1 above.
+    """
+    if solver == "auto":
+        if kind == "hinge" or secure or chunked:
+            solver = "pgd"
+        elif noise == "laplace" or n < SGD_MIN_ROWS:
+            solver = "gd"
+        else:
+            solver = "sgd"
+    if solver == "sgd":
+        batch = min(max(n / SGD_STEPS_PER_EPOCH, SGD_BATCH[0]), SGD_BATCH[1])
+        return solver, {"batch_size": min(float(n), batch), "epochs": 2.0 if n < 100_000 else 1.0}
+    return solver, {}
 DEFAULT_RADIUS = {"logistic": 50.0, "hinge": 50.0, "squared": 5.0}
 
 
@@ -151,7 +185,7 @@ def has_expmech() -> bool:
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None, secure=None):
+               random_state, label_bound=None, secure=None, solver="auto"):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -179,10 +213,28 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                               random_state=random_state, label_bound=label_bound)
     else:
         c = auto_clip(kind, dn, label_bound) if clip == "auto" else clip
-        result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
-                           calibration=calibration, data_norm=dn, clip=c,
-                           random_state=random_state, label_bound=label_bound,
-                           max_steps=max_steps, secure=secure)
+        sec = resolve_secure(secure)
+        chunked = _dask.is_dask_collection(X)
+        solver, opts = choose_solver(kind, A.shape[0], noise, sec, chunked, solver)
+        if solver != "pgd" and (kind == "hinge" or sec or chunked):
+            raise ValueError(f"solver={solver!r} needs a smooth loss (logistic, squared), X in memory "
+                             "and secure=False; use solver='pgd' (or 'auto')")
+        if solver == "sgd" and noise != "gaussian":
+            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+        common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound)
+        if solver == "pgd":
+            result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
+                               calibration=calibration, max_steps=max_steps or PGD_MAX_STEPS,
+                               secure=secure, **common)
+        else:
+            beta = loss.smoothness(dn, label_bound=label_bound) + loss.l2
+            lr = LR_MULTIPLE / beta
+            if solver == "gd":
+                result = noisy_gd(loss, A, y, ball, epsilon, delta, steps=steps, noise=noise,
+                                  calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
+                                  **common)
+            else:
+                result = noisy_sgd(loss, A, y, ball, epsilon, delta, steps=steps, lr=lr, **opts, **common)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

@@ -92,7 +92,8 @@ _PRIVATE_PARAMS = {
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
     "steps": [Interval(Integral, 1, None, closed="left"), None],
-    "max_steps": [Interval(Integral, 1, None, closed="left")],
+    "max_steps": [Interval(Integral, 1, None, closed="left"), None],
+    "solver": [StrOptions(set(_linear.SOLVERS))],
     "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
                      StrOptions({"os"})],
     "secure": ["boolean", None],
@@ -123,6 +124,11 @@ class _DPLinearModel(BaseEstimator):
         if self.method == "expmech" and not _linear.has_expmech():
             raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
                              "sampler), which this installation of fasterm does not provide")
+        if self.solver in ("gd", "sgd") and (self._kind == "hinge" or resolve_secure(self.secure)):
+            raise ValueError(f"solver={self.solver!r} needs a smooth loss (logistic, squared) and "
+                             "secure=False; use solver='pgd' (or 'auto')")
+        if self.solver == "sgd" and self.noise != "gaussian":
+            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
 
     def _validate_dask(self, X, y):
         """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
@@ -134,6 +140,9 @@ class _DPLinearModel(BaseEstimator):
         if self.method != "noisy_pgd":
             raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
                              "with method='noisy_pgd'")
+        if self.solver in ("gd", "sgd"):
+            raise ValueError(f"solver={self.solver!r} needs X in memory; dask arrays are fitted "
+                             "with solver='pgd' (or 'auto')")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X, _ = _dask.check_X_y(X, None)
@@ -150,7 +159,7 @@ class _DPLinearModel(BaseEstimator):
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure)
+            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver)
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
         self.delta_ = float(result.delta)
@@ -171,7 +180,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None) -> None:
+                 classes=None, secure=None, solver=_D["solver"]) -> None:
+        self.solver = solver
         self.classes = classes
         self.secure = secure
         self.epsilon = epsilon
@@ -384,7 +394,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None) -> None:
+                 secure=None, solver=_D["solver"]) -> None:
+        self.solver = solver
         self.secure = secure
         self.epsilon = epsilon
         self.delta = delta
