@@ -67,7 +67,7 @@ from . import _dask
 from . import losses as _losses_mod
 from .constraints import L2Ball
 from .optimize import noisy_pgd
-from .solvers import noisy_gd, noisy_sgd
+from .solvers import _noisy_sgd, noisy_gd
 from .secure import resolve as resolve_secure
 
 __all__ = ["KINDS", "auto_clip", "fit_linear"]
@@ -196,9 +196,14 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.
     """
     loss = make_loss(kind, alpha, label_bound)
-    A = design(X, data_norm, fit_intercept, intercept_scaling)
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
-    ball = L2Ball(radius, A.shape[1])
+    ball = L2Ball(radius, X.shape[1] + bool(fit_intercept))
+    sec = resolve_secure(secure)
+    chunked = _dask.is_dask_collection(X)
+    solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method != "expmech"
+                    else ("pgd", {}))
+    # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
+    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling)
     if method == "expmech":
         if resolve_secure(secure):
             raise ValueError("secure=True needs method='noisy_pgd' (the exponential-mechanism "
@@ -213,9 +218,6 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                               random_state=random_state, label_bound=label_bound)
     else:
         c = auto_clip(kind, dn, label_bound) if clip == "auto" else clip
-        sec = resolve_secure(secure)
-        chunked = _dask.is_dask_collection(X)
-        solver, opts = choose_solver(kind, A.shape[0], noise, sec, chunked, solver)
         if solver != "pgd" and (kind == "hinge" or sec or chunked):
             raise ValueError(f"solver={solver!r} needs a smooth loss (logistic, squared), X in memory "
                              "and secure=False; use solver='pgd' (or 'auto')")
@@ -234,7 +236,10 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                                   calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
                                   **common)
             else:
-                result = noisy_sgd(loss, A, y, ball, epsilon, delta, steps=steps, lr=lr, **opts, **common)
+                result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
+                                    output="last", neighbors="replace_one",
+                                    intercept=(data_norm, intercept_scaling) if fit_intercept else None,
+                                    **opts, **common)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

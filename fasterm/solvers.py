@@ -74,14 +74,14 @@ import numpy as np
 from . import _losses, _noise, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
-from .optimize import OptimizeResult, _check_loss_and_constraint, _norm_bound, _reg_lipschitz, noise_scale
+from .optimize import OptimizeResult, _check_loss_and_constraint, _norm_bound, _reg_lipschitz, _run, noise_scale
 from ._validation import (
     check_delta,
     check_derived,
     check_epsilon,
     check_positive,
+    check_array,
     check_random_state,
-    check_row_norms,
     check_scalar,
     check_X_y,
     derived_from,
@@ -150,12 +150,10 @@ def gd_default_steps(beta: float, radius: float, sensitivity: float, dim: int, e
     return int(max(1, min(int(max_steps), math.ceil(t_star))))
 
 
-def _prepare(loss, X, y, constraint, data_norm, c, label_bound, row_norms, n_threads):
+def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
     """Validated arrays, the start point and the row norms (computed once per fit)."""
-    w, X, y, c_k, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-        row_norms=row_norms, label_bound=label_bound, n_threads=n_threads)
-    return w, X, y, c_k, dn, ybound, norms, nt
+    return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
+                         label_bound=label_bound)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -163,8 +161,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
              steps: int | None = None, noise: str = "gaussian", data_norm: float | None = None,
              clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
              label_bound: float | None = None, lr: float | None = None, accelerate: bool = False,
-             output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2",
-             n_threads: int | None = None, row_norms: np.ndarray | None = None) -> OptimizeResult:
+             output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2") -> OptimizeResult:
     """Differentially private full-batch gradient descent for smooth losses.
 
     Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y``, the
@@ -182,9 +179,9 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         releases, so the privacy is unchanged).  Theorem A does not cover it:
         ``utility_bound`` is then None.
     output : "last" (w_T, the default) or "average" (the mean of
-        w_1 … w_T, the point Theorem A bounds).
-    n_threads : threads of the gradient kernel (default: all available).
-    row_norms : cached ``fasterm.losses.row_norms(X)`` (spot-checked).
+        w_1 … w_T, the point Theorem A bounds).  Plain steps with the last
+        iterate run in the compiled loop of :func:`fasterm.noisy_pgd`
+        (constant step, no averaging); the other variants in numpy.
 
     Privacy: (ε, δ)-DP under replace-one neighbours — T Gaussian releases of
     sensitivity Δ₂ = 2c/n, μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
@@ -229,15 +226,19 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
                       "lr, " + _USER_SCALES)
 
-    w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound,
-                                                   row_norms, n_threads)
-    kind = loss._kind
+    if not accelerate and output == "last":
+        # Exactly noisy PGD's iteration with a constant step and no averaging.
+        w = _run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c,
+                 label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+    else:
+        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+        kind = loss._kind
 
-    def grad_sum(point, out):
-        _losses.grad_sum(kind, X, y, point, norms, dn, c_k, ybound, out, nt)
+        def grad_sum(point, out):
+            _losses.grad_sum(kind, X, y, point, norms, dn, c_k, ybound, out, nt)
 
-    w = _descend(grad_sum, n, w, constraint, steps, lr, float(loss.l2), noise, scale, rng,
-                 accelerate, output)
+        w = _descend(grad_sum, n, w, constraint, steps, lr, float(loss.l2), noise, scale, rng,
+                     accelerate, output)
     if not np.isfinite(w).all():
         loss._check_finite_output(w, X)
 
@@ -325,8 +326,7 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
               batch_size: float | None = None, epochs: float = 1.0, data_norm: float | None = None,
               clip: float | None = None, random_state: None | int | np.random.Generator = None,
               label_bound: float | None = None, lr: float | None = None, output: str = "last",
-              neighbors: str = "replace_one", n_threads: int | None = None,
-              row_norms: np.ndarray | None = None) -> OptimizeResult:
+              neighbors: str = "replace_one") -> OptimizeResult:
     """Differentially private minibatch SGD with Poisson subsampling (DP-SGD).
 
     Each of the T steps samples every row independently with probability q
@@ -351,6 +351,17 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     from ``random_state``'s single stream; the privacy proof assumes the
     sampling is hidden (only the final model, or the noisy steps, are seen).
     """
+    return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
+                      batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
+                      random_state=random_state, label_bound=label_bound, lr=lr, output=output,
+                      neighbors=neighbors)
+
+
+def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
+               data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None):
+    """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
+    minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
+    ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
     eps, delta, data_norm, clip, label_bound, lr = _common_checks(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
     if delta == 0.0:
@@ -366,6 +377,8 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     rng = check_random_state(random_state)
     X, y = check_X_y(X, y, y_required=False)
     n, d = X.shape
+    if intercept is not None:
+        d += 1
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
     if sample_rate is not None:
@@ -396,10 +409,33 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         check_derived(1.0 + lr * (c / q + _reg_lipschitz(loss, constraint) + 64.0 * scale / m * math.sqrt(d)),
                       "the largest step", "lr, " + scales)
 
-    w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound,
-                                                   row_norms, n_threads)
     kind = loss._kind
-    ynone = y is None
+    if intercept is None:
+        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+
+        def gather(rows):
+            return X[rows], None if y is None else y[rows], None if norms is None else norms[rows]
+    else:
+        row_bound, s_col = intercept
+        w = constraint.center.astype(X.dtype)
+        _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:-1], X[:1], None if y is None else y[:1],
+                                                         clip=c, data_norm=data_norm, label_bound=label_bound)
+        if y is not None:
+            y = check_array(y, "y", ndim=1, dtype=X.dtype)
+            if y.shape[0] != n:
+                raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+        raw = _losses_mod.row_norms(X, n_threads=nt)
+        tiny = np.finfo(np.float64).tiny
+
+        def gather(rows):
+            # The rows of fasterm._linear.design(X[rows], ...), built for this batch only.
+            scale = np.minimum(1.0, row_bound / np.maximum(raw[rows], tiny)).astype(X.dtype)
+            A = np.empty((rows.shape[0], d), dtype=X.dtype)
+            np.multiply(X[rows], scale[:, None], out=A[:, :d - 1])
+            A[:, d - 1] = s_col
+            nb = np.empty(rows.shape[0], dtype=np.float64)
+            _losses.row_norms(A, nb, nt)
+            return A, None if y is None else y[rows], nb
 
     def batch(point, out):
         # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size —
@@ -409,8 +445,8 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
             out.fill(0.0)
             return
         rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
-        _losses.grad_sum(kind, X[rows], None if ynone else y[rows], point,
-                         None if norms is None else norms[rows], dn, c_k, ybound, out, nt)
+        Xb, yb, nb = gather(rows)
+        _losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)
 
     w = _descend(None, m, w, constraint, steps, lr, float(loss.l2), "gaussian", scale / m, rng, False,
                  output, batch=batch)

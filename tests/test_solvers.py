@@ -300,3 +300,27 @@ def test_noisy_sgd_defaults_and_float32():
                      batch_size=10)
     with pytest.raises(ValueError, match="delta"):
         fe.noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 4), 1.0, 0.0, data_norm=1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept):
+    # fit_linear's sgd builds each minibatch's design rows itself; the result must be
+    # that of noisy_sgd on the full design matrix (rows clipped, constant column).
+    from fasterm import _linear
+
+    X, y = _data(6000, 5, seed=8, dtype=dtype)
+    X[:50] *= 3.0  # rows beyond data_norm = 1: clipped in both paths
+    p = dict(_linear.DEFAULTS, radius=50.0, random_state=4, fit_intercept=fit_intercept, solver="sgd")
+    coef, b, res = _linear.fit_linear("logistic", X, y, **p)
+    A = _linear.design(X, 1.0, fit_intercept, 0.25)
+    dn = _linear.augmented_norm(1.0, fit_intercept, 0.25)
+    loss = _linear.make_loss("logistic", p["alpha"])
+    beta = loss.smoothness(dn) + loss.l2
+    opts = _linear.choose_solver("logistic", 6000, "gaussian", False, False)[1]
+    ref = fe.noisy_sgd(loss, A, y, fe.L2Ball(50.0, A.shape[1]), 1.0, 1e-5, data_norm=dn,
+                       clip=_linear.auto_clip("logistic", dn), random_state=4, lr=_linear.LR_MULTIPLE / beta,
+                       **opts)
+    assert res.steps == ref.steps and res.info["solver"] == "sgd"
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(res.w, ref.w, rtol=rtol, atol=rtol * 1e-3)
