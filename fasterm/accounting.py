@@ -679,7 +679,11 @@ def rdp_subsampled_gaussian(sample_rate, noise_multiplier, steps, orders=RDP_ORD
             (orders == np.floor(orders)) & (orders >= 2) & (orders <= 100_000)):
         raise ValueError("orders must be a non-empty 1-d sequence of integers in [2, 100000]")
     with derived_from("sample_rate, noise_multiplier and steps"):
-        return steps * _rdp_sampled_gaussian_int(q, sigma, orders.astype(np.float64))
+        rdp = steps * _rdp_sampled_gaussian_int(q, sigma, orders.astype(np.float64))
+    if not np.all(np.isfinite(rdp)):
+        raise ValueError("sample_rate, noise_multiplier and steps are outside the usable floating-point "
+                         "range: the Rényi DP overflows (noise_multiplier too small)")
+    return rdp
 
 
 def rdp_epsilon(rdp, orders, delta) -> float:
@@ -742,7 +746,11 @@ def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_
         raise ValueError("delta must be > 0: Rényi DP gives (ε, 0)-DP for no finite ε")
     neighbors = _check_neighbors(neighbors)
     with derived_from("sample_rate, noise_multiplier, steps and delta"):
-        return _sgd_epsilon(q, sigma, steps, delta, neighbors)
+        eps = _sgd_epsilon(q, sigma, steps, delta, neighbors)
+    if not math.isfinite(eps):
+        raise ValueError("sample_rate, noise_multiplier, steps and delta are outside the usable "
+                         "floating-point range: no finite epsilon (noise_multiplier too small)")
+    return eps
 
 
 def _sgd_epsilon(q, sigma, steps, delta, neighbors):

@@ -96,8 +96,8 @@ def _finite_constant(method):
             value = method(self, *args, **kw)
         except OverflowError:  # float ** 2 raises instead of returning inf
             value = math.inf
-        if value == 0.0 and method.__name__ == "smoothness":  # the linear loss: exactly flat
-            return 0.0
+        if value == 0.0 and method.__name__ == "smoothness" and self._kind == _losses.LINEAR:
+            return 0.0  # exactly flat, not an underflow
         return check_derived(value, method.__name__, "data_norm, label_bound and radius")
     return checked
 
