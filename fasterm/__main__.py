@@ -81,7 +81,7 @@ def _accuracy(coef, intercept, X, y01) -> float:
 
 
 def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("gaussian",),
-        calibration="l2", test_size=0.3, progress=False):
+        calibration="l2", test_size=0.3, progress=False, solver="auto"):
     """The experiment behind the table: a dict with the rows and the non-private reference.
 
     Each row: ``eps``, ``method`` (label), ``acc`` (array over seeds),
@@ -92,7 +92,7 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     X, y = load_breast_cancer(scaled=True)
     splits = [train_test_split(X, y, test_size, random_state=s) for s in range(seeds)]
     params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], method=method,
-                  calibration=calibration)
+                  calibration=calibration, solver=solver)
     variants = [None] if method == "expmech" else list(noises)
     bar = _progress_bar(len(epsilons) * len(variants) * seeds + seeds, "fasterm fits", progress)
     try:
@@ -120,10 +120,9 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                     bar.update()
                 if method == "expmech":
                     label = "expmech"
-                elif noise == "gaussian":
-                    label = "noisy_pgd/gaussian"
                 else:
-                    label = f"noisy_pgd/laplace-{calibration}"
+                    solver = res.info.get("solver", "pgd")
+                    label = f"noisy_{solver}/" + ("gaussian" if noise == "gaussian" else f"laplace-{calibration}")
                 rows.append(dict(eps=eps, method=label, acc=np.array(acc), eps_spent=spent_e,
                                  delta_spent=spent_d, steps=steps, seconds=secs / seeds))
     finally:
@@ -201,6 +200,8 @@ def main(argv=None) -> int:
                          "laplace, or laplace alone when --delta 0)")
     ap.add_argument("--calibration", choices=["l2", "pure", "coordinate"], default="l2",
                     help="Laplace calibration")
+    ap.add_argument("--solver", choices=list(_linear.SOLVERS), default="auto",
+                    help="the noisy gradient method (auto: the public rule of docs/solvers.rst)")
     ap.add_argument("--test-size", type=float, default=0.3)
     ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -217,6 +218,10 @@ def main(argv=None) -> int:
     if args.delta == 0 and args.method == "noisy_pgd" and (
             "gaussian" in noises or args.calibration == "coordinate"):
         ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
+    if args.solver in ("gd", "sgd") and args.model == "svm":
+        ap.error(f"--solver {args.solver} needs a smooth loss (the SVM's hinge loss is not)")
+    if args.solver == "sgd" and "laplace" in noises:
+        ap.error("--solver sgd needs --noise gaussian")
     if args.method == "expmech" and not _linear.has_expmech():
         ap.error("--method expmech needs fasterm.expmech_erm, which this installation lacks")
     if args.png:
@@ -228,7 +233,7 @@ def main(argv=None) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     out = run(args.epsilons, args.seeds, args.delta, model=args.model, method=args.method,
               noises=noises, calibration=args.calibration, test_size=args.test_size,
-              progress=progress)
+              progress=progress, solver=args.solver)
     print(format_table(out))
     if args.png:
         write_png(out, args.png)

@@ -5,8 +5,8 @@ estimators (and validates their parameters there, once); the main job calls it
 directly so that it runs without scikit-learn.  The public bounds and the
 defaults chosen from them are documented here once.
 
-Pipeline of one fit (``method="noisy_pgd"``)
---------------------------------------------
+Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
+------------------------------------------------------------------
 1. Rows are clipped to the declared ``data_norm`` X (x ↦ x·min(1, X/‖x‖)), and,
    with ``fit_intercept``, a constant column ``intercept_scaling`` s is
    appended: the augmented rows have norm ≤ X_aug = √(X² + s²), and the
@@ -18,10 +18,27 @@ Pipeline of one fit (``method="noisy_pgd"``)
    :mod:`fasterm.optimize`), still convex, and for classification still
    classification-calibrated (a convex margin loss with negative derivative at
    0, Bartlett, Jordan & McAuliffe 2006, Thm 6).
-3. :func:`fasterm.noisy_pgd` with the chosen noise and calibration, T steps
-   (default: Theorem 2's rule with the compute budget ``max_steps``), η from
-   Theorem 2, the average of the iterates returned.  The privacy spent is the
-   result's (ε, δ); nothing else touches the data.
+3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
+   quantities only, chosen by the experiments of docs/solvers.rst):
+
+   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic and squared losses,
+     Gaussian noise): Poisson minibatches of expected size clamp(n/100, 128,
+     1024), 2 epochs below n = 10⁵ and 1 above, step 4/β (β the loss's
+     smoothness, :meth:`fasterm.losses.Logistic.smoothness`), the last
+     iterate; each minibatch's design rows are built on the fly, so the
+     (n, d + 1) design matrix is never formed;
+   * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
+     T = min(T*, ``max_steps`` or 40) with T* the minimiser of its utility
+     bound, the last iterate;
+   * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
+     and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
+     100), η from Theorem 2, the average of the iterates.
+
+   ``solver="pgd"``, ``"gd"`` or ``"sgd"`` forces one (``"pgd"`` is the
+   behaviour of fasterm before the rule).  The step 4/β is a public multiple
+   of the largest step the smooth analysis covers (the theorem's bound is then
+   not claimed; privacy does not depend on the step).  The privacy spent is
+   the result's (ε, δ); nothing else touches the data.
 
 ``clip="auto"`` (public: depends on X_aug and Y only)
     logistic  c = X_aug·σ(−1) = X_aug/(1 + e) ≈ 0.27·X_aug: the gradient norm of a
@@ -51,10 +68,12 @@ Defaults (their meaning; none depends on data values)
     confident the model may become (|logit| ≤ R·X_aug).  For the squared
     loss a large radius makes η exceed the curvature's stability limit, hence 5.
     ``alpha=1e-4``: data-independent L2 regularization α/2·‖w‖² (scikit-learn's
-    SGD default).  ``max_steps=100``: compute budget of the default T (with the
-    step size of the clipped surrogate, accuracy on the comparison data did not
-    change between 100 and 400 steps; Theorem 2's bound improves only as
-    √(1 + a/T) → 1 with a = n²μ²/(4d) for Gaussian noise, μ the GDP parameter).
+    SGD default).  ``max_steps=None``: the solver's compute budget of the
+    default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
+    accuracy on the comparison data did not change between 100 and 400 steps;
+    Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
+    Gaussian noise, μ the GDP parameter), 40 for noisy_gd (docs/solvers.rst);
+    unused by noisy_sgd, whose T is epochs/q.
 """
 
 from __future__ import annotations
@@ -67,6 +86,7 @@ from . import _dask
 from . import losses as _losses_mod
 from .constraints import L2Ball
 from .optimize import noisy_pgd
+from . import solvers as _solvers
 from .solvers import _noisy_sgd, noisy_gd
 from .secure import resolve as resolve_secure
 
@@ -85,7 +105,7 @@ SOLVERS = ("auto", "pgd", "gd", "sgd")
 # The data-independent solver rule (docs/solvers.rst): constants chosen by the
 # experiments written up there (scikit-learn's digits and synthetic data).
 PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
-GD_MAX_STEPS = 20        # noisy_gd's compute budget
+GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range

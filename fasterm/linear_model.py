@@ -24,10 +24,12 @@ respect to replacing one row (x_i, y_i) of the training data, given:
 
 Everything else — the number of steps, the step size, the clipping level —
 depends only on these public quantities; see :mod:`fasterm._linear` for the
-rules behind every default and :func:`fasterm.noisy_pgd` for the theorems
-behind the noise.  ``method="noisy_pgd"`` (default) runs noisy projected
-gradient descent with ``noise`` in {"gaussian", "laplace"} and, for Laplace,
-``calibration`` in {"l2", "pure", "coordinate"}; ``method="expmech"`` samples
+rules behind every default and :func:`fasterm.noisy_pgd`,
+:func:`fasterm.noisy_gd` and :func:`fasterm.noisy_sgd` for the theorems behind
+the noise.  ``method="noisy_pgd"`` (default) runs a noisy gradient method —
+``solver`` "auto" (default), "pgd", "gd" or "sgd" — with ``noise`` in
+{"gaussian", "laplace"} and, for Laplace, ``calibration`` in {"l2", "pure",
+"coordinate"}; ``method="expmech"`` samples
 from the exponential mechanism through ``fasterm.expmech_erm`` (pure ε; the
 sampler ships separately, and the fit raises ``ValueError`` if it is absent).
 
@@ -108,6 +110,16 @@ class _DPLinearModel(BaseEstimator):
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
+
+    @classmethod
+    def _get_param_names(cls):
+        # scikit-learn re-reads the __init__ signature (inspect) at every get_params, i.e.
+        # at every fit's parameter validation: a fixed per-class list, computed once.
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = super()._get_param_names()
+            cls._param_names = names
+        return names
 
     def _check_params(self):
         """All parameter checks, run first in ``fit``: the declared constraints, then
@@ -309,9 +321,10 @@ class DPLogisticRegression(_DPLinearClassifier):
         "auto": c = X_aug/(1 + e), the gradient norm of a full-norm row at
         margin 1 (:mod:`fasterm._linear`); None: no clipping (c = G).
     steps : int >= 1 or None, default=None
-        Number of PGD steps T; None: Theorem 2's rule within ``max_steps``.
-    max_steps : int >= 1, default=100
-        Compute budget for the default T.
+        Number of gradient steps T; None: the solver's rule (:mod:`fasterm._linear`).
+    max_steps : int >= 1 or None, default=None
+        Compute budget for the default T of noisy_pgd (None: 100) and
+        noisy_gd (None: 40); unused by noisy_sgd.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None
@@ -319,6 +332,13 @@ class DPLogisticRegression(_DPLinearClassifier):
         :mod:`fasterm.secure`); None follows :func:`fasterm.secure_mode`.
         Needs ``method="noisy_pgd"``; then ``random_state="os"`` draws the
         noise from operating-system entropy.
+    solver : {"auto", "pgd", "gd", "sgd"}, default="auto"
+        The private optimiser of ``method="noisy_pgd"``: noisy projected
+        gradient descent (:func:`fasterm.noisy_pgd`), noisy gradient descent
+        with the smooth step (:func:`fasterm.noisy_gd`) or Poisson-subsampled
+        noisy SGD (:func:`fasterm.noisy_sgd`).  "auto" picks one from n, the
+        loss, the noise and the mode only (docs/solvers.rst; hinge loss,
+        secure mode and dask arrays use "pgd").
     classes : pair (negative, positive) or None, default=None
         The declared label set.  Given, labels equal to ``positive`` form the
         positive class and all others the negative one, and nothing about y
@@ -334,7 +354,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     epsilon_, delta_ : float
         The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
     n_iter_ : int
-        Number of PGD steps T (sampler steps for "expmech").
+        Number of gradient steps T (sampler steps for "expmech").
     result_ : fasterm.OptimizeResult
         Everything the optimiser calibrated (noise scale, step size, bound).
     """

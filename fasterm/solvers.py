@@ -93,8 +93,8 @@ _OUTPUTS = ("last", "average")
 _NOISES = ("gaussian", "laplace")
 _USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr and steps"
 
-#: The default compute budget of :func:`noisy_gd` (docs/solvers.rst).
-GD_MAX_STEPS = 20
+#: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
+GD_MAX_STEPS = 40
 
 
 def _smoothness(loss, data_norm, label_bound):
@@ -329,16 +329,15 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
               neighbors: str = "replace_one") -> OptimizeResult:
     """Differentially private minibatch SGD with Poisson subsampling (DP-SGD).
 
-    Each of the T steps samples every row independently with probability q
-    (``sample_rate``, or ``batch_size``/n; default q = min(1, 256/n)... see
-    below), releases the clipped gradient sum of the sampled rows plus
-    N(0, σ²c²I), divides it by the expected batch size q·n and takes a
-    projected step η (default 1/β_L, Theorem A of the module docstring).
+    Each of the T steps samples every row independently with probability q,
+    releases the clipped gradient sum of the sampled rows plus N(0, σ²c²I),
+    divides it by the expected batch size q·n and takes a projected step η
+    (default 1/β_L, Theorem A of the module docstring).
 
     steps : T; default ⌈``epochs``/q⌉ (``epochs`` passes over the data in
         expectation).
-    sample_rate / batch_size : q, or the expected batch size q·n (one of
-        them; default batch size max(1, min(n, 512))).
+    sample_rate / batch_size : q, or the expected batch size q·n (give at
+        most one; default q = min(1, 512/n)).
     neighbors : "replace_one" (fasterm's relation) or "add_remove": the
         relation the reported (ε, δ) holds for.
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
