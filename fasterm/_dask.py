@@ -48,7 +48,7 @@ import sys
 import numpy as np
 
 from . import _losses
-from ._validation import FLOAT_DTYPES, _all_finite, check_array
+from ._validation import FLOAT_DTYPES, _all_finite, check_array, labels_as
 
 __all__ = ["check_client", "check_X_y", "check_y", "design", "is_dask_collection", "run", "unique"]
 
@@ -128,7 +128,8 @@ def check_X_y(X, y, *, y_required=False):
             raise ValueError("y is required for this loss")
         return X, None
     y = check_y(y, X)
-    return X, (y if y.dtype == X.dtype else y.astype(X.dtype))
+    # labels_as chunk by chunk: a huge finite label is clipped, not cast to inf
+    return X, (y if y.dtype == X.dtype else y.map_blocks(labels_as, X.dtype, dtype=X.dtype))
 
 
 def check_y(y, X):

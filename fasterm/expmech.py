@@ -102,6 +102,7 @@ import numpy as np
 from . import _hitrun
 from . import constraints as _constraints
 from . import losses as _losses_mod
+from . import secure as _secure
 from ._validation import (
     check_epsilon,
     check_positive,
@@ -384,10 +385,14 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         the exact density (module docstring).  Also Δ, k = εn/(2Δ), G, the steps and
         Theorem 2.5's bound.
 
+    No secure mode: under :func:`fasterm.secure_mode` it raises ``ValueError``
+    (the sampler is floating point, :mod:`fasterm.secure`).
+
     Cost: O(nd) per step (one pass over X for X̃u) plus the line draw — O(n)
     (squared, logistic), O(n log n) (hinge/absolute, n ≤ 2048), O(d)
     (linear).
     """
+    _secure.check_not_secure("fasterm.expmech_erm")
     prob = _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_bound)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)

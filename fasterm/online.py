@@ -35,7 +35,9 @@ the header for the incremental update and its periodic exact recomputation).
 Floating point: like every textbook implementation, the sampler uses
 floating-point weights and a 53-bit uniform, so probabilities below ~2^-53 are
 not reproduced exactly; the privacy statements are for the exact-arithmetic
-mechanism (the same caveat as :mod:`fasterm.noise`).
+mechanism (the same caveat as :mod:`fasterm.noise`).  There is no secure
+mode: under :func:`fasterm.secure_mode` / :func:`fasterm.set_secure` every
+learner here raises ``ValueError`` instead of drawing (:mod:`fasterm.secure`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import numpy as np
 
 from . import _online
 from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
+from .secure import check_not_secure
 from ._validation import (
     check_array,
     check_delta,
@@ -301,6 +304,7 @@ class RWM:
     _hi = math.inf
 
     def __init__(self, n_experts: int, eta: float, random_state: None | int | np.random.Generator = None) -> None:
+        check_not_secure("fasterm.online.RWM")
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         eta = check_positive(eta, "eta")
         self._rng = check_random_state(random_state)
@@ -334,6 +338,7 @@ class RWM:
 
     def choose(self) -> int:
         """Draw an expert with probability ∝ exp(−η · its cumulative loss)."""
+        check_not_secure("fasterm.online.RWM")
         return int(self._state.choose(self._rng.bit_generator))
 
     def update(self, losses) -> None:
@@ -354,6 +359,7 @@ class RWM:
         return self._run(L)
 
     def _run(self, L: np.ndarray) -> RWMRun:
+        check_not_secure("fasterm.online.RWM")
         result = _run_batch(self._state, self._rng, L, self._eta)
         self._rounds += L.shape[0]
         return result
@@ -427,6 +433,7 @@ class PrivateRWM:
     def __init__(self, n_experts: int, rounds: int, epsilon: float, delta: float,
                  loss_range: tuple[float, float] = (0.0, 1.0), random_state: None | int | np.random.Generator = None, *,
                  calibration: str = "exact") -> None:
+        check_not_secure("fasterm.online.PrivateRWM")
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         T = check_scalar(rounds, "rounds", low=1, integer=True)
         lo, hi = _check_loss_range(loss_range)
@@ -483,6 +490,7 @@ class PrivateRWM:
 
     def choose(self) -> int:
         """Draw this round's action; refuses beyond ``rounds`` draws."""
+        check_not_secure("fasterm.online.PrivateRWM")
         self._spend(1)
         a = int(self._state.choose(self._rng.bit_generator))
         self._chosen += 1
@@ -501,6 +509,7 @@ class PrivateRWM:
         privacy guarantee; its ``losses`` and ``expert_losses`` are functions of
         the data, returned for the caller's own evaluation (regret).
         """
+        check_not_secure("fasterm.online.PrivateRWM")
         L = _check_loss_matrix(loss_matrix, self._k)
         T = L.shape[0]
         self._spend(T)
@@ -586,6 +595,7 @@ def linear_learner(S, epsilon, delta, random_state=None, *, calibration="exact")
 
     ``S``: (n, d) float32 or float64 array, n ≥ 1 rows.
     """
+    check_not_secure("fasterm.online.linear_learner")
     X = check_array(S, "S", ndim=2, finite=False)
     T, d = X.shape
     cal = calibrate_eta(epsilon, delta, T, loss_sensitivity=2.0, calibration=calibration)

@@ -71,6 +71,7 @@ from . import _dask, _losses, _noise, accounting
 from . import secure as _secure
 from . import constraints as _constraints
 from . import losses as _losses_mod
+from . import noise as _noise_mod
 from ._validation import (
     check_delta,
     check_derived,
@@ -164,7 +165,8 @@ def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_b
     code = _losses.NOISE_NONE if noise is None else (
         _losses.NOISE_GAUSSIAN if noise == "gaussian" else _losses.NOISE_LAPLACE)
     _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                     scale, None if noise is None else rng.bit_generator, *spec, acc, nt)
+                     _noise_mod._scale_for(scale, X.dtype), None if noise is None else rng.bit_generator,
+                     *spec, acc, nt)
     return _finish(constraint, w, acc, steps, X.dtype)
 
 
@@ -205,6 +207,7 @@ def _steps_python(grad_sum, n, w, constraint, steps, lr, average, reg, noise, sc
     fill = None
     if noise is not None:
         fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
+        scale = _noise_mod._scale_for(scale, dtype)  # rounded up, never to nearest
         bitgen = rng.bit_generator
         noise_row = np.empty(d, dtype=dtype)
     project = constraint._project

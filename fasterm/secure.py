@@ -80,10 +80,15 @@ magnitude below one grid step for any realistic n; a float32 sum would not).
 Secure mode removes the leak through the noise and the output set, not
 through timing: the exact samplers' running time is random, and the finite
 exponential mechanism's expected number of proposals (m/Σ weights) depends on
-the scores.  The 1-D
-samplers (median/mean/quantile), the continuous exponential mechanism
-(``expmech_erm``, hit-and-run) and RWM are not covered by secure mode (they
-have no ``secure`` flag).
+the scores.  The 1-D samplers (``median``/``mean``/``quantile``), the
+continuous exponential mechanism (``expmech_erm``, hit-and-run), ``RWM``,
+``run_rwm``, ``PrivateRWM`` and ``linear_learner`` have no secure path: in
+secure mode they raise ``ValueError`` rather than fall back to their
+floating-point samplers (:func:`check_not_secure`).  Covered besides the
+mechanisms and ``noisy_pgd``: :class:`fasterm.learning.SQOracle` (its answers
+are secure Laplace releases) and the private PAC learners (the finite
+exponential mechanism).  The samplers of :mod:`fasterm.noise` themselves
+(``laplace``, ``gaussian``) are primitives and ignore the setting.
 
 The finite exponential mechanism
 --------------------------------
@@ -166,6 +171,20 @@ def resolve(secure) -> bool:
     if not isinstance(secure, (bool, np.bool_)):
         raise TypeError(f"secure must be None or a bool, got {type(secure).__name__}")
     return bool(secure)
+
+
+def check_not_secure(what: str) -> None:
+    """Refuse to run ``what`` (a floating-point sampler) while secure mode is on.
+
+    Secure mode never falls back to a floating-point sampler silently: a
+    function without a secure path raises ``ValueError`` instead (module
+    docstring, "What is not covered").
+    """
+    if is_secure():
+        raise ValueError(
+            f"{what} has no secure (floating-point-safe) mode and secure mode is on "
+            "(fasterm.secure_mode / fasterm.set_secure); run it outside the secure_mode block, "
+            "or inside `with fasterm.secure_mode(False):` to accept the floating-point sampler")
 
 
 def check_granularity(granularity, name: str = "granularity") -> float:

@@ -524,6 +524,14 @@ def _entries():
                    dict(scores=SC0, sensitivity=1.0, epsilon=1.0, secure=True, random_state=0),
                    dict(scores=_arrays(SC0, ndim=1), sensitivity=pos(), epsilon=eps(), granularity=gran(),
                         random_state=srs(), secure=flag(), monotonic=[("int", 1, None), ("str", "yes", None)])))
+    E.append(Entry("learning.SQOracle.query(secure)",
+                   _ctor_then(fe.learning.SQOracle, "query", ("X", "y", "epsilon", "delta", "max_queries",
+                                                               "random_state", "secure"), phi=lambda X, y: y > 0),
+                   dict(X=X0, y=Y0, epsilon=1.0, delta=0.0, max_queries=3, random_state=0, secure=True),
+                   dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), delta=dl(), max_queries=it(3),
+                        random_state=srs(), secure=flag(),
+                        phi=[("none", None, None), ("nan", lambda X, y: np.full(len(y), NAN), None),
+                             ("wrong-len", lambda X, y: np.zeros(2), None)])))
     E.append(Entry("mechanisms.exponential(granularity, not secure)", fe.mechanisms.exponential,
                    dict(scores=SC0, sensitivity=1.0, epsilon=1.0, random_state=0),
                    dict(granularity=[("pow2", 2.0 ** -10, None), ("bad", 3.0, None)], secure=flag())))
