@@ -22,8 +22,9 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
    quantities only, chosen by the experiments of docs/solvers.rst):
 
    * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic and squared losses,
-     Gaussian noise): Poisson minibatches of expected size clamp(n/100, 128,
-     1024), 2 epochs below n = 10⁵ and 1 above, step 4/β (β the loss's
+     Gaussian noise): Poisson minibatches of expected size B = clamp(n/100,
+     128, 1024), 2 epochs below n = 10⁵ and 1 above but at least 160 steps,
+     step 4/β (β the loss's
      smoothness, :meth:`fasterm.losses.Logistic.smoothness`), the last
      iterate; each minibatch's design rows are built on the fly, so the
      (n, d + 1) design matrix is never formed;
@@ -109,6 +110,7 @@ GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
+SGD_MIN_STEPS = 160      # at least this many sgd steps (more epochs at moderate n)
 LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
 
 
@@ -119,8 +121,8 @@ def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
     ``epochs`` for "sgd".  "auto": noisy_pgd for the hinge loss (not smooth),
     secure mode and dask arrays (the paths that only PGD has); noisy_gd for
     Laplace noise and for n < SGD_MIN_ROWS; noisy_sgd otherwise, with the
-    expected batch size clamp(n/100, 128, 1024) and 2 epochs below n = 1e5,
-    1 above.
+    expected batch size B = clamp(n/100, 128, 1024) and
+    max(2 epochs below n = 1e5 and 1 above, SGD_MIN_STEPS steps).
     """
     if solver == "auto":
         if kind == "hinge" or secure or chunked:
@@ -130,8 +132,9 @@ def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
         else:
             solver = "sgd"
     if solver == "sgd":
-        batch = min(max(n / SGD_STEPS_PER_EPOCH, SGD_BATCH[0]), SGD_BATCH[1])
-        return solver, {"batch_size": min(float(n), batch), "epochs": 2.0 if n < 100_000 else 1.0}
+        batch = min(float(n), max(n / SGD_STEPS_PER_EPOCH, SGD_BATCH[0]), SGD_BATCH[1])
+        epochs = max(2.0 if n < 100_000 else 1.0, SGD_MIN_STEPS * batch / n)
+        return solver, {"batch_size": batch, "epochs": epochs}
     return solver, {}
 DEFAULT_RADIUS = {"logistic": 50.0, "hinge": 50.0, "squared": 5.0}
 
