@@ -340,6 +340,7 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         most one; default q = min(1, 512/n)).
     neighbors : "replace_one" (fasterm's relation) or "add_remove": the
         relation the reported (ε, δ) holds for.
+
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
 
     Privacy: σ = :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε, δ,
