@@ -252,7 +252,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         calibration=None if noise == "gaussian" else calibration, noise_scale=scale, lipschitz=c,
         sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "solver": "gd", "smoothness": beta, "accelerate": accelerate,
-              "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate},
+              "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
+              "secure": None},
     )
 
 
@@ -462,5 +463,5 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
               "neighbors": neighbors, "smoothness": beta, "output": output,
-              "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate},
+              "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None},
     )
