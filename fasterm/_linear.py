@@ -30,7 +30,8 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
      (n, d + 1) design matrix is never formed;
    * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
      T = min(T*, ``max_steps`` or 40) with T* the minimiser of its utility
-     bound, the last iterate;
+     bound, Nesterov momentum when the noise per step is below 0.2·c
+     (``accelerate="auto"``), the last iterate;
    * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
      and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
      100), η from Theorem 2, the average of the iterates.
@@ -257,7 +258,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
             if solver == "gd":
                 result = noisy_gd(loss, A, y, ball, epsilon, delta, steps=steps, noise=noise,
                                   calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
-                                  **common)
+                                  accelerate="auto", **common)
             else:
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
                                     output="last", neighbors="replace_one",

@@ -95,6 +95,8 @@ _USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr and steps"
 
 #: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
 GD_MAX_STEPS = 40
+#: ``accelerate="auto"`` uses momentum when √(E‖h_t‖²) ≤ this × c (docs/solvers.rst).
+ACCELERATE_BELOW = 0.2
 
 
 def _smoothness(loss, data_norm, label_bound):
@@ -160,7 +162,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
              constraint: _constraints.Constraint, epsilon: float, delta: float = 1e-5,
              steps: int | None = None, noise: str = "gaussian", data_norm: float | None = None,
              clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
-             label_bound: float | None = None, lr: float | None = None, accelerate: bool = False,
+             label_bound: float | None = None, lr: float | None = None, accelerate: bool | str = False,
              output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2") -> OptimizeResult:
     """Differentially private full-batch gradient descent for smooth losses.
 
@@ -177,7 +179,11 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     accelerate : Nesterov/FISTA momentum (the query point
         y_t = w_t + (k_{t−1} − 1)/k_t·(w_t − w_{t−1}), post-processing of the
         releases, so the privacy is unchanged).  Theorem A does not cover it:
-        ``utility_bound`` is then None.
+        ``utility_bound`` is then None.  ``"auto"``: momentum when the noise
+        per step is small against the clipped gradients, √(E‖h_t‖²) ≤
+        ``ACCELERATE_BELOW``·c (public: σ√d/c = 2√(Td)/(nμ) for Gaussian
+        noise); momentum accumulates noise, and helped below that level and
+        hurt above it in the experiments of docs/solvers.rst.
     output : "last" (w_T, the default) or "average" (the mean of
         w_1 … w_T, the point Theorem A bounds).  Plain steps with the last
         iterate run in the compiled loop of :func:`fasterm.noisy_pgd`
@@ -198,7 +204,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     if noise == "laplace" and delta == 0.0 and calibration == "coordinate":
         raise ValueError("delta must be > 0 for calibration='coordinate'")
     output = _check_output(output)
-    accelerate = bool(accelerate)
+    if not (accelerate == "auto" or isinstance(accelerate, (bool, np.bool_))):
+        raise TypeError(f"accelerate must be True, False or 'auto', got {accelerate!r}")
     max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
@@ -222,6 +229,9 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
             else:
                 steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
         scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+        if accelerate == "auto":
+            accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
+        accelerate = bool(accelerate)
         G_step = c + _reg_lipschitz(loss, constraint)
         check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
                       "lr, " + _USER_SCALES)

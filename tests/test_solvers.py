@@ -163,6 +163,18 @@ def test_noisy_gd_default_steps_rule():
     assert r.steps == math.ceil(t_star)
 
 
+@pytest.mark.parametrize("n, eps", [(400, 1.0), (400, 10.0), (3000, 1.0), (3000, 0.1)])
+def test_noisy_gd_accelerate_auto_rule(n, eps):
+    # momentum iff the noise norm per step σ√d ≤ 0.2·c, σ√d/c = 2√(T d)/(n μ) (Gaussian)
+    X, y = _data(n, 8, seed=1)
+    r = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 8), eps, 1e-5, steps=30, data_norm=1.0,
+                    clip=0.3, random_state=0, accelerate="auto")
+    mu = A.gaussian_mu(eps, 1e-5)
+    assert r.info["accelerate"] == (2 * math.sqrt(30 * 8) / (n * mu) <= 0.2)
+    with pytest.raises(TypeError, match="accelerate"):
+        fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 8), eps, data_norm=1.0, accelerate="yes")
+
+
 def test_noisy_gd_float32_reproducible_and_laplace():
     X, y = _data(200, 5, seed=2, dtype=np.float32)
     kw = dict(data_norm=1.0, steps=5, random_state=11)
