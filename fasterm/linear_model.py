@@ -238,12 +238,12 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
             return self
-        if chunked:  # the label set only comes to the client, never y itself
-            classes = _dask.unique(y)
-            check_classification_targets(classes)
-        else:
-            check_classification_targets(y)
-            classes = np.unique(y)
+        # The target type of a 1-d y is decided by its set of values: checking the
+        # unique labels is scikit-learn's check at the cost of one np.unique (its
+        # type_of_target on all of y sorts y again).  For dask, only the label set
+        # comes to the client, never y itself.
+        classes = _dask.unique(y) if chunked else np.unique(y)
+        check_classification_targets(classes)
         if classes.shape[0] > 2:
             raise ValueError(
                 f"Only binary classification is supported; y has {classes.shape[0]} classes. "
