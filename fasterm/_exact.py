@@ -313,8 +313,11 @@ def as_fraction(x, name: str, *, allow_zero: bool = False) -> Fraction:
     """A positive (or, with ``allow_zero``, non-negative) finite number as an exact Fraction.
 
     ints and Fractions are taken as they are; a float is the dyadic rational it
-    represents (``float.as_integer_ratio``), so nothing is rounded.
+    represents (``float.as_integer_ratio``), so nothing is rounded.  A 0-d
+    array is its scalar.
     """
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, Fraction, np.integer, np.floating)):
         raise TypeError(f"{name} must be an int, float or Fraction, got {type(x).__name__}")
     if isinstance(x, (float, np.floating)):

@@ -128,6 +128,8 @@ def gaussian(size: int | tuple[int, ...] | None = None, scale: float = 1.0, *, r
 
 
 def _size(size) -> int:
+    if isinstance(size, np.ndarray) and size.ndim == 0:  # a 0-d array spells its scalar
+        size = size[()]
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"size must be an int, got {type(size).__name__}")
     if size < 0:

@@ -188,11 +188,25 @@ def check_not_secure(what: str) -> None:
 
 
 def check_granularity(granularity, name: str = "granularity") -> float:
-    """A power of two 2^k, −1000 ≤ k ≤ 960, as a float."""
-    if isinstance(granularity, (bool, np.bool_)) or not isinstance(granularity, (int, float, np.integer, np.floating)):
+    """A power of two 2^k, −1000 ≤ k ≤ 960, as a float.
+
+    Any exact spelling of it is accepted: a float, an int, a numpy scalar, a
+    0-d array or a :class:`fractions.Fraction` (which must equal the power of
+    two exactly, not only after rounding to a float).
+    """
+    if isinstance(granularity, np.ndarray) and granularity.ndim == 0:
+        granularity = granularity[()]
+    if isinstance(granularity, (bool, np.bool_)) or not isinstance(
+            granularity, (int, float, Fraction, np.integer, np.floating)):
         raise TypeError(f"{name} must be a power of two (a float such as 2.0**-10), "
                         f"got {type(granularity).__name__}")
-    g = float(granularity)
+    try:
+        g = float(granularity)
+    except OverflowError:  # an int or Fraction beyond the double range
+        raise ValueError(f"{name} must be between 2**{_MIN_EXP} and 2**{_MAX_EXP}, "
+                         "got a value beyond the float range") from None
+    if isinstance(granularity, Fraction) and math.isfinite(g) and Fraction(*g.as_integer_ratio()) != granularity:
+        raise ValueError(f"{name} must be a power of two (2**k), got {granularity!r}")
     if not (math.isfinite(g) and g > 0):
         raise ValueError(f"{name} must be a positive power of two, got {granularity!r}")
     m, e = math.frexp(g)
