@@ -207,14 +207,19 @@ EST_CASES = [
 ]
 
 
+@pytest.mark.parametrize("solver", ["pgd", "gd"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 @pytest.mark.parametrize("noise,calibration,delta", [NOISES[1], NOISES[3]], ids=["laplace-l2", "gaussian"])
 @pytest.mark.parametrize("est,kind,clip,yscale", EST_CASES, ids=[f"{e}-{c}" for e, _, c, _ in EST_CASES])
 def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, clip, yscale, noise, calibration,
-                                                                   delta, dtype):
+                                                                   delta, dtype, solver):
+    # pgd: two steps, the average (w₀ + w₁)/2 = w₁/2; gd (smooth losses): one step, w₁ itself.
+    if solver == "gd" and kind == "hinge":
+        pytest.skip("noisy_gd needs a smooth loss")
+    steps, share = (2, 0.5) if solver == "pgd" else (1, 1.0)
     cls = getattr(fe, est)
-    params = dict(epsilon=1.0, delta=delta, noise=noise, calibration=calibration, steps=2, random_state=5,
-                  clip=clip, intercept_scaling=S)
+    params = dict(epsilon=1.0, delta=delta, noise=noise, calibration=calibration, steps=steps, random_state=5,
+                  clip=clip, intercept_scaling=S, solver=solver)
     if kind == "squared":
         params["label_bound"] = 1.0
     fits = []
@@ -227,7 +232,7 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, c
     G = {"logistic": X_aug / (1 + math.e), "hinge": X_aug / 2, "squared": 1.0 * X_aug / 2}[kind]
     if clip is None:
         G = X_aug  # hinge: G = X_aug
-    assert m.result_.steps == 2 and m.result_.sensitivity == pytest.approx(2 * G / EN, rel=1e-14)
+    assert m.result_.steps == steps and m.result_.sensitivity == pytest.approx(2 * G / EN, rel=1e-14)
     lr = m.result_.lr
     assert m2.result_.lr == lr and m2.result_.noise_scale == m.result_.noise_scale
 
@@ -236,8 +241,8 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, c
 
     w, w2 = aug(m), aug(m2)
     radius = m.radius
-    # precondition: the projection of w₁ = 2·average did not bind (else the step would be shrunk)
-    assert 2 * np.linalg.norm(w) < radius * (1 - 1e-6) and 2 * np.linalg.norm(w2) < radius * (1 - 1e-6)
+    # precondition: the projection of w₁ did not bind (else the step would be shrunk)
+    assert np.linalg.norm(w) / share < radius * (1 - 1e-6) and np.linalg.norm(w2) / share < radius * (1 - 1e-6)
     diff = w - w2
     X, y = _est_data(np.float64, False)
     x0 = _aug_row(X[0])
@@ -249,10 +254,10 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, c
     else:
         g = -2.0 * float(np.clip(yy, -1.0, 1.0)) * x0
     g = _row_clip(g, G)
-    expected = -(lr / 2) * (2 * g) / EN   # the flipped row's clipped gradient is −g
+    expected = -(lr * share) * (2 * g) / EN   # the flipped row's clipped gradient is −g
     tol = _tol(dtype, w, w2) * (10 if dtype == np.float32 else 1)
     np.testing.assert_allclose(diff, expected, rtol=0, atol=tol)
-    assert np.linalg.norm(diff) == pytest.approx(lr * m.result_.sensitivity / 2, abs=tol * math.sqrt(ED + 1))
+    assert np.linalg.norm(diff) == pytest.approx(lr * m.result_.sensitivity * share, abs=tol * math.sqrt(ED + 1))
 
 
 # ---------------------------------------------------------------------------
@@ -313,24 +318,27 @@ def test_secure_noisy_pgd_applied_noise_matches_reported_scale(noise):
     assert _spread(r.w, noise) / LR == pytest.approx(expected, rel=0.01)
 
 
-@pytest.mark.parametrize("est,noise,dtype", [("DPLogisticRegression", "gaussian", np.float64),
-                                             ("DPLinearSVC", "laplace", np.float32),
-                                             ("DPLinearRegression", "gaussian", np.float32)])
-def test_estimator_applied_noise_matches_reported_scale(est, noise, dtype):
-    # zero features, no intercept: the gradient is 0 and the two-step average
-    # is w₁/2 = −lr·h/2.  500 fits (seeds 0…499) × 200 coordinates; n = 400
-    # keeps the noise below G, so ‖w₁‖ < radius (checked) and the projection
-    # never binds.
+@pytest.mark.parametrize("est,noise,dtype,solver", [("DPLogisticRegression", "gaussian", np.float64, "pgd"),
+                                                    ("DPLogisticRegression", "gaussian", np.float64, "gd"),
+                                                    ("DPLinearSVC", "laplace", np.float32, "pgd"),
+                                                    ("DPLinearRegression", "gaussian", np.float32, "pgd"),
+                                                    ("DPLinearRegression", "gaussian", np.float32, "gd")])
+def test_estimator_applied_noise_matches_reported_scale(est, noise, dtype, solver):
+    # zero features, no intercept: the gradient is 0; pgd's two-step average is
+    # w₁/2 = −lr·h/2, gd's one step w₁ = −lr·h.  500 fits (seeds 0…499) × 200
+    # coordinates; n = 400 keeps the noise below G, so ‖w₁‖ < radius (checked)
+    # and the projection never binds.
     n, d, fits = 400, 200, 500
+    steps, share = (2, 0.5) if solver == "pgd" else (1, 1.0)
     X = np.zeros((n, d), dtype=dtype)
     y = np.tile([0.0, 1.0], n // 2)
-    model = getattr(fe, est)(epsilon=1.0, noise=noise, steps=2, fit_intercept=False)
+    model = getattr(fe, est)(epsilon=1.0, noise=noise, steps=steps, fit_intercept=False, solver=solver)
     h = np.empty((fits, d))
     for seed in range(fits):
         m = model.set_params(random_state=seed).fit(X, y)
         w = np.ravel(m.coef_).astype(np.float64)
-        assert np.linalg.norm(2 * w) < m.radius * (1 - 1e-6)
-        h[seed] = 2 * w / m.result_.lr
+        assert np.linalg.norm(w / share) < m.radius * (1 - 1e-6)
+        h[seed] = w / share / m.result_.lr
     assert _spread(h, noise) == pytest.approx(m.result_.noise_scale, rel=0.01)
 
 
