@@ -28,7 +28,8 @@ obtuse-angle property bounds ⟨g̃_t, w_{t+1} − w*⟩ by
 −⟨h_t, w_{t+1} − w*⟩ has expectation ≤ η E‖h_t‖² (compare w_{t+1} with the
 noiseless step, independent of h_t, and use that Π_C is 1-Lipschitz); sum
 over t and use convexity for w̄.  With η = 1/β_L and ‖w_0 − w*‖ ≤ R
-(w_0 the centre of C, R its radius) the bound is β_L R²/(2T) + s²/β_L —
+(w_0 = ``constraint.center``; R the radius of an L2 ball, the diameter of
+any other set) the bound is β_L R²/(2T) + s²/β_L —
 reported as ``utility_bound`` (for the clipped objective; for the original
 loss when no clipping binds, c ≥ G).  The same bound holds for the last
 iterate up to a log T factor in the non-smooth analysis; here ``output``
@@ -130,7 +131,7 @@ def _check_output(output):
 
 
 def _privacy_constants(loss, constraint, data_norm, clip, label_bound):
-    """(G of the loss, c the clip used, the regularizer's Lipschitz term)."""
+    """(G of the loss on C, the clip level c = min(clip, G) the sensitivity uses)."""
     G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
     c = G_loss if clip is None else min(clip, G_loss)
     return G_loss, c
@@ -150,6 +151,14 @@ def gd_default_steps(beta: float, radius: float, sensitivity: float, dim: int, e
     if not math.isfinite(t_star):
         return int(max_steps)
     return int(max(1, min(int(max_steps), math.ceil(t_star))))
+
+
+def _start_distance(constraint) -> float:
+    """A bound on ‖w_0 − w*‖ for w_0 = ``constraint.center`` and any w* ∈ C (Theorem A's R):
+    the radius of an L2 ball (w_0 its centre), the diameter of any other set."""
+    if isinstance(constraint, _constraints.L2Ball):
+        return float(constraint.radius)
+    return float(constraint.diameter)
 
 
 def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
@@ -219,7 +228,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
     G_loss, c = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
     sens = 2.0 * c / n
-    R = _norm_bound(constraint)
+    R = _start_distance(constraint)
     with derived_from(_USER_SCALES):
         if lr is None:
             lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
@@ -402,7 +411,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     if beta == 0.0 and lr is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
     G_loss, c = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
-    R = _norm_bound(constraint)
+    R = _start_distance(constraint)
     scales = _USER_SCALES + ", sample_rate, batch_size and epochs"
     with derived_from(scales):
         if steps is None:
