@@ -13,6 +13,8 @@ It must equal the vector predicted by the clipping analysis, and its norm
 must be η·Δ₂ exactly for a saturating row, and never more than the reported
 η·Δ₂ (Δ₂ = ``result.sensitivity``).  A loop that clipped at a larger norm than
 the one the sensitivity was computed with, or ignored the user's clip, fails.
+The same holds for one step of ``noisy_gd``, and for ``noisy_sgd`` when row 0
+is in the minibatch (the seed fixes the sample and the noise alike).
 
 Noise.  On zero data the gradient is zero and one step is w = −η·h, so the
 spread of w over many coordinates estimates the per-coordinate noise scale
@@ -168,6 +170,77 @@ def test_dask_noisy_pgd_one_step_difference_is_eta_times_sensitivity():
     expected = -LR * (_grad_at_zero("linear", X[0], 0.0, 0.7) - _grad_at_zero("linear", X2[0], 0.0, 0.7)) / N
     np.testing.assert_allclose(r.w - r2.w, expected, rtol=0, atol=_tol(np.float64, r.w, r2.w))
     assert np.linalg.norm(r.w - r2.w) == pytest.approx(LR * r.sensitivity, rel=1e-9)
+
+
+SMOOTH_CASES = [c for c in SENS_CASES if c[0] != "hinge"]
+
+
+@pytest.mark.parametrize("accelerate", [False, True], ids=["plain", "momentum"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("noise,calibration,delta", [NOISES[1], NOISES[3]], ids=["laplace-l2", "gaussian"])
+@pytest.mark.parametrize("kind,clip,saturates", SMOOTH_CASES, ids=[f"{k}-clip{c}" for k, c, _ in SMOOTH_CASES])
+def test_noisy_gd_one_step_difference_is_eta_times_sensitivity(kind, clip, saturates, noise, calibration, delta,
+                                                               dtype, accelerate):
+    # one step (the compiled loop for plain steps, the numpy loop with momentum)
+    X, y, X2, y2 = _neighbours(kind, dtype)
+    yy, yy2 = (None, None) if kind == "linear" else (y, y2)
+    kw = dict(constraint=fe.L2Ball(BIG, D), epsilon=1.0, delta=delta, steps=1, noise=noise,
+              calibration=calibration, data_norm=XN, clip=clip, lr=LR, random_state=42, accelerate=accelerate,
+              label_bound=YB if kind == "squared" else None)
+    loss = _loss(kind)
+    r, r2 = fe.noisy_gd(loss, X, yy, **kw), fe.noisy_gd(loss, X2, yy2, **kw)
+    G = _lipschitz(kind) if clip is None else min(clip, _lipschitz(kind))
+    assert r.sensitivity == pytest.approx(2.0 * G / N, rel=1e-15) and r2.noise_scale == r.noise_scale
+    diff = r.w.astype(np.float64) - r2.w.astype(np.float64)
+    g_clip = clip if clip is not None else G
+    expected = -LR * (_grad_at_zero(kind, X[0].astype(np.float64), float(y[0]), g_clip)
+                      - _grad_at_zero(kind, X2[0].astype(np.float64), float(y2[0]), g_clip)) / N
+    tol = _tol(dtype, r.w, r2.w)
+    np.testing.assert_allclose(diff, expected, rtol=0, atol=tol)
+    assert np.linalg.norm(diff) <= LR * r.sensitivity + tol * math.sqrt(D)
+    if saturates:
+        assert np.linalg.norm(diff) == pytest.approx(LR * r.sensitivity, abs=tol * math.sqrt(D))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("kind,clip,saturates", SMOOTH_CASES, ids=[f"{k}-clip{c}" for k, c, _ in SMOOTH_CASES])
+def test_noisy_sgd_one_step_difference_is_eta_times_clipped_change(kind, clip, saturates, dtype):
+    # Poisson sampling at q = 1/2 with one seed: both runs sample the same rows and
+    # draw the same noise, so w − w′ = −η·1[row 0 sampled]·(g₀ − g₀′)/(qn): either 0
+    # or the full change, whose norm is ≤ η·2c/(qn) (= η·2·sensitivity/(qn)).
+    X, y, X2, y2 = _neighbours(kind, dtype)
+    yy, yy2 = (None, None) if kind == "linear" else (y, y2)
+    loss = _loss(kind)
+    G = _lipschitz(kind) if clip is None else min(clip, _lipschitz(kind))
+    g_clip = clip if clip is not None else G
+    full = -LR * (_grad_at_zero(kind, X[0].astype(np.float64), float(y[0]), g_clip)
+                  - _grad_at_zero(kind, X2[0].astype(np.float64), float(y2[0]), g_clip)) / (0.5 * N)
+    seen = set()
+    for seed in range(12):
+        kw = dict(constraint=fe.L2Ball(BIG, D), epsilon=1.0, delta=1e-5, steps=1, sample_rate=0.5, data_norm=XN,
+                  clip=clip, lr=LR, random_state=seed, label_bound=YB if kind == "squared" else None)
+        r, r2 = fe.noisy_sgd(loss, X, yy, **kw), fe.noisy_sgd(loss, X2, yy2, **kw)
+        assert r.sensitivity == pytest.approx(G, rel=1e-15) and r2.noise_scale == r.noise_scale
+        diff = r.w.astype(np.float64) - r2.w.astype(np.float64)
+        tol = _tol(dtype, r.w, r2.w)
+        sampled = np.linalg.norm(diff) > 100 * tol
+        seen.add(bool(sampled))
+        np.testing.assert_allclose(diff, full if sampled else 0.0 * full, rtol=0, atol=tol)
+        assert np.linalg.norm(diff) <= LR * 2 * r.sensitivity / (0.5 * N) + tol * math.sqrt(D)
+    assert seen == {True, False}  # both outcomes of the coin of row 0 occurred
+
+
+def test_noisy_gd_and_sgd_applied_noise_match_reported_scale():
+    # zero data, Linear loss: w_T = −η Σ_t h_t (gd: h_t ~ N(0, σ²); sgd: the sum's noise
+    # N(0, σ²c²) divided by qn); T = 3 steps, 2·10⁵ coordinates.
+    X = np.zeros((4, ND))
+    r = fe.noisy_gd(fe.losses.Linear(), X, None, fe.L2Ball(1e12, ND), 1.0, 1e-5, steps=3, data_norm=1.0, lr=LR,
+                    random_state=1)
+    assert _spread(r.w, "gaussian") / (LR * math.sqrt(3)) == pytest.approx(r.noise_scale, rel=0.01)
+    s = fe.noisy_sgd(fe.losses.Linear(), X, None, fe.L2Ball(1e12, ND), 1.0, 1e-5, steps=3, sample_rate=0.5,
+                     data_norm=1.0, lr=LR, random_state=1)
+    assert s.noise_scale == pytest.approx(s.info["noise_multiplier"] * 1.0, rel=1e-15)  # σ·c, c = G = 1
+    assert _spread(s.w, "gaussian") / (LR * math.sqrt(3)) == pytest.approx(s.noise_scale / (0.5 * 4), rel=0.01)
 
 
 # ---------------------------------------------------------------------------
