@@ -622,11 +622,12 @@ RDP_ORDERS = tuple(range(2, 65)) + tuple(range(72, 257, 8))
 @functools.lru_cache(maxsize=8)
 def _log_binomials(orders: tuple) -> tuple[np.ndarray, np.ndarray]:
     """(log C(α, k) with −inf for k > α, k) for the orders α: the σ- and q-free part of A_α."""
-    from scipy.special import gammaln
-
     a = np.asarray(orders, dtype=np.float64)[:, None]
     k = np.arange(int(a.max()) + 1, dtype=np.float64)
-    lb = gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(np.maximum(a - k, 0.0) + 1.0)
+    # log m! for m = 0 … max α, exactly as math.lgamma gives it (numpy has no lgamma).
+    log_fact = np.array([math.lgamma(m + 1.0) for m in range(k.size)])
+    ai, ki = a.astype(np.intp), k.astype(np.intp)
+    lb = log_fact[ai] - log_fact[ki][None, :] - log_fact[np.maximum(ai - ki, 0)]
     return np.where(k[None, :] <= a, lb, -np.inf), k
 
 
@@ -639,15 +640,16 @@ def _rdp_sampled_gaussian_int(q: float, sigma: float, orders: np.ndarray) -> np.
     (sensitivity 1), which bounds both directions of add/remove neighbours
     (their Thm. 5).  Every term is positive: summed in log space, exactly.
     """
-    from scipy.special import logsumexp
-
     orders = np.asarray(orders, dtype=np.float64)
     if q == 1.0:  # no subsampling: the Gaussian mechanism, α/(2σ²)
         return orders / (2.0 * sigma * sigma)
     log_binom, k = _log_binomials(tuple(orders.tolist()))
     a = orders[:, None]
     terms = log_binom + (a - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) / (2.0 * sigma * sigma)
-    return logsumexp(terms, axis=1) / (orders - 1.0)
+    top = terms.max(axis=1)  # k = 0 is finite, so top is finite unless a term overflowed to +inf
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
+    return np.where(np.isfinite(top), total, np.inf) / (orders - 1.0)
 
 
 def _check_sgd_inputs(sample_rate, noise_multiplier, steps):
