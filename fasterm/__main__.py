@@ -236,8 +236,6 @@ def main(argv=None) -> int:
         ap.error(f"--solver {args.solver} needs a smooth loss (the SVM's hinge loss is not)")
     if args.solver == "sgd" and "laplace" in noises:
         ap.error("--solver sgd needs --noise gaussian")
-    if args.method == "expmech" and not _linear.has_expmech():
-        ap.error("--method expmech needs fasterm.expmech_erm, which this installation lacks")
     if args.png:
         try:
             import matplotlib  # noqa: F401

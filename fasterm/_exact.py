@@ -53,7 +53,7 @@ from math import isqrt
 import numpy as np
 
 from . import _discrete
-from ._validation import check_scalar, check_size
+from ._validation import check_random_state, check_scalar, check_size
 
 # The vectorised paths keep every intermediate below 2^62: denominators < 2^_DEN_BITS,
 # times a series index K < 2^(62 − _DEN_BITS).
@@ -101,6 +101,17 @@ class OSRandom:
     def randbits(self, k: int) -> int:
         k = check_scalar(k, "k", low=0, integer=True)
         return int.from_bytes(os.urandom((k + 7) // 8), "little") >> (-k % 8) if k > 0 else 0
+
+
+def secure_rng(random_state, name: str = "random_state"):
+    """None/int/Generator (reproducible) or ``"os"``/:class:`OSRandom` (OS entropy)."""
+    if isinstance(random_state, OSRandom):
+        return random_state
+    if isinstance(random_state, str):
+        if random_state == "os":
+            return OSRandom()
+        raise ValueError(f"{name} must be None, an int, a Generator or 'os', got {random_state!r}")
+    return check_random_state(random_state, name)
 
 
 def _int64_arg(x, name: str) -> np.ndarray:

@@ -36,10 +36,9 @@ import math
 
 import numpy as np
 
-from . import mechanisms, noise
+from . import accounting, mechanisms, noise
 from . import secure as _secure
-from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
-from .online import _basic_share
+from .accounting import BudgetExceededError
 from ._validation import (check_array, check_delta, check_derived, check_epsilon, check_random_state, check_scalar,
                           derived_from)
 
@@ -137,13 +136,8 @@ class SQOracle:
         self.secure = _secure.resolve(secure)
         self._rng = _secure.secure_rng(random_state) if self.secure else check_random_state(random_state)
 
-        eps0 = _basic_share(eps, m)
-        self.composition = "basic"
-        if delta > 0.0:
-            with derived_from("epsilon, delta and max_queries"):
-                adv = _solve_increasing(lambda e0: _advanced_eps(e0, m, delta), eps, 1e-3 * eps / m, eps)
-            if adv > eps0:
-                eps0, self.composition = adv, "advanced"
+        with derived_from("epsilon, delta and max_queries"):
+            eps0, self.composition = accounting.pure_share(eps, delta, m)
         self.epsilon_per_query = eps0
         self._cal = None
         if self.secure:
@@ -172,11 +166,9 @@ class SQOracle:
         under advanced composition (√(2q ln(1/δ))ε₀ + qε₀(e^{ε₀} − 1), δ) if
         that is smaller."""
         q = self.queries_answered
-        basic = q * self.epsilon_per_query
         if q == 0 or self.composition == "basic":
-            return basic, 0.0
-        adv = _advanced_eps(self.epsilon_per_query, q, self.delta)
-        return (basic, 0.0) if basic <= adv else (adv, self.delta)
+            return q * self.epsilon_per_query, 0.0
+        return accounting.compose_pure(self.epsilon_per_query, q, self.delta)[:2]
 
     def query(self, phi) -> float:
         """The noisy mean of clip(phi(x_i, y_i), 0, 1), φ called on one example at a time

@@ -134,9 +134,6 @@ class _DPLinearModel(BaseEstimator):
         if self.method == "expmech" and resolve_secure(self.secure):
             raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
                              "exponential-mechanism sampler has no floating-point-safe mode")
-        if self.method == "expmech" and not _linear.has_expmech():
-            raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
-                             "sampler), which this installation of fasterm does not provide")
         if self.solver in ("gd", "sgd") and (self._kind == "hinge" or resolve_secure(self.secure)):
             raise ValueError(f"solver={self.solver!r} needs a smooth loss (logistic, squared) and "
                              "secure=False; use solver='pgd' (or 'auto')")

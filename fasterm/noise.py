@@ -137,11 +137,6 @@ def _size(size) -> int:
     return int(size)
 
 
-def _secure_rng(random_state):
-    from .secure import secure_rng
-    return secure_rng(random_state)
-
-
 # The draws are int64: a scale beyond 2^56 would overflow them beyond 128 scales
 # (the probability of exceeding 64 scales is e^−64 already).
 _DISCRETE_SCALE_LIMIT = 2 ** 56
@@ -159,7 +154,7 @@ def discrete_laplace(size, scale, *, random_state=None) -> np.ndarray:
     t = _exact.as_fraction(scale, "scale")
     if t > _DISCRETE_SCALE_LIMIT:
         raise ValueError(f"scale must be at most 2**56 (the draws are int64), got {scale!r}")
-    return _exact.discrete_laplace(n, t.numerator, t.denominator, _secure_rng(random_state))
+    return _exact.discrete_laplace(n, t.numerator, t.denominator, _exact.secure_rng(random_state))
 
 
 def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
@@ -176,7 +171,7 @@ def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
     s2 = _exact.as_fraction(sigma2, "sigma2")
     if s2 > _DISCRETE_SCALE_LIMIT ** 2:
         raise ValueError(f"sigma2 must be at most 2**112 (the draws are int64), got {sigma2!r}")
-    rng = _secure_rng(random_state)
+    rng = _exact.secure_rng(random_state)
     t = _exact.gaussian_t(s2.numerator, s2.denominator)
     if s2.denominator == 1 and s2.numerator % t == 0:
         return _exact.discrete_gaussian(n, t, s2.numerator // t, rng)
@@ -188,5 +183,5 @@ def bernoulli_exp(gamma, size, *, random_state=None) -> np.ndarray:
     """``size`` i.i.d. Bernoulli(exp(−gamma)) draws (bool), gamma ≥ 0 rational (exact)."""
     n = _size(size)
     g = _exact.as_fraction(gamma, "gamma", allow_zero=True)
-    rng = _secure_rng(random_state)
+    rng = _exact.secure_rng(random_state)
     return _exact.bernoulli_exp(n, g.numerator, g.denominator, rng)

@@ -121,9 +121,9 @@ from math import isqrt
 
 import numpy as np
 
-from . import _exact
-from ._exact import OSRandom
-from ._validation import check_positive, check_random_state, check_scalar
+from . import _exact, accounting
+from ._exact import OSRandom, secure_rng  # noqa: F401 - secure_rng: part of this module's interface
+from ._validation import check_positive, check_scalar
 
 __all__ = ["set_secure", "secure_mode", "is_secure", "default_granularity", "OSRandom"]
 
@@ -246,17 +246,6 @@ def check_grid_scale(units, what: str) -> None:
     if units > GRID_SCALE_LIMIT:
         raise ValueError(f"the {what} would be {float(units):.3g} grid units (at most 2^47 keeps the "
                          "releases exact): use a larger epsilon or a coarser granularity")
-
-
-def secure_rng(random_state, name: str = "random_state"):
-    """None/int/Generator (reproducible) or ``"os"``/:class:`OSRandom` (OS entropy)."""
-    if isinstance(random_state, OSRandom):
-        return random_state
-    if isinstance(random_state, str):
-        if random_state == "os":
-            return OSRandom()
-        raise ValueError(f"{name} must be None, an int, a Generator or 'os', got {random_state!r}")
-    return check_random_state(random_state, name)
 
 
 # ---------------------------------------------------------------------------
@@ -442,19 +431,17 @@ def laplace_calibration(sensitivity, epsilon, dim, granularity=None, steps=1) ->
 def laplace_l2_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=None,
                            calibration="l2") -> SecureCalibration:
     """Discrete Laplace for ``steps`` releases of L2 sensitivity Δ₂ (calibrations of
-    :func:`fasterm.optimize.noise_scale`), with Δ₂,grid = √⌊(Δ₂/γ + √d)²⌋ (rounded up).
+    :func:`fasterm.accounting.calibrate_steps`), with Δ₂,grid = √⌊(Δ₂/γ + √d)²⌋ (rounded up).
 
     Those calibrations use only that coordinate i of one release is
     (|v_i|/b, 0)-DP with Σ v_i² ≤ Δ₂,grid², which holds for the discrete Laplace
     of scale b; the scale is rounded up to a rational (less privacy loss).
     """
-    from .optimize import noise_scale  # the float path's calibrations, shared
-
     g = _granularity(granularity, sensitivity, dim, "l2")
     sens = sqrt_up(l2_grid_sensitivity_sq(sensitivity, g, dim))
-    b, _, eps_spent, delta_spent = noise_scale("laplace", calibration, sens, dim, steps, epsilon, delta)
-    check_grid_scale(_frac(b), "noise scale")
-    return SecureCalibration(g, sens, laplace_params(b), eps_spent, delta_spent)
+    cal = accounting.calibrate_steps("laplace", calibration, sens, dim, steps, epsilon, delta)
+    check_grid_scale(_frac(cal.noise_scale), "noise scale")
+    return SecureCalibration(g, sens, laplace_params(cal.noise_scale), cal.epsilon, cal.delta)
 
 
 def gaussian_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=None) -> SecureCalibration:
@@ -466,8 +453,6 @@ def gaussian_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=
     (ε, δ); σ² = T·Δ₂,grid²/(2ρ) rounded up to t·m (exact integers); the δ
     reported is the conversion at the ρ actually used (≤ δ).
     """
-    from . import accounting
-
     g = _granularity(granularity, sensitivity, dim, "l2")
     sens_sq = l2_grid_sensitivity_sq(sensitivity, g, dim)
     rho = accounting.zcdp_rho(epsilon, delta)

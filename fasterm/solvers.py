@@ -1,5 +1,11 @@
 """Private solvers for smooth losses: noisy gradient descent and noisy minibatch SGD.
 
+Both drive the step loop of :mod:`fasterm._engine` with a float noise backend
+(:class:`fasterm._backends.FloatNoise`): noisy_gd with the full clipped
+gradient sum, noisy_sgd with a Poisson-minibatch gradient sum; what is new
+here is the step rule (1/β from the loss's smoothness), the momentum, the
+default T and, for SGD, the sampling and its accounting.
+
 Problem: minimise L(w; S) = (1/n) Σ ψ_i(w) + Λ(w) over a convex set C, where
 ψ_i is the loss of example i with its gradient clipped at c (for a linear
 model this is the loss itself when c ≥ G, and otherwise a Huberized surrogate:
@@ -72,10 +78,11 @@ import math
 
 import numpy as np
 
-from . import _losses, _noise, accounting
+from . import _backends, _engine, _losses, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
-from .optimize import OptimizeResult, _check_loss_and_constraint, _norm_bound, _reg_lipschitz, _run, noise_scale
+from ._design import _design_block
+from .optimize import OptimizeResult, _check_loss_and_constraint, _norm_bound, _reg_lipschitz
 from ._validation import (
     check_delta,
     check_derived,
@@ -194,9 +201,11 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         noise); momentum accumulates noise, and helped below that level and
         hurt above it in the experiments of docs/solvers.rst.
     output : "last" (w_T, the default) or "average" (the mean of
-        w_1 … w_T, the point Theorem A bounds).  Plain steps with the last
-        iterate run in the compiled loop of :func:`fasterm.noisy_pgd`
-        (constant step, no averaging); the other variants in numpy.
+        w_1 … w_T, the point Theorem A bounds; with momentum, of the query
+        points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
+        (:mod:`fasterm._engine`): plain steps with the last iterate in its
+        fused compiled loop, the other variants around the compiled gradient
+        sum.
 
     Privacy: (ε, δ)-DP under replace-one neighbours — T Gaussian releases of
     sensitivity Δ₂ = 2c/n, μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
@@ -237,7 +246,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
                 steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
             else:
                 steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
-        scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
+        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
         if accelerate == "auto":
             accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
         accelerate = bool(accelerate)
@@ -245,19 +255,27 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
                       "lr, " + _USER_SCALES)
 
-    if not accelerate and output == "last":
-        # Exactly noisy PGD's iteration with a constant step and no averaging.
-        w = _run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c,
-                 label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+    backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
+    momentum = _fista(steps) if accelerate else None
+    if output == "last":
+        # the engine's fused compiled loop for plain steps, its numpy loop with momentum
+        w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c, noise=backend,
+                        label_bound=label_bound, momentum=momentum)
     else:
-        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
-        kind = loss._kind
+        w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+        kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
 
         def grad_sum(point, out):
+            # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps): Theorem A's average
+            if calls[0]:
+                np.add(acc, point, out=acc)
+            calls[0] += 1
             _losses.grad_sum(kind, X, y, point, norms, dn, c_k, ybound, out, nt)
 
-        w = _descend(grad_sum, n, w, constraint, steps, lr, float(loss.l2), noise, scale, rng,
-                     accelerate, output)
+        last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
+                               reg=float(loss.l2), average=False, momentum=momentum)
+        acc += last
+        w = constraint.project((acc / steps).astype(X.dtype))
     if not np.isfinite(w).all():
         loss._check_finite_output(w, X)
 
@@ -279,65 +297,22 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
 @functools.lru_cache(maxsize=256)
 def _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps):
     """T minimising Theorem A's bound R²/(2ηT) + η s²(T) for Laplace noise, within the budget."""
+    noise_sq_of = accounting.noise_sq_of_steps("laplace", calibration, sens, d, eps, delta)
     best, best_T = math.inf, 1
     for T in range(1, max_steps + 1):
-        b = R * R / (2.0 * lr * T) + lr * noise_scale("laplace", calibration, sens, d, T, eps, delta)[1]
+        b = R * R / (2.0 * lr * T) + lr * noise_sq_of(T)
         if b < best * (1 - 1e-12):
             best, best_T = b, T
     return best_T
 
 
-def _descend(grad_sum, n, w, constraint, steps, lr, reg, noise, scale, rng, accelerate, output,
-             batch=None):
-    """The step loop around a gradient oracle ``grad_sum(point, out)`` (out ← Σ_i ∇ψ_i).
-
-    Per step: g = Σ/m + reg·point + h_t (m = n, or q·n for minibatches), then
-    w ← Π_C(point − η g); with ``accelerate`` the next point is the FISTA
-    extrapolation of the last two iterates.  ``batch``: a callable returning
-    the oracle of this step's minibatch and its noise multiplier scale
-    (noisy_sgd), else the full sum.
-    """
-    d, dtype = w.shape[0], w.dtype
-    acc = np.zeros(d, dtype=np.float64) if output == "average" else None
-    grad = np.empty(d, dtype=dtype)
-    noise_row = np.empty(d, dtype=dtype)
-    fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
-    bitgen = rng.bit_generator
-    project = constraint._project
-    inv_n = 1.0 / n
-    point = w.copy()
-    prev = w.copy()
-    k_prev = 1.0
-    new = np.empty(d, dtype=dtype)
+def _fista(steps):
+    """The momentum of FISTA (Beck & Teboulle 2009) as the engine's β_t:
+    β_t = (k_{t−1} − 1)/k_t, k_0 = 1, k_{t+1} = (1 + √(1 + 4k_t²))/2."""
+    k = [1.0]
     for _ in range(steps):
-        if batch is None:
-            grad_sum(point, grad)
-        else:
-            batch(point, grad)
-        grad *= inv_n
-        if scale:  # the scale is in units of the averaged gradient
-            fill(bitgen, noise_row, scale)
-            grad += noise_row
-        if reg:
-            grad += reg * point
-        np.multiply(grad, -lr, out=grad)
-        grad += point
-        project(grad, new)
-        if acc is not None:
-            acc += new
-        if accelerate:
-            k = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * k_prev * k_prev))
-            np.subtract(new, prev, out=point)
-            point *= (k_prev - 1.0) / k
-            point += new
-            project(point.copy(), point)
-            k_prev = k
-        else:
-            point[...] = new
-        prev, new = new, prev
-    if acc is not None:
-        return constraint.project((acc / steps).astype(dtype))
-    return prev.copy()
+        k.append(0.5 * (1.0 + math.sqrt(1.0 + 4.0 * k[-1] * k[-1])))
+    return lambda t: (k[t - 1] - 1.0) / k[t] if t > 0 else 0.0
 
 
 def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -444,15 +419,10 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             y = check_array(y, "y", ndim=1, dtype=X.dtype)
             if y.shape[0] != n:
                 raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
-        raw = _losses_mod.row_norms(X, n_threads=nt)
-        tiny = np.finfo(np.float64).tiny
 
         def gather(rows):
-            # The rows of fasterm._linear.design(X[rows], ...), built for this batch only.
-            scale = np.minimum(1.0, row_bound / np.maximum(raw[rows], tiny)).astype(X.dtype)
-            A = np.empty((rows.shape[0], d), dtype=X.dtype)
-            np.multiply(X[rows], scale[:, None], out=A[:, :d - 1])
-            A[:, d - 1] = s_col
+            # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
+            A = _design_block(X[rows], row_bound, s_col)
             nb = np.empty(rows.shape[0], dtype=np.float64)
             _losses.row_norms(A, nb, nt)
             return A, None if y is None else y[rows], nb
@@ -468,8 +438,23 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         Xb, yb, nb = gather(rows)
         _losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)
 
-    w = _descend(None, m, w, constraint, steps, lr, float(loss.l2), "gaussian", scale / m, rng, False,
-                 output, batch=batch)
+    backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
+    if output == "last":
+        w = _engine.descend(batch, w, constraint, steps, lr, scale=1.0 / m, noise=backend, reg=float(loss.l2),
+                            average=False)
+    else:
+        acc, calls = np.zeros(d, dtype=np.float64), [0]
+
+        def recorded(point, out):
+            if calls[0]:
+                np.add(acc, point, out=acc)
+            calls[0] += 1
+            batch(point, out)
+
+        last = _engine.descend(recorded, w, constraint, steps, lr, scale=1.0 / m, noise=backend,
+                               reg=float(loss.l2), average=False)
+        acc += last
+        w = constraint.project((acc / steps).astype(X.dtype))
     if not np.isfinite(w).all():
         loss._check_finite_output(w, X)
     bound = surrogate = None

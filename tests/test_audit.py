@@ -17,6 +17,7 @@ run); ``python tests/test_audit.py`` prints the table.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -24,7 +25,7 @@ import pytest
 from scipy import stats
 
 import fasterm as fe
-from fasterm import audit, mechanisms, optimize, solvers, univariate
+from fasterm import accounting, audit, mechanisms, univariate
 from fasterm.audit import clopper_pearson, epsilon_lower_bound
 
 EPS = 1.0
@@ -221,20 +222,20 @@ class _ScaleNoise:
         self.factor = factor
 
     def __enter__(self):
-        self._orig = optimize.noise_scale
+        self._orig = accounting.calibrate_steps
         factor, memo = self.factor, {}
 
         def scaled(*args):
             if args not in memo:
-                scale, sq, eps, delta = self._orig(*args)
-                memo[args] = (scale * factor, sq * factor * factor, eps, delta)
+                cal = self._orig(*args)
+                memo[args] = dataclasses.replace(cal, noise_scale=cal.noise_scale * factor)
             return memo[args]
 
-        optimize.noise_scale = scaled
+        accounting.calibrate_steps = scaled
         return self
 
     def __exit__(self, *exc):
-        optimize.noise_scale = self._orig
+        accounting.calibrate_steps = self._orig
 
 
 def _noisy_pgd_laplace(half):
@@ -266,10 +267,10 @@ def _noisy_pgd_gaussian(half):
 
 
 class _ScaleAttr:
-    """Multiply what a calibration function returns by ``factor`` (the power checks of the
-    new solvers), memoised: same numbers, faster audit."""
+    """Multiply what a calibration function returning a number returns by ``factor``
+    (noisy_sgd's noise multiplier), memoised: same numbers, faster audit."""
 
-    def __init__(self, module, name, factor, pick=None):
+    def __init__(self, module, name, factor):
         self.module, self.name, self.factor = module, name, factor
 
     def __enter__(self):
@@ -278,9 +279,7 @@ class _ScaleAttr:
 
         def scaled(*args):
             if args not in memo:
-                out = orig(*args)
-                memo[args] = ((out[0] * factor, out[1] * factor * factor, *out[2:])
-                              if isinstance(out, tuple) else out * factor)
+                memo[args] = orig(*args) * factor
             return memo[args]
 
         setattr(self.module, self.name, scaled)
@@ -302,7 +301,7 @@ def _noisy_gd_gaussian(half):
         return fe.noisy_gd(loss, X, None, C, EPS, PGD_GAUSS_DELTA, steps=4, data_norm=1.0, lr=1.0,
                            random_state=rng).w
 
-    with _ScaleAttr(solvers, "noise_scale", 0.5 if half else 1.0):
+    with _ScaleNoise(0.5 if half else 1.0):
         a = np.array([one(np.array([u, u])) for _ in range(10_000)])
         b = np.array([one(np.array([u, -u])) for _ in range(10_000)])
     return audit.project(a, u), audit.project(b, u)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _losses, _noise, learning, mechanisms, noise, online, optimize
+from fasterm import _backends, _engine, _losses, _noise, learning, mechanisms, noise, online
 from fasterm import __main__ as job
 from fasterm.audit import epsilon_lower_bound
 
@@ -249,8 +249,9 @@ def test_float32_python_loop_scale_rounds_up(monkeypatch):
     w = np.zeros(2, dtype=np.float32)
     scales = 1.0 + np.arange(1, 200) * 2.0 ** -40  # between two float32 neighbours of 1
     for s in scales:
-        optimize._steps_python(lambda w, out: out.fill(0), 10, w.copy(), fe.L2Ball(1e6, 2), 1, 0.1, False, 0.0,
-                               "laplace", float(s), np.random.default_rng(0))
+        backend = _backends.FloatNoise("laplace", "l2", np.random.default_rng(0), float(s))
+        _engine.descend(lambda w, out: out.fill(0), w.copy(), fe.L2Ball(1e6, 2), 1, 0.1, scale=0.1,
+                        noise=backend, average=False)
     assert all(float(np.float32(u)) >= s for u, s in zip(seen, scales))
 
 

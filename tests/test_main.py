@@ -104,10 +104,8 @@ def test_text_progress_bar_without_tqdm(monkeypatch, capsys):
     (["--seeds", "0"], "--seeds"),
     (["--epsilons", "-1"], "epsilons"),
     (["--delta", "1.5"], "--delta"),
-    (["--method", "expmech"], "expmech_erm"),
 ])
-def test_bad_arguments(monkeypatch, capsys, argv, message):
-    monkeypatch.delattr(fe, "expmech_erm", raising=False)
+def test_bad_arguments(capsys, argv, message):
     with pytest.raises(SystemExit) as exc:
         job.main(argv)
     assert exc.value.code == 2

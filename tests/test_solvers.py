@@ -90,18 +90,19 @@ def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, o
 
     w = np.zeros(d)
     point, prev, k_prev, acc = w.copy(), w.copy(), 1.0, np.zeros(d)
-    for _ in range(steps):
+    for t in range(steps):
+        if t:  # the average is of the query points after the start, and the last iterate
+            acc += point
         g = grad(point) + rng.normal(0.0, sigma, d)
         new = proj(point - lr * g)
-        acc += new
-        if accelerate:
+        if accelerate:  # FISTA: the extrapolated point is not projected
             k = 0.5 * (1 + math.sqrt(1 + 4 * k_prev * k_prev))
-            point = proj(new + (k_prev - 1) / k * (new - prev))
+            point = new + (k_prev - 1) / k * (new - prev)
             k_prev = k
         else:
             point = new
         prev = new
-    return acc / steps if output == "average" else prev
+    return proj((acc + prev) / steps) if output == "average" else prev
 
 
 @pytest.mark.parametrize("accelerate", [False, True])

@@ -34,9 +34,9 @@ class Mutant:
 MUTANTS = [
     # --- the four survivors of the audit in issue #18 -------------------------
     Mutant(
-        "gaussian-noise-x0.95", "optimize.py",
-        (("label_bound=label_bound, noise=noise, scale=scale, rng=rng)",
-          "label_bound=label_bound, noise=noise, scale=scale * 0.95 if noise == 'gaussian' else scale, rng=rng)"),),
+        "gaussian-noise-x0.95", "_backends.py",
+        (("        self.scale = self.cal.noise_scale\n",
+          "        self.scale = self.cal.noise_scale * (0.95 if self.noise == 'gaussian' else 1.0)\n"),),
         "noisy_pgd hands the loop 0.95 σ for Gaussian noise, and reports σ",
         (f"{B}::test_noisy_pgd_applied_noise_matches_reported_scale",
          f"{B}::test_estimator_applied_noise_matches_reported_scale",
@@ -63,8 +63,9 @@ MUTANTS = [
     # --- clip / sensitivity hand-offs -----------------------------------------
     Mutant(
         "secure-loop-ignores-user-clip", "optimize.py",
-        (("w = _run_secure(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
-          "w = _run_secure(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_loss,"),),
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
+          "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, "
+          "clip=G_loss if backend.secure_calibration is not None else G_priv,"),),
         "secure mode's loop clips at the Lipschitz constant, not the user's clip",
         (f"{B}::test_secure_noisy_pgd_one_step_difference_within_grid_sensitivity",)),
     Mutant(
@@ -78,8 +79,9 @@ MUTANTS = [
         "Δ₂ = 2G/(n+1) instead of 2G/n (noise for a weaker neighbouring relation)",
         (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
     Mutant(
-        "dask-noise-x0.95", "optimize.py",
-        (("fill(bitgen, noise_row, scale)", "fill(bitgen, noise_row, 0.95 * scale)"),),
+        "dask-noise-x0.95", "_backends.py",
+        (("self._fill(self.rng.bit_generator, self._row, self._row_scale)",
+          "self._fill(self.rng.bit_generator, self._row, 0.95 * self._row_scale)"),),
         "the Python/dask loop adds 0.95 × the reported noise",
         (f"{B}::test_noisy_pgd_applied_noise_dask_path",)),
     # --- constants and composition counts --------------------------------------
@@ -105,8 +107,8 @@ MUTANTS = [
         "the L2 Laplace bound's T·s(e^s − 1) term loses its factor T (both places)",
         (f"{C}::test_laplace_l2",)),
     Mutant(
-        "laplace-l2-delta-reported-0", "optimize.py",
-        (("delta_spent = 0.0 if basic <= eps_spent else delta", "delta_spent = 0.0 if basic <= 2.0 * eps_spent else delta"),),
+        "laplace-l2-delta-reported-0", "accounting.py",
+        (("0.0 if basic <= eps_spent else delta", "0.0 if basic <= 2.0 * eps_spent else delta"),),
         "the L2 Laplace calibration reports δ = 0 although the advanced branch spends δ",
         (f"{C}::test_laplace_l2",)),
     Mutant(
@@ -165,12 +167,17 @@ MUTANTS = [
         "float32 noise scales rounded to nearest (half the time below the certified scale)",
         (f"{E}::test_scale_rounding_helper", f"{E}::test_float32_mechanism_scale_rounds_up")),
     Mutant(
-        "float32-loop-scale-cast-to-nearest", "optimize.py",
-        (("_noise_mod._scale_for(scale, X.dtype), None if noise is None else rng.bit_generator,",
-          "scale, None if noise is None else rng.bit_generator,"),),
+        "float32-loop-scale-cast-to-nearest", "_backends.py",
+        (("return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator",
+          "return code, self.scale, self.rng.bit_generator"),),
         "noisy_pgd hands the float64 scale to the float32 loop, which rounds it to nearest",
         (f"{E}::test_float32_noisy_pgd_sigma_used_is_at_least_sigma_reported",)),
     # --- zCDP and the secure grid ---------------------------------------------
+    Mutant(
+        "grid-backend-float32-sums", "_backends.py",
+        (("        return np.float64\n", "        return dtype\n"),),
+        "secure mode sums float32 gradients in float32 (error beyond the grid's rounding allowance)",
+        ("tests/test_secure.py::test_secure_noisy_pgd_sums_in_float64_for_float32_data",)),
     Mutant(
         "zcdp-conversion-1-over-alpha", "accounting.py",
         (("            - math.log(alpha - 1.0))", "            - math.log(alpha))"),),
