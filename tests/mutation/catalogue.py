@@ -220,9 +220,9 @@ MUTANTS = [
     # --- the smooth solvers and the SGD accountant (issue #17) -------------------
     Mutant(
         "gd-gaussian-noise-x0.95", "solvers.py",
-        (("label_bound=label_bound, noise=noise, scale=scale, rng=rng)",
-          "label_bound=label_bound, noise=noise, scale=scale * 0.95, rng=rng)"),),
-        "noisy_gd hands the compiled loop 0.95 × the calibrated scale, and reports the scale",
+        (("backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)",
+          "backend = _backends.FloatNoise(noise, calibration, rng, scale=scale * 0.95)"),),
+        "noisy_gd hands the engine 0.95 × the calibrated scale, and reports the scale",
         (f"{B}::test_noisy_gd_and_sgd_applied_noise_match_reported_scale",
          f"{B}::test_estimator_applied_noise_matches_reported_scale")),
     Mutant(
