@@ -724,6 +724,7 @@ def _entries():
                                 delta=_not_spellings(dl(), "0d", reason=_SKLEARN_0D),
                                 data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D), random_state=rs(),
                                 steps=_not_spellings(it(5), "0d", reason=_SKLEARN_0D),
+                                solver=_choice(["auto"]),
                                 **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
                            # scikit-learn's own input checks word their messages its way
                            aliases={"X_pred": ["X", "array", "data", "dim", "features"],

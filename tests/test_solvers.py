@@ -339,3 +339,33 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept):
     assert res.steps == ref.steps and res.info["solver"] == "sgd"
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(res.w, ref.w, rtol=rtol, atol=rtol * 1e-3)
+
+
+# ---------------------------------------------------------------------------
+# The estimators' solver parameter and the default rule
+# ---------------------------------------------------------------------------
+def test_estimator_solver_rule_and_refusals():
+    pytest.importorskip("sklearn")
+    X, y = _data(6000, 5, seed=9)
+    y01 = (y > 0).astype(int)
+    small = fe.DPLogisticRegression(random_state=0).fit(X[:400], y01[:400])
+    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 40
+    big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
+    assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
+    assert big.epsilon_ <= 1.0 and big.delta_ <= 1e-5
+    lap = fe.DPLogisticRegression(random_state=0, noise="laplace", delta=0.0).fit(X, y01)
+    assert lap.result_.info["solver"] == "gd" and lap.delta_ == 0.0
+    svc = fe.DPLinearSVC(random_state=0).fit(X[:400], y01[:400])
+    assert "solver" not in svc.result_.info  # noisy_pgd: the hinge loss is not smooth
+    sec = fe.DPLogisticRegression(random_state=0, secure=True).fit(X[:400], y01[:400])
+    assert sec.result_.info["secure"] is not None
+    old = fe.DPLogisticRegression(random_state=0, solver="pgd").fit(X[:400], y01[:400])
+    assert "solver" not in old.result_.info and old.n_iter_ <= 100
+    with pytest.raises(ValueError, match="solver"):
+        fe.DPLinearSVC(solver="gd").fit(X[:400], y01[:400])
+    with pytest.raises(ValueError, match="solver"):
+        fe.DPLogisticRegression(solver="sgd", noise="laplace").fit(X[:400], y01[:400])
+    with pytest.raises(ValueError, match="solver"):
+        fe.DPLogisticRegression(solver="gd", secure=True).fit(X[:400], y01[:400])
+    with pytest.raises(ValueError, match="solver"):
+        fe.DPLogisticRegression(solver="newton").fit(X[:400], y01[:400])
