@@ -103,7 +103,7 @@ def main(argv=None):
     except ImportError as exc:  # pragma: no cover - depends on the environment
         sys.exit(f"this comparison needs diffprivlib, scikit-learn and threadpoolctl: {exc}")
     warnings.simplefilter("ignore")  # diffprivlib's and scikit-learn's convergence warnings
-    if args.threads == 1:
+    if args.threads == 1 and hasattr(os, "sched_setaffinity"):  # Linux; elsewhere BLAS only
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     limit = threadpool_limits(1) if args.threads == 1 else threadpool_limits(None)
     with limit:
