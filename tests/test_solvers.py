@@ -353,7 +353,7 @@ def test_estimator_solver_rule_and_refusals():
     big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
     assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
     assert big.epsilon_ <= 1.0 and big.delta_ <= 1e-5
-    lap = fe.DPLogisticRegression(random_state=0, noise="laplace", delta=0.0).fit(X, y01)
+    lap = fe.DPLogisticRegression(random_state=0, method="noisy_pgd", noise="laplace", delta=0.0).fit(X, y01)
     assert lap.result_.info["solver"] == "gd" and lap.delta_ == 0.0
     svc = fe.DPLinearSVC(random_state=0).fit(X[:400], y01[:400])
     assert "solver" not in svc.result_.info  # noisy_pgd: the hinge loss is not smooth
