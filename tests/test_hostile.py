@@ -344,6 +344,22 @@ def _entries():
         Entry("accounting.calibrate_gaussian", R.calibrate_gaussian,
               dict(l2_sensitivity=1.0, steps=10, epsilon=1.0, delta=1e-5),
               dict(l2_sensitivity=pos(), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.rdp_subsampled_gaussian", R.rdp_subsampled_gaussian,
+              dict(sample_rate=0.1, noise_multiplier=1.0, steps=10, orders=[2, 3, 8]),
+              dict(sample_rate=_delta(), noise_multiplier=pos(), steps=it(5),
+                   orders=_arrays([2.0, 3.0, 8.0], ndim=1) + [("frac", [2.5], None), ("one", [1], None),
+                                                                ("huge", [10**9], None)])),
+        Entry("accounting.rdp_epsilon", R.rdp_epsilon,
+              dict(rdp=[0.1, 0.2], orders=[2.0, 4.0], delta=1e-5),
+              dict(rdp=_arrays([0.1, 0.2], ndim=1), orders=_arrays([2.0, 4.0], ndim=1), delta=dl())),
+        Entry("accounting.sgd_epsilon", R.sgd_epsilon,
+              dict(sample_rate=0.1, noise_multiplier=1.0, steps=10, delta=1e-5),
+              dict(sample_rate=_delta(), noise_multiplier=pos(), steps=it(5), delta=dl(),
+                   neighbors=_choice(["add_remove"]))),
+        Entry("accounting.calibrate_sgd_sigma", R.calibrate_sgd_sigma,
+              dict(sample_rate=0.1, steps=10, epsilon=1.0, delta=1e-5),
+              dict(sample_rate=_delta(), steps=it(5), epsilon=eps(), delta=dl(),
+                   neighbors=_choice(["add_remove"]))),
         Entry("accounting.calibrate_steps", R.calibrate_steps,
               dict(noise="laplace", calibration="l2", l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0,
                    delta=1e-5),
@@ -403,6 +419,10 @@ def _entries():
         E.append(Entry(f"losses.{lname}.sensitivity", _loss_call(lcls, "sensitivity"),
                        dict(data_norm=1.0, label_bound=1.0, radius=1.0),
                        dict(data_norm=pos(), label_bound=pos(), radius=pos())))
+        if hasattr(lcls, "smoothness"):
+            E.append(Entry(f"losses.{lname}.smoothness", _loss_call(lcls, "smoothness"),
+                           dict(data_norm=1.0, label_bound=1.0, radius=1.0),
+                           dict(data_norm=pos(), label_bound=pos(), radius=pos())))
     E.append(Entry("losses.row_norms", L.row_norms, dict(X=X0), dict(X=_arrays(X0, ndim=2))))
     E.append(Entry("losses.Logistic(l2)", lambda l2, **k: L.Logistic(l2=l2).value(**k), dict(l2=0.1, w=V0, X=X0, y=Y0),
                    dict(l2=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)])))
@@ -424,6 +444,30 @@ def _entries():
                    noise="gaussian", data_norm=1.0, label_bound=1.0, random_state=0),
               dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), delta=dl(),
                    label_bound=pos(), data_norm=pos())),
+        Entry("noisy_gd", fe.noisy_gd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0),
+              dict(loss=_loss(), X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), constraint=_constraint(),
+                   epsilon=eps(), delta=dl(), steps=it(5), noise=_choice(["laplace"]),
+                   calibration=_choice(["l2"]), data_norm=pos(), clip=pos(), random_state=rs(),
+                   label_bound=pos(), lr=pos(), max_steps=it(5), output=_choice(["average"]),
+                   accelerate=_choice(["auto"]))),
+        Entry("noisy_gd(accelerate, squared)", fe.noisy_gd,
+              dict(loss=L.Squared(), X=X0, y=YR, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, label_bound=1.0, random_state=0, accelerate=True),
+              dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), delta=dl(),
+                   label_bound=pos(), data_norm=pos(), lr=pos())),
+        Entry("noisy_sgd", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   sample_rate=0.5, data_norm=1.0, random_state=0),
+              dict(loss=_loss(), X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), constraint=_constraint(),
+                   epsilon=eps(), delta=dl(), steps=it(5), sample_rate=_delta(), data_norm=pos(),
+                   clip=pos(), random_state=rs(), label_bound=pos(), lr=pos(),
+                   output=_choice(["average"]), neighbors=_choice(["add_remove"]))),
+        Entry("noisy_sgd(batch_size, epochs)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
+                   batch_size=2.0, epochs=2.0, data_norm=1.0, random_state=0),
+              dict(batch_size=pos(), epochs=pos())),
         Entry("expmech_erm", fe.expmech_erm,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, data_norm=1.0, steps=3,
                    random_state=0),
@@ -589,6 +633,50 @@ def _entries():
                            ("unused-address", "tcp://127.0.0.1:1", None), ("list", ["tcp://a:1"], None)],
                    granularity=[("not-secure", 2.0 ** -10, None)])),
     ]
+    # objective perturbation (pure ε)
+    OP = fe.objpert
+
+    def _objpert_loss(ctor, **kw):
+        def call(**k):
+            init = {p: k.pop(p) for p in list(k) if p in ("smoothness", "margin", "width", "l2")}
+            return fe.objective_perturbation(ctor(**init), **{**kw, **k})
+        return call
+
+    op_base = dict(X=X0, y=Y0, epsilon=1.0, data_norm=1.0, random_state=0)
+    op_params = dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), data_norm=pos(),
+                     regularization=pos(), label_bound=pos(), random_state=rs(), secure=_secure_flag())
+    E += [
+        Entry("objective_perturbation", fe.objective_perturbation, dict(loss=OP.SmoothHinge(), **op_base),
+              dict(loss=_loss() + [("hinge", L.Hinge(), None), ("squared", L.Squared(), None)], **op_params)),
+        Entry("objpert.objective_perturbation(LogCosh)", fe.objective_perturbation,
+              dict(op_base, loss=OP.LogCosh(), y=YR),
+              dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), label_bound=pos(),
+                   regularization=pos())),
+        Entry("objpert.SmoothHinge", _objpert_loss(OP.SmoothHinge), dict(op_base, smoothness=0.25, margin=1.0),
+              dict(smoothness=pos(), margin=_scalar_bad(), l2=_scalar_bad() + [("neg", -1.0, None)])),
+        Entry("objpert.LogCosh", _objpert_loss(OP.LogCosh), dict(op_base, y=YR, width=1.0),
+              dict(width=pos(), l2=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)])),
+        Entry("objpert.private_threshold", OP.private_threshold,
+              dict(scores=V0, y=Y0[:3], epsilon=1.0, bound=1.0, grid=8, random_state=0),
+              dict(scores=_arrays(V0, ndim=1), y=_arrays(Y0[:3], ndim=1), epsilon=eps(), bound=pos(),
+                   grid=it(8), random_state=rs())),
+        Entry("objpert.default_regularization", OP.default_regularization,
+              dict(epsilon=1.0, n=10, data_norm=1.0, curvature=1.0),
+              dict(epsilon=eps(), n=it(10), data_norm=pos(), curvature=pos())),
+        Entry("accounting.objpert_epsilon", R.objpert_epsilon,
+              dict(noise_epsilon=0.9, curvature=1.0, n=100, regularization=0.1, output_epsilon=0.01),
+              dict(noise_epsilon=eps(), curvature=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)],
+                   n=it(100), regularization=pos(), output_epsilon=_scalar_bad() + [("neg", -1.0, None)])),
+        Entry("accounting.calibrate_objpert", R.calibrate_objpert,
+              dict(epsilon=1.0, curvature=1.0, n=100, regularization=0.1, output_epsilon=0.01),
+              dict(epsilon=eps(), curvature=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)],
+                   n=it(100), regularization=pos(), output_epsilon=_scalar_bad() + [("neg", -1.0, None)])),
+        Entry("accounting.objpert_regularization", R.objpert_regularization,
+              dict(epsilon=1.0, curvature=1.0, n=100, fraction=0.5),
+              dict(epsilon=eps(), curvature=pos(), n=it(100), fraction=_delta())),
+        Entry("accounting.norm_laplace_scale", R.norm_laplace_scale, dict(l2_sensitivity=1.0, epsilon=1.0),
+              dict(l2_sensitivity=pos(), epsilon=eps())),
+    ]
     # empirical privacy audit (fasterm.audit)
     import fasterm.audit  # noqa: F401 - not imported by fasterm itself (it needs scipy)
     ra = np.random.default_rng(1)
@@ -671,6 +759,15 @@ def _entries():
                             secure=_secure_flag()),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
+    for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearRegression, YR)]:  # delta=0: objpert
+        E.append(Entry(f"{cls.__name__}.fit(delta=0)", _estimator(cls, "fit"),
+                       dict(X=X0, y=y, delta=0.0, random_state=0),
+                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
+                            epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                            data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D),
+                            random_state=rs(), method=_choice(["objpert"])),
+                       aliases={"X": ["array", "data", "dim", "samples", "features"],
+                                "y": ["array", "samples", "classes", "labels", "data"]}))
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
@@ -680,6 +777,7 @@ def _entries():
                                 delta=_not_spellings(dl(), "0d", reason=_SKLEARN_0D),
                                 data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D), random_state=rs(),
                                 steps=_not_spellings(it(5), "0d", reason=_SKLEARN_0D),
+                                solver=_choice(["auto"]),
                                 **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
                            # scikit-learn's own input checks word their messages its way
                            aliases={"X_pred": ["X", "array", "data", "dim", "features"],
@@ -817,7 +915,7 @@ def _main():  # run by the subprocess smoke test: prints a JSON list of failures
 
 
 _NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
-                  "Constraint", "ExpMechResult", "__version__"}
+                  "Constraint", "ExpMechResult", "ObjPertResult", "__version__"}
 
 
 def test_catalogue_covers_fasterm_all():
@@ -853,7 +951,8 @@ def _has(module):
 def test_catalogue_covers_every_public_function():
     names = set(ENTRIES)
     for fn in ("noise.laplace", "noise.gaussian", "mechanisms.laplace", "mechanisms.laplace_l2",
-               "mechanisms.gaussian", "mechanisms.exponential", "pgd", "noisy_pgd", "expmech_erm", "median",
+               "mechanisms.gaussian", "mechanisms.exponential", "pgd", "noisy_pgd", "noisy_gd", "noisy_sgd",
+               "expmech_erm", "median",
                "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
                "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
                "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
@@ -919,12 +1018,13 @@ _ARRAY_PARAMS = {  # entry -> (parameter, ndim) whose arrays hypothesis draws
     "mechanisms.exponential": ("scores", 1), "median": ("x", 1), "mean": ("x", 1), "quantile": ("x", 1),
     "L2Ball.project": ("v", 1), "Simplex.project": ("v", 1), "L1Ball.project": ("v", 1), "Box.project": ("v", 1),
     "losses.Logistic.grad_sum": ("X", 2), "losses.Squared.value": ("X", 2), "losses.Hinge.grad": ("X", 2),
-    "noisy_pgd": ("X", 2), "pgd": ("X", 2), "expmech_erm": ("X", 2), "online.run_rwm": ("loss_matrix", 2),
+    "noisy_pgd": ("X", 2), "noisy_gd": ("X", 2), "noisy_sgd": ("X", 2), "pgd": ("X", 2), "expmech_erm": ("X", 2), "online.run_rwm": ("loss_matrix", 2),
     "online.linear_learner": ("S", 2), "learning.private_pac_learner": ("predictions", 2),
     "online.PrivateRWM.run": ("loss_matrix", 2),
     "mechanisms.laplace(secure)": ("value", 1), "mechanisms.gaussian(secure)": ("value", 1),
     "mechanisms.exponential(secure)": ("scores", 1),
     "noisy_pgd(secure)": ("X", 2), "audit.epsilon_lower_bound": ("outputs_d", 1), "audit.project": ("outputs", 2),
+    "objective_perturbation": ("X", 2),
 }
 
 _elements = st.one_of(

@@ -19,6 +19,8 @@ B = "tests/test_privacy_behaviour.py"
 E = "tests/test_edges.py"
 C = "tests/test_calibration_refs.py"
 A = "tests/test_audit_sharp.py"
+S = "tests/test_solvers.py"
+O = "tests/test_objpert.py"
 
 
 @dataclass(frozen=True)
@@ -216,4 +218,79 @@ MUTANTS = [
           "return DiscreteGaussian(t, max(1, q.numerator // q.denominator))"),),
         "discrete Gaussian σ² rounded down to t·m",
         (f"{C}::test_secure_gaussian_zcdp",)),
+    # --- the smooth solvers and the SGD accountant (issue #17) -------------------
+    Mutant(
+        "gd-gaussian-noise-x0.95", "solvers.py",
+        (("backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)",
+          "backend = _backends.FloatNoise(noise, calibration, rng, scale=scale * 0.95)"),),
+        "noisy_gd hands the engine 0.95 × the calibrated scale, and reports the scale",
+        (f"{B}::test_noisy_gd_and_sgd_applied_noise_match_reported_scale",
+         f"{B}::test_estimator_applied_noise_matches_reported_scale")),
+    Mutant(
+        "gd-sensitivity-halved", "solvers.py",
+        (("    sens = 2.0 * c / n\n", "    sens = c / n\n"),),
+        "noisy_gd calibrates to c/n (add/remove) instead of 2c/n (replace-one)",
+        (f"{S}::test_noisy_gd_gaussian_calibration",
+         f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
+    Mutant(
+        "sgd-loop-clips-at-1.1x", "solvers.py",
+        (("_losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)",
+          "_losses.grad_sum(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt)"),),
+        "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
+        (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
+    Mutant(
+        "sgd-replace-one-as-add-remove", "accounting.py",
+        (("return orders, (orders - 0.5) / (orders - 1.0) * a_2a + a_2a1",
+          "return orders, steps * _rdp_sampled_gaussian_int(q, sigma, orders)"),),
+        "replace-one SGD reported with the add/remove RDP (no weak triangle inequality)",
+        (f"{S}::test_sgd_replace_one_bound_is_sound_for_one_step",
+         f"{S}::test_sgd_replace_one_is_weak_triangle_of_add_remove")),
+    Mutant(
+        "rdp-conversion-term-doubled", "accounting.py",
+        (("eps = rdp + np.log1p(-1.0 / orders) - (math.log(delta)", "eps = rdp + 2 * np.log1p(-1.0 / orders) - (math.log(delta)"),),
+        "RDP → (ε, δ): the negative log((α−1)/α) term doubled (under-reports ε)",
+        (f"{S}::test_rdp_conversion_formula", f"{S}::test_accountant_matches_dp_accounting")),
+    # --- objective perturbation (fasterm.objpert, issue #19) -------------------
+    Mutant(
+        "objpert-noise-x0.95", "objpert.py",
+        (("b, b_norm = _norm_noise(rng, d, b_scale)", "b, b_norm = _norm_noise(rng, d, 0.95 * b_scale)"),),
+        "objective perturbation draws ‖b‖ at 0.95 × the reported scale",
+        (f"{O}::test_applied_noise_matches_the_reported_scale",)),
+    Mutant(
+        "objpert-sensitivity-L", "objpert.py",
+        (("b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)",
+          "b_scale = accounting.norm_laplace_scale(L, eps_b)"),),
+        "b calibrated to L instead of the replace-one sensitivity 2L of the data gradient",
+        (f"{O}::test_calibration_matches_the_theorem",)),
+    Mutant(
+        "objpert-jacobian-dropped", "accounting.py",
+        (("total = math.fsum([eps_b, _objpert_log_det(c, n, reg), eps_out])",
+          "total = math.fsum([eps_b, eps_out])"),
+         ("eps_b = eps - eps_out - _objpert_log_det(c, n, reg)", "eps_b = eps - eps_out")),
+        "the Jacobian term log(1 + c/(nμ)) left out of the budget",
+        (f"{O}::test_calibration_matches_the_theorem",
+         f"{O}::test_exact_minimiser_density_ratio_in_one_dimension")),
+    Mutant(
+        "objpert-uncertified-solve", "objpert.py",
+        (("return bound if bound <= tol else None", "return bound"),
+         ("if _norm(g) > 0.5 * tol:", "if _norm(g) > 1e6 * tol:")),
+        "the solver stops at a gradient norm far above the tolerance the output noise covers",
+        (f"{O}::test_certified_solve_is_within_tolerance_of_the_exact_minimiser",)),
+    Mutant(
+        "threshold-without-factor-2", "objpert.py",
+        (("k = mechanisms.exponential(errors, 1.0, eps, random_state=random_state)",
+          "k = mechanisms.exponential(errors, 0.5, eps, random_state=random_state)"),),
+        "the private threshold's exponential mechanism at half its sensitivity",
+        (f"{O}::test_private_threshold_samples_the_exponential_mechanism",)),
+    Mutant(
+        "expmech-chain-claims-pure", "expmech.py",
+        (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
+        "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
+        ("tests/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
+    Mutant(
+        "estimator-expmech-delta0-accepted", "_linear.py",
+        (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
+          "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
+        "method='expmech' accepts delta=0 for an inexact chain",
+        ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
 ]
