@@ -15,15 +15,19 @@ so each row chunk k is a map task: the compiled, clipped gradient sum of the
 chunk (``fasterm._losses.grad_sum`` with the same data norm, clip and label
 bound as the in-memory loop) on the worker that holds it, d numbers out.  The
 client adds the K partial sums in chunk order (a fixed order: the result does
-not depend on which worker finishes first), divides by n, adds the
-regularizer's term and then **the noise, once**, drawn from the caller's
-Generator, and takes the projected step exactly as ``optimize._run`` does.
-The released quantity of each step is therefore the same noisy averaged
-gradient as in memory — only the order of a floating-point sum differs — and
-the privacy accounting of :func:`fasterm.noisy_pgd` applies unchanged.  The
-noise stream is the in-memory one as well: step t adds the next d values that
-``laplace_fill``/``gaussian_fill`` draw from the Generator's bit generator in
-X's dtype, so the same seed gives the same ŵ up to summation order.
+not depend on which worker finishes first) and hands them to the engine's
+loop (:func:`fasterm._engine.descend`), which divides by n, adds the
+regularizer's term and **the noise, once**, through the fit's noise backend
+(:mod:`fasterm._backends`), and takes the projected step exactly as in
+memory.  The released quantity of each step is therefore the same noisy
+averaged gradient as in memory — only the order of a floating-point sum
+differs — and the privacy accounting of :func:`fasterm.noisy_pgd` applies
+unchanged.  The noise stream is the in-memory one as well: with float noise
+step t adds the next d values that ``laplace_fill``/``gaussian_fill`` draw
+from the Generator's bit generator in X's dtype, so the same seed gives the
+same ŵ up to summation order; in secure mode the chunks are summed in float64
+(the backend's work dtype) and the exact grid release happens at the client,
+so the rounded releases — and ŵ — are those of the in-memory secure fit.
 
 Per iteration the network carries w to each task (d numbers per chunk) and
 the partial sums back (d numbers per chunk); X and its row norms are prepared
@@ -47,10 +51,10 @@ import sys
 
 import numpy as np
 
-from . import _losses
-from ._validation import FLOAT_DTYPES, _all_finite, check_array
+from . import _engine, _losses
+from ._validation import FLOAT_DTYPES, _all_finite, check_array, labels_as
 
-__all__ = ["check_client", "check_X_y", "check_y", "design", "is_dask_collection", "run", "unique"]
+__all__ = ["check_client", "check_X_y", "check_y", "is_dask_collection", "run", "unique"]
 
 
 def is_dask_collection(x) -> bool:
@@ -128,7 +132,8 @@ def check_X_y(X, y, *, y_required=False):
             raise ValueError("y is required for this loss")
         return X, None
     y = check_y(y, X)
-    return X, (y if y.dtype == X.dtype else y.astype(X.dtype))
+    # labels_as chunk by chunk: a huge finite label is clipped, not cast to inf
+    return X, (y if y.dtype == X.dtype else y.map_blocks(labels_as, X.dtype, dtype=X.dtype))
 
 
 def check_y(y, X):
@@ -152,17 +157,6 @@ def unique(y):
     import dask.array as da
 
     return np.asarray(da.unique(y).compute())
-
-
-def design(X, data_norm, fit_intercept, intercept_scaling):
-    """``_linear.design`` applied chunk by chunk (lazily): rows clipped, intercept column."""
-    from . import _linear
-
-    X, _ = check_X_y(X, None)
-    if not fit_intercept:
-        return X
-    return X.map_blocks(_linear.design, data_norm, fit_intercept, intercept_scaling,
-                        chunks=(X.chunks[0], (X.shape[1] + 1,)), dtype=X.dtype)
 
 
 # -- tasks run on the workers ----------------------------------------------------------
@@ -314,21 +308,21 @@ def _scheduler(client):
 # -- the loop --------------------------------------------------------------------------------
 
 
-def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound=None,
-        noise=None, scale=0.0, rng=None, client=None):
-    """``optimize._run`` for chunked X (validated by :func:`check_X_y`): same steps, same noise.
+def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
+        momentum=None, client=None):
+    """:func:`fasterm._engine.run` for chunked X (validated by :func:`check_X_y`): same steps, same noise.
 
-    Each step: the chunks' gradient sums on the workers (:func:`_chunk_grad`),
-    their sum in chunk order at the client, then — at the client, exactly as
-    the in-memory loop — division by n, the regularizer's term, the noise,
-    the step and the projection.
+    Each step: the chunks' gradient sums on the workers (:func:`_chunk_grad`,
+    in the backend's work dtype), their sum in chunk order at the client,
+    then — at the client, by :func:`fasterm._engine.descend` as for in-memory
+    data — division by n, the regularizer's term, the noise backend's
+    release, the step and the projection.
     """
     import dask
 
-    from . import optimize  # (optimize imports this module)
-
     n, d = X.shape
-    dtype = X.dtype
+    out_dtype = X.dtype
+    dtype = np.dtype(noise.work_dtype(X.dtype))
     if y is None and loss._uses_labels:
         raise ValueError(f"y is required for {type(loss).__name__}")
     c = 0.0 if clip is None or math.isinf(clip) else float(clip)
@@ -363,7 +357,8 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bo
                 np.add(total, p, out=total)
             out[:] = total
 
-        return optimize._steps_python(grad_sum, n, w, constraint, steps, lr, average,
-                                      float(loss.l2), noise, scale, rng)
+        return _engine.descend(grad_sum, w, constraint, steps, lr, scale=1.0 / n, noise=noise,
+                               reg=float(loss.l2), average=average, momentum=momentum,
+                               out_dtype=out_dtype)
     finally:
         sched.close()

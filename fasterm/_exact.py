@@ -53,7 +53,7 @@ from math import isqrt
 import numpy as np
 
 from . import _discrete
-from ._validation import check_scalar, check_size
+from ._validation import check_random_state, check_scalar, check_size
 
 # The vectorised paths keep every intermediate below 2^62: denominators < 2^_DEN_BITS,
 # times a series index K < 2^(62 − _DEN_BITS).
@@ -101,6 +101,17 @@ class OSRandom:
     def randbits(self, k: int) -> int:
         k = check_scalar(k, "k", low=0, integer=True)
         return int.from_bytes(os.urandom((k + 7) // 8), "little") >> (-k % 8) if k > 0 else 0
+
+
+def secure_rng(random_state, name: str = "random_state"):
+    """None/int/Generator (reproducible) or ``"os"``/:class:`OSRandom` (OS entropy)."""
+    if isinstance(random_state, OSRandom):
+        return random_state
+    if isinstance(random_state, str):
+        if random_state == "os":
+            return OSRandom()
+        raise ValueError(f"{name} must be None, an int, a Generator or 'os', got {random_state!r}")
+    return check_random_state(random_state, name)
 
 
 def _int64_arg(x, name: str) -> np.ndarray:
@@ -313,8 +324,11 @@ def as_fraction(x, name: str, *, allow_zero: bool = False) -> Fraction:
     """A positive (or, with ``allow_zero``, non-negative) finite number as an exact Fraction.
 
     ints and Fractions are taken as they are; a float is the dyadic rational it
-    represents (``float.as_integer_ratio``), so nothing is rounded.
+    represents (``float.as_integer_ratio``), so nothing is rounded.  A 0-d
+    array is its scalar.
     """
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, Fraction, np.integer, np.floating)):
         raise TypeError(f"{name} must be an int, float or Fraction, got {type(x).__name__}")
     if isinstance(x, (float, np.floating)):

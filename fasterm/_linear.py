@@ -63,13 +63,14 @@ import math
 
 import numpy as np
 
-from . import _dask
+from . import _dask, expmech
 from . import losses as _losses_mod
+from ._design import design
 from .constraints import L2Ball
 from .optimize import noisy_pgd
 from .secure import resolve as resolve_secure
 
-__all__ = ["KINDS", "auto_clip", "fit_linear"]
+__all__ = ["KINDS", "auto_clip", "design", "fit_linear"]
 
 KINDS = ("logistic", "hinge", "squared")
 
@@ -108,45 +109,14 @@ def auto_clip(kind, data_norm, label_bound=None) -> float:
     raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
 
-def _clip_rows(X, data_norm):
-    """x ↦ x·min(1, X/‖x‖) row by row (a copy; rows within the bound unchanged)."""
-    norms = _losses_mod.row_norms(X)
-    scale = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(np.float64).tiny))
-    return X * scale.astype(X.dtype)[:, None]
-
-
-def design(X, data_norm, fit_intercept, intercept_scaling):
-    """Rows clipped to ``data_norm``, with the constant column appended if asked.
-
-    A dask X gets the same, chunk by chunk and lazily (:func:`fasterm._dask.design`).
-    """
-    if _dask.is_dask_collection(X):
-        return _dask.design(X, data_norm, fit_intercept, intercept_scaling)
-    if not fit_intercept:
-        return X  # the kernels clip rows to data_norm on the fly
-    n, d = X.shape
-    A = np.empty((n, d + 1), dtype=X.dtype)
-    A[:, :d] = _clip_rows(X, data_norm)
-    A[:, d] = intercept_scaling
-    return A
-
-
 def _fit_expmech(loss, X, y, constraint, epsilon, *, data_norm, steps, random_state, label_bound):
-    """``method="expmech"``: the exponential mechanism (SPEC §4.2) by ``fasterm.expmech_erm``.
+    """``method="expmech"``: the exponential mechanism (SPEC §4.2) by :func:`fasterm.expmech_erm`.
 
     Samples w ∝ exp(−ε·n·L(w)/(2Δ)) on the parameter ball; pure ε-DP when
     exact, (ε, δ_TV) for the hit-and-run chain (see its docstring).
     """
-    import fasterm
-
-    return fasterm.expmech_erm(loss, X, y, constraint, epsilon, data_norm=data_norm, steps=steps,
+    return expmech.expmech_erm(loss, X, y, constraint, epsilon, data_norm=data_norm, steps=steps,
                                random_state=random_state, label_bound=label_bound)
-
-
-def has_expmech() -> bool:
-    import fasterm
-
-    return hasattr(fasterm, "expmech_erm")
 
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
@@ -172,9 +142,6 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
         if _dask.is_dask_collection(X):
             raise ValueError("method='expmech' needs X in memory; dask arrays are fitted with "
                              "method='noisy_pgd'")
-        if not has_expmech():
-            raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
-                             "sampler), which this installation of fasterm does not provide")
         result = _fit_expmech(loss, A, y, ball, epsilon, data_norm=dn, steps=steps,
                               random_state=random_state, label_bound=label_bound)
     else:

@@ -31,6 +31,7 @@ __all__ = [
     "check_size",
     "check_X_y",
     "derived_from",
+    "labels_as",
     "result_dtype",
 ]
 
@@ -209,18 +210,41 @@ def check_array(
 def check_X_y(X, y, *, y_required: bool = True, dtype=None) -> tuple[np.ndarray, np.ndarray | None]:
     """Design matrix X (n, d) and labels y (n,), of one floating dtype.
 
-    X keeps float32 or float64; y is converted to X's dtype (labels are small
-    and a copy of y is cheap next to X).
+    X keeps float32 or float64; y is checked in its own dtype and converted to
+    X's by :func:`labels_as` (labels are small and a copy of y is cheap next to X).
     """
     X = check_array(X, "X", ndim=2, dtype=dtype)
     if y is None:
         if y_required:
             raise ValueError("y is required for this loss")
         return X, None
-    y = check_array(y, "y", ndim=1, dtype=X.dtype)
+    y = labels_as(check_array(y, "y", ndim=1), X.dtype)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows")
     return X, y
+
+
+def labels_as(y: np.ndarray, dtype) -> np.ndarray:
+    """Labels ``y`` (a float array) in ``dtype``, finite labels beyond its range clipped first.
+
+    A plain cast turns a finite float64 label of 1e300 into a float32 inf, and
+    the data would then be refused as non-finite: one record would flip the
+    output between a model and an error.  Finite labels are therefore clipped
+    to ±``finfo(dtype).max`` before the cast — a fixed per-record map, applied
+    before the kernels clip each label to the declared bound (or read its sign,
+    for classification), so the fit equals the fit with that label at the
+    bound.  Non-finite labels stay non-finite (and are refused, as ever).
+    """
+    dtype = np.dtype(dtype)
+    if y.dtype == dtype:
+        return y
+    with np.errstate(over="ignore"):
+        out = y.astype(dtype)
+    if y.dtype.kind == "f" and np.finfo(dtype).max < np.finfo(y.dtype).max:
+        big = np.isinf(out) & np.isfinite(y)
+        if big.any():
+            out[big] = np.copysign(np.finfo(dtype).max, y[big])
+    return out
 
 
 def check_out(out, name: str, shape: tuple, dtype) -> np.ndarray:

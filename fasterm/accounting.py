@@ -28,6 +28,15 @@ Differential Privacy*, 2014, unless stated):
 The calibration solvers invert these formulas by bisection on a monotone
 function, in log space, to (near) machine precision — far below the 1e-9
 relative accuracy the tests demand.
+
+Every calibration of the library's float mechanisms is here: the noise of T
+noisy gradient steps (:func:`calibrate_steps`, behind ``noisy_pgd``; its
+calibration object has the interface of secure mode's
+:class:`fasterm.secure.SecureCalibration`), and the share of a budget per
+mechanism when k pure mechanisms compose (:func:`pure_share`,
+:func:`compose_pure`, behind ``PrivateRWM``, ``linear_learner`` and
+``SQOracle``).  Secure mode's grid calibrations (:mod:`fasterm.secure`) apply
+these theorems to the rounding-enlarged grid sensitivities.
 """
 
 from __future__ import annotations
@@ -49,11 +58,14 @@ __all__ = [
     "calibrate_laplace_coordinate",
     "calibrate_laplace_l2",
     "calibrate_laplace_pure",
+    "calibrate_steps",
+    "compose_pure",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_mu",
     "heterogeneous_composition",
     "laplace_l2_epsilon",
+    "pure_share",
     "zcdp_delta",
     "zcdp_rho",
 ]
@@ -142,6 +154,56 @@ def heterogeneous_composition(epsilons, delta_prime, deltas=None) -> tuple[float
     if not math.isfinite(total):
         raise ValueError("epsilons are outside the usable floating-point range: the composed epsilon overflows")
     return total, min(1.0, dsum + dp)
+
+
+def compose_pure(epsilon, k, delta) -> tuple[float, float, str]:
+    """The better of basic and advanced composition of k adaptive ε₀-DP mechanisms.
+
+    Returns ``(ε, δ, how)``: basic composition (Dwork–Roth Thm 3.16) gives
+    (kε₀, 0); advanced composition (Thm 3.20 with δ' = δ) gives
+    (√(2k ln(1/δ))ε₀ + kε₀(e^{ε₀} − 1), δ).  The smaller ε is returned, with
+    ``how`` = ``"basic"`` or ``"advanced"``; δ = 0 allows only basic composition.
+    """
+    eps0 = check_scalar(epsilon, "epsilon", low=0.0)
+    k = check_scalar(k, "k", low=1, integer=True)
+    delta = check_delta(delta)
+    basic = k * eps0
+    adv = _advanced_eps(eps0, k, delta) if delta > 0.0 else math.inf
+    if not math.isfinite(min(basic, adv)):
+        raise ValueError(f"epsilon={eps0} and k={k} are outside the usable floating-point range: "
+                         "the composed epsilon overflows")
+    if basic <= adv:
+        return basic, 0.0, "basic"
+    return adv, delta, "advanced"
+
+
+def _basic_share(eps: float, k: int) -> float:
+    """The largest ε₀ with k·ε₀ ≤ ε in floating point (ε/k, or one ulp below)."""
+    eps0 = eps / k
+    while k * eps0 > eps:
+        eps0 = math.nextafter(eps0, 0.0)
+    return eps0
+
+
+def pure_share(epsilon, delta, k) -> tuple[float, str]:
+    """The largest ε₀ such that k adaptive ε₀-DP mechanisms are (ε, δ)-DP.
+
+    The larger of the basic-composition share (kε₀ ≤ ε, Dwork–Roth Thm 3.16)
+    and the root of √(2k ln(1/δ))·ε₀ + kε₀(e^{ε₀} − 1) = ε (advanced
+    composition, Thm 3.20 with δ' = δ; δ > 0 only), taken on the side that
+    keeps the composed ε ≤ ε.  Returns ``(ε₀, how)`` with ``how`` the theorem
+    that allows it (``"advanced"`` only when it beats basic composition).
+    """
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    k = check_scalar(k, "k", low=1, integer=True)
+    eps0, how = _basic_share(eps, k), "basic"
+    if delta > 0.0:
+        with derived_from("epsilon, delta and k"):
+            adv = _solve_increasing(lambda e0: _advanced_eps(e0, k, delta), eps, 1e-3 * eps / k, eps)
+        if adv > eps0:
+            eps0, how = adv, "advanced"
+    return eps0, how
 
 
 # ---------------------------------------------------------------------------
@@ -541,6 +603,108 @@ def zcdp_rho(epsilon, delta) -> float:
         raise ValueError("delta must be > 0: zCDP gives (ε, 0)-DP for no finite ε")
     eps = min(eps, GAUSSIAN_EPSILON_CAP)
     return _solve_increasing(lambda r: zcdp_delta(r, eps), delta, 1e-6, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# Noisy gradient steps (noisy projected gradient descent, Stemmer lecture 10)
+# ---------------------------------------------------------------------------
+STEP_NOISES = ("laplace", "gaussian")
+STEP_CALIBRATIONS = ("pure", "coordinate", "l2")
+
+
+@dataclass(frozen=True)
+class StepCalibration:
+    """The float noise of T noisy gradient releases, each of L2 sensitivity Δ₂.
+
+    The interface shared with :class:`fasterm.secure.SecureCalibration`:
+    ``noise_scale`` (Laplace b or Gaussian σ per coordinate), ``epsilon``,
+    ``delta`` (the privacy spent, ≤ the budget), :meth:`noise_sq` and
+    :meth:`bias_norm`.
+    """
+
+    noise: str
+    calibration: str
+    noise_scale: float
+    epsilon: float
+    delta: float
+
+    def noise_sq(self, dim: int) -> float:
+        """E‖h‖² of one d-vector of noise: 2d·b² (Laplace) or d·σ² (Gaussian)."""
+        s = self.noise_scale
+        return dim * s * s if self.noise == "gaussian" else 2.0 * dim * s * s
+
+    def bias_norm(self, dim: int) -> float:
+        """The release is unbiased (zero-mean noise added to the exact value)."""
+        return 0.0
+
+
+def calibrate_steps(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta) -> StepCalibration:
+    """Per-coordinate noise for ``steps`` adaptive releases of a d-vector of L2 sensitivity Δ₂.
+
+    =================================  ==============================================
+    ``laplace`` / ``"pure"``            b = T√d·Δ₂/ε (:func:`calibrate_laplace_pure`):
+                                        L1 sensitivity √d·Δ₂, basic composition; (ε, 0)
+    ``laplace`` / ``"coordinate"``      Lap(Δ₂/ε₀), advanced composition over the T·d
+                                        coordinate mechanisms
+                                        (:func:`calibrate_laplace_coordinate`)
+    ``laplace`` / ``"l2"``              the smallest b with :func:`laplace_l2_epsilon`
+                                        ≤ ε (Stemmer lecture 10, Thm 3, over T steps);
+                                        δ = 0 spent when its basic branch binds
+    ``gaussian``                        N(0, σ²), exactly μ-GDP with μ = √T·Δ₂/σ
+                                        (Dong–Roth–Su; :func:`calibrate_gaussian`)
+    =================================  ==============================================
+
+    ``calibration`` is ignored for Gaussian noise (it must still be one of the three).
+    """
+    if noise not in STEP_NOISES:
+        raise ValueError(f"noise must be one of {STEP_NOISES}, got {noise!r}")
+    if calibration not in STEP_CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {STEP_CALIBRATIONS}, got {calibration!r}")
+    dim = check_scalar(dim, "dim", low=1, integer=True)
+    if noise == "gaussian":
+        sigma = calibrate_gaussian(l2_sensitivity, steps, epsilon, delta)
+        mu = math.sqrt(steps) * l2_sensitivity / sigma
+        # σ is certified for (ε, δ) (calibrate_gaussian); gaussian_epsilon, rounded up, may be
+        # a hair smaller — both statements hold, report the tighter.
+        return StepCalibration(noise, calibration, sigma, min(epsilon, gaussian_epsilon(mu, delta)), delta)
+    if calibration == "pure":
+        b = calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon)
+        return StepCalibration(noise, calibration, b, steps * math.sqrt(dim) * l2_sensitivity / b, 0.0)
+    if calibration == "coordinate":
+        b, eps0 = calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta)
+        eps_spent, delta_spent = advanced_composition(eps0, 0.0, steps * dim, delta)
+        return StepCalibration(noise, calibration, b, eps_spent, delta_spent)
+    b = calibrate_laplace_l2(l2_sensitivity, dim, steps, epsilon, delta)
+    basic = steps * math.sqrt(dim) * (l2_sensitivity / b)
+    eps_spent = laplace_l2_epsilon(b, l2_sensitivity, dim, steps, delta)
+    # When the basic-composition branch is the binding one, no δ is spent.
+    return StepCalibration(noise, calibration, b, eps_spent, 0.0 if basic <= eps_spent else delta)
+
+
+def noise_scale(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta):
+    """:func:`calibrate_steps` as a tuple ``(scale, E‖h‖², ε spent, δ spent)`` for a d-vector."""
+    cal = calibrate_steps(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta)
+    return cal.noise_scale, cal.noise_sq(dim), cal.epsilon, cal.delta
+
+
+def noise_sq_of_steps(noise, calibration, l2_sensitivity, dim, epsilon, delta):
+    """T ↦ E‖h_t‖² per step of :func:`calibrate_steps` for a budget (ε, δ): the
+    calibration part of a default-T rule (which minimises a utility bound over T).
+
+    Gaussian: σ_T² = T·(Δ₂/μ)² with μ = :func:`gaussian_mu` (ε, δ) independent
+    of T, so one calibration serves every T; Laplace: one calibration per T.
+    """
+    if noise == "gaussian":
+        per_step = (l2_sensitivity / gaussian_mu(epsilon, delta)) ** 2
+        return lambda T: dim * T * per_step
+    return lambda T: calibrate_steps(noise, calibration, l2_sensitivity, dim, T, epsilon, delta).noise_sq(dim)
+
+
+def clear_caches() -> None:
+    """Forget the memoised Gaussian calibrations (for timing a first, "cold" fit)."""
+    _gaussian_mu.cache_clear()
+    _gaussian_epsilon.cache_clear()
+    _calibrate_gaussian.cache_clear()
 
 
 # ---------------------------------------------------------------------------

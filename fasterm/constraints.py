@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from . import _projections
+from . import _losses, _projections
 from ._validation import check_array, check_out, check_positive, check_scalar
 
 __all__ = ["Constraint", "L2Ball", "Box", "Simplex", "L1Ball"]
@@ -174,11 +174,22 @@ class Constraint(abc.ABC):
     def _loop_spec(self, dtype):
         """(code, scalar, a, b) describing the projection to the compiled PGD loop.
 
-        Codes as in ``_losses.pgd_loop``: 0 L2 ball (radius, centre or None),
-        1 box (low, high in ``dtype``), 2 simplex (total), 3 L1 ball (radius).
-        The loop runs the same kernels as :meth:`project`.  None (the default
-        for a set defined elsewhere) makes the optimisers call :meth:`_project`
-        from Python at every step instead.
+        Codes ``_losses.SET_*`` (src/cpp/fasterm/codes.hpp): L2 ball (radius,
+        centre or None), box (low, high in ``dtype``), simplex (total), L1
+        ball (radius).  The loop runs the same kernels as :meth:`project`.
+        None (the default for a set defined elsewhere) makes the optimisers
+        call :meth:`_project` from Python at every step instead.
+        """
+        return None
+
+    def _chain_spec(self):
+        """The set as hit-and-run's kernel reads it (:mod:`fasterm.expmech`), or None.
+
+        A dict with ``set_kind`` (a ``_losses.SET_*`` code: L2 ball, box or
+        simplex), ``center``, ``radius`` (ball), ``low``, ``high`` (box),
+        ``total`` (simplex) and ``affine_dim``, the dimension of the set's
+        affine hull (the chain's mixing and the exact 0/1-dimensional cases
+        depend on it).  None: the compiled chain has no chords for this set.
         """
         return None
 
@@ -245,7 +256,11 @@ class L2Ball(Constraint):
             c = self._kernel_center.get(dtype)
             if c is None:
                 c = self._kernel_center[dtype] = _in_dtype(self._center, dtype, "center")
-        return 0, self._R, c, None
+        return _losses.SET_L2_BALL, self._R, c, None
+
+    def _chain_spec(self):
+        return dict(set_kind=_losses.SET_L2_BALL, center=self.center, radius=self.radius, low=None,
+                    high=None, total=1.0, affine_dim=self._dim)
 
     def _contains(self, rows, atol):
         d = rows - self._center
@@ -343,7 +358,12 @@ class Box(Constraint):
         if bounds is None:
             bounds = self._kernel_bounds[dtype] = (
                 _in_dtype(self._low, dtype, "low"), _in_dtype(self._high, dtype, "high"))
-        return 1, 0.0, bounds[0], bounds[1]
+        return _losses.SET_BOX, 0.0, bounds[0], bounds[1]
+
+    def _chain_spec(self):
+        low, high = self.low, self.high
+        return dict(set_kind=_losses.SET_BOX, center=None, radius=1.0, low=low, high=high, total=1.0,
+                    affine_dim=int(np.count_nonzero(low < high)))
 
     def _contains(self, rows, atol):
         return ((rows >= self._low - atol) & (rows <= self._high + atol)).all(axis=1)
@@ -405,7 +425,11 @@ class Simplex(Constraint):
         _projections.simplex(v, out, self._total)
 
     def _loop_spec(self, dtype):
-        return 2, self._total, None, None
+        return _losses.SET_SIMPLEX, self._total, None, None
+
+    def _chain_spec(self):
+        return dict(set_kind=_losses.SET_SIMPLEX, center=None, radius=1.0, low=None, high=None,
+                    total=self.total, affine_dim=self._dim - 1)
 
     def _contains(self, rows, atol):
         return (rows >= -atol).all(axis=1) & (np.abs(rows.sum(axis=1) - self._total) <= atol)
@@ -467,7 +491,7 @@ class L1Ball(Constraint):
         _projections.l1_ball(v, out, self._r)
 
     def _loop_spec(self, dtype):
-        return 3, self._r, None, None
+        return _losses.SET_L1_BALL, self._r, None, None
 
     def _contains(self, rows, atol):
         return np.abs(rows).sum(axis=1) <= self._r + atol

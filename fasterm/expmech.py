@@ -102,6 +102,7 @@ import numpy as np
 from . import _hitrun
 from . import constraints as _constraints
 from . import losses as _losses_mod
+from . import secure as _secure
 from ._validation import (
     check_epsilon,
     check_positive,
@@ -202,14 +203,6 @@ class _Problem:
     k: float
 
 
-def _affine_dim(constraint) -> int:
-    if isinstance(constraint, _constraints.L2Ball):
-        return constraint.dim
-    if isinstance(constraint, _constraints.Box):
-        return int(np.count_nonzero(constraint.low < constraint.high))
-    return constraint.dim - 1  # Simplex
-
-
 def _weighted_row_sum(X: np.ndarray, s: np.ndarray | None, clip: float | None = None) -> np.ndarray:
     """Σ_i s_i x_i in float64 (x_i clipped to [−clip, clip] first if given), in row blocks."""
     n, d = X.shape
@@ -227,7 +220,8 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
     """Validate the inputs (nothing about data values beyond finiteness) and prepare the kernel's."""
     if not isinstance(loss, _losses_mod._LinearModelLoss):
         raise TypeError(f"loss must be a fasterm.losses loss (e.g. Logistic()), got {type(loss).__name__}")
-    if not isinstance(constraint, (_constraints.L2Ball, _constraints.Box, _constraints.Simplex)):
+    spec = constraint._chain_spec() if isinstance(constraint, _constraints.Constraint) else None
+    if spec is None:
         raise TypeError("constraint must be an L2Ball, Box or Simplex (hit-and-run needs their chords), "
                         f"got {type(constraint).__name__}")
     eps = check_epsilon(epsilon)
@@ -281,18 +275,9 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
     else:
         labels = np.where(y > 0, 1.0, -1.0)
 
-    center = low = high = None
-    radius, total = 1.0, 1.0
-    if isinstance(constraint, _constraints.L2Ball):
-        set_kind, center, radius = _hitrun.BALL, constraint.center, constraint.radius
-    elif isinstance(constraint, _constraints.Box):
-        set_kind, low, high = _hitrun.BOX, constraint.low, constraint.high
-    else:
-        set_kind, total = _hitrun.SIMPLEX, constraint.total
     return _Problem(
-        kind=loss._kind, X=X, y=labels, scale=scale, g=g, kappa=kappa, lam=lam, set_kind=set_kind,
-        center=center, radius=radius, low=low, high=high, total=total, start=constraint.center,
-        affine_dim=_affine_dim(constraint), sensitivity=delta_sens, lipschitz=G, k=kappa * n,
+        kind=loss._kind, X=X, y=labels, scale=scale, g=g, kappa=kappa, lam=lam, **spec,
+        start=constraint.center, sensitivity=delta_sens, lipschitz=G, k=kappa * n,
         # |⟨w, x̃⟩| ≤ ‖w‖‖x̃‖ over C: the logistic line sampler's a-priori curvature bound.
         margin_bound=R * data_norm if coord_bound is None else math.inf,
     )
@@ -384,10 +369,14 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         the exact density (module docstring).  Also Δ, k = εn/(2Δ), G, the steps and
         Theorem 2.5's bound.
 
+    No secure mode: under :func:`fasterm.secure_mode` it raises ``ValueError``
+    (the sampler is floating point, :mod:`fasterm.secure`).
+
     Cost: O(nd) per step (one pass over X for X̃u) plus the line draw — O(n)
     (squared, logistic), O(n log n) (hinge/absolute, n ≤ 2048), O(d)
     (linear).
     """
+    _secure.check_not_secure("fasterm.expmech_erm")
     prob = _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_bound)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)

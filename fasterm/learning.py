@@ -15,6 +15,19 @@ Under replace-one neighbours that mean has sensitivity 1/n, so the Laplace
 mechanism answers it privately (Dwork–Roth Thm 3.6), and any learner that
 touches the data only through such queries (an SQ learner, Definition 11.5)
 becomes private by answering them this way.
+
+**One record at a time.**  Both bounds above need each term to depend on one
+example only: a "query" such as ``y.max()`` or ``x > median(X)`` mixes
+records, and one changed example can then move every term (sensitivity up to
+1, not 1/n).  So :class:`SQOracle` and :func:`private_pac_learner_from_callables`
+never hand the caller's function the whole sample: it is called once per
+example, on that example alone (a one-row block ``X[i:i+1]``, and
+``y[i:i+1]``, so that a function written for whole arrays works unchanged),
+and must return one value.  This makes the per-record property hold by
+construction for any *pure* function; what the API cannot see — a function
+that keeps state between calls, reads the data from elsewhere, or signals
+through exceptions or side effects — is outside every guarantee.  The price
+is n Python calls per query (a few µs each for a numpy one-liner).
 """
 
 from __future__ import annotations
@@ -23,11 +36,34 @@ import math
 
 import numpy as np
 
-from . import mechanisms, noise
-from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
-from .online import _basic_share
+from . import accounting, mechanisms, noise
+from . import secure as _secure
+from .accounting import BudgetExceededError
 from ._validation import (check_array, check_delta, check_derived, check_epsilon, check_random_state, check_scalar,
                           derived_from)
+
+
+def _per_example(f, arrays, n, what):
+    """``out[i] = f(*(a[i:i+1] for a in arrays))`` as float64: f sees one example per call.
+
+    Each call must return one number (a scalar or a one-element array);
+    anything else raises ``ValueError`` naming ``what`` (a fixed property of f,
+    not of the data).  Values are not otherwise checked here.
+    """
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        v = f(*(a[i:i + 1] for a in arrays))
+        if type(v) is not float:
+            try:
+                v = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{what} must return a real number per example, got {type(v).__name__}") from None
+            if v.size != 1:
+                raise ValueError(f"{what} must return one value per example (it is called on one example "
+                                 f"at a time, as a 1-row block), got shape {v.shape}")
+            v = v.reshape(-1)[0]
+        out[i] = v
+    return out
 
 __all__ = ["SQOracle", "pac_learner_bound", "private_pac_learner", "private_pac_learner_from_callables"]
 
@@ -41,20 +77,37 @@ class SQOracle:
         passed to φ as given).
     epsilon, delta : the total budget for all ``max_queries`` answers.
     max_queries : int ≥ 1, m — query m + 1 is refused.
-    random_state : None, int or numpy.random.Generator.
+    random_state : None, int or numpy.random.Generator (secure mode: also
+        ``"os"``, operating-system entropy).
+    secure : None (the :func:`fasterm.secure_mode` setting when the oracle
+        is created), True or False; keyword only.
 
     Notes
     -----
-    ``query(phi)`` calls ``phi(X, y)``, which must return n values (or a
-    scalar, broadcast), one per example.  Values are clipped to [0, 1] (NaN
-    counts as 0, +inf as 1): φ is then a statistical query whatever the data,
-    and no value is ever rejected — an error that depended on the data would
-    itself leak it.  The answer is
+    ``query(phi)`` calls φ once per example, on that example alone:
+    ``phi(X[i:i+1], y[i:i+1])``, a one-row block and one label, which must
+    give one value (a scalar or a one-element array; anything else raises
+    ``ValueError``).  A φ written for whole arrays, e.g.
+    ``lambda X, y: (X[:, 0] > 0) == (y == 1)``, works unchanged; one that
+    mixes examples (``y.max()``) becomes its per-example version (y_i) — the
+    only way the 1/n sensitivity below holds by construction (module
+    docstring).  Values are clipped to [0, 1] (NaN counts as 0, +inf as 1):
+    φ is then a statistical query whatever the data, and no value is ever
+    rejected — an error that depended on the data would itself leak it.  The
+    answer is
 
         (1/n) Σ_i clip(φ(x_i, y_i)) + Lap(b),   b = 1/(n ε₀),
 
     which is ε₀-DP (sensitivity 1/n under replace-one neighbours; Laplace
-    mechanism).  ε₀ comes from the total budget over m adaptive queries:
+    mechanism).  Secure mode answers with the secure Laplace mechanism
+    instead (:func:`fasterm.mechanisms.laplace` with ``secure=True``: the mean
+    rounded to a power-of-two grid plus exact discrete Laplace noise,
+    (ε₀, 0)-DP with the rounding accounted, :mod:`fasterm.secure`); then
+    :attr:`noise_scale` is the discrete noise's scale in data units and
+    :attr:`epsilon_per_query` the ε it spends (≤ ε₀).  An oracle created
+    outside secure mode (``secure=None``) refuses to answer inside a
+    :func:`fasterm.secure_mode` block rather than use its float sampler.
+    ε₀ comes from the total budget over m adaptive queries:
 
     * δ = 0: basic composition, ε₀ = ε/m;
     * δ > 0: the larger of ε/m and the ε₀ solving
@@ -68,7 +121,7 @@ class SQOracle:
     """
 
     def __init__(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike, epsilon: float, delta: float = 0.0, *, max_queries: int,
-                 random_state: None | int | np.random.Generator = None) -> None:
+                 random_state: None | int | np.random.Generator | str = None, secure: bool | None = None) -> None:
         X = check_array(X, "X", ndim=2)
         y = check_array(y, "y", ndim=1)
         if y.shape[0] != X.shape[0]:
@@ -79,19 +132,24 @@ class SQOracle:
         self._X, self._y = X, y
         self._n = X.shape[0]
         self.epsilon, self.delta, self.max_queries = eps, delta, m
-        self._rng = check_random_state(random_state)
+        self._secure_arg = secure
+        self.secure = _secure.resolve(secure)
+        self._rng = _secure.secure_rng(random_state) if self.secure else check_random_state(random_state)
 
-        eps0 = _basic_share(eps, m)
-        self.composition = "basic"
-        if delta > 0.0:
-            with derived_from("epsilon, delta and max_queries"):
-                adv = _solve_increasing(lambda e0: _advanced_eps(e0, m, delta), eps, 1e-3 * eps / m, eps)
-            if adv > eps0:
-                eps0, self.composition = adv, "advanced"
+        with derived_from("epsilon, delta and max_queries"):
+            eps0, self.composition = accounting.pure_share(eps, delta, m)
         self.epsilon_per_query = eps0
-        # b = 1/(n ε₀) must leave room for the Laplace draws (< 64 b, fasterm.noise).
-        self.noise_scale = 1.0 / (self._n * eps0) if eps0 > 0 else math.inf
-        check_derived(64.0 * self.noise_scale, "64 x the noise scale", "epsilon and max_queries")
+        self._cal = None
+        if self.secure:
+            # Δ₁ = 1/n rounded up: the grid calibration takes it as an exact rational.
+            with derived_from("epsilon and max_queries"):
+                self._cal = _secure.laplace_calibration(math.nextafter(1.0 / self._n, math.inf), eps0, 1)
+            self.epsilon_per_query = self._cal.epsilon
+            self.noise_scale = self._cal.noise_scale
+        else:
+            # b = 1/(n ε₀) must leave room for the Laplace draws (< 64 b, fasterm.noise).
+            self.noise_scale = 1.0 / (self._n * eps0) if eps0 > 0 else math.inf
+            check_derived(64.0 * self.noise_scale, "64 x the noise scale", "epsilon and max_queries")
         self.queries_answered = 0
 
     @property
@@ -108,14 +166,13 @@ class SQOracle:
         under advanced composition (√(2q ln(1/δ))ε₀ + qε₀(e^{ε₀} − 1), δ) if
         that is smaller."""
         q = self.queries_answered
-        basic = q * self.epsilon_per_query
         if q == 0 or self.composition == "basic":
-            return basic, 0.0
-        adv = _advanced_eps(self.epsilon_per_query, q, self.delta)
-        return (basic, 0.0) if basic <= adv else (adv, self.delta)
+            return q * self.epsilon_per_query, 0.0
+        return accounting.compose_pure(self.epsilon_per_query, q, self.delta)[:2]
 
     def query(self, phi) -> float:
-        """The noisy mean of clip(phi(X, y), 0, 1); refuses beyond ``max_queries``."""
+        """The noisy mean of clip(phi(x_i, y_i), 0, 1), φ called on one example at a time
+        (class docstring); refuses beyond ``max_queries``."""
         if not callable(phi):
             raise TypeError(f"phi must be callable, got {type(phi).__name__}")
         if self.queries_answered >= self.max_queries:
@@ -123,16 +180,18 @@ class SQOracle:
                 f"SQOracle: all max_queries={self.max_queries} queries have been answered; "
                 f"query {self.max_queries + 1} is refused"
             )
-        values = np.asarray(phi(self._X, self._y), dtype=np.float64)
-        try:
-            values = np.broadcast_to(values, (self._n,))
-        except ValueError:
-            raise ValueError(
-                f"phi must return one value per example ({self._n}), got shape {values.shape}"
-            ) from None
+        if not self.secure and self._secure_arg is None and _secure.is_secure():
+            raise ValueError("this SQOracle was created outside secure mode and secure mode is now on "
+                             "(fasterm.secure_mode / fasterm.set_secure): create the oracle inside the "
+                             "secure_mode block, or with secure=True, for secure answers")
+        values = _per_example(phi, (self._X, self._y), self._n, "phi")
         values = np.clip(np.nan_to_num(values, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
         mean = float(values.sum()) / self._n
-        answer = mean + float(noise.laplace(1, self.noise_scale, random_state=self._rng)[0])
+        if self._cal is not None:
+            answer = float(_secure.release(np.array([mean]), self._cal.granularity, self._cal.params,
+                                           self._rng)[0])
+        else:
+            answer = mean + float(noise.laplace(1, self.noise_scale, random_state=self._rng)[0])
         self.queries_answered += 1
         return answer
 
@@ -176,8 +235,13 @@ def private_pac_learner_from_callables(hypotheses: list, X: np.typing.ArrayLike,
                                        random_state: None | int | np.random.Generator = None) -> int:
     """:func:`private_pac_learner` over a list of callables f(X) -> labels.
 
-    Returns ``(index, hypothesis)``.  Each f is applied to the whole X (n rows)
-    and must return n labels.
+    Returns ``(index, hypothesis)``.  Each f is applied to one example at a
+    time, ``f(X[i:i+1])`` (a one-row block, so a function written for whole
+    arrays works unchanged), and must return one label: a hypothesis is a
+    function of x, and applied to the whole X it could mix examples (e.g.
+    ``x > median(X)``), so that one changed example moves many errors and the
+    1/n sensitivity behind the guarantee fails (module docstring).  Costs
+    |C|·n calls.
     """
     try:
         hyps = list(hypotheses)
@@ -191,9 +255,6 @@ def private_pac_learner_from_callables(hypotheses: list, X: np.typing.ArrayLike,
         raise ValueError("X must hold at least one example")
     preds = np.empty((len(hyps), X.shape[0]), dtype=np.float64)
     for j, f in enumerate(hyps):
-        out = np.asarray(f(X), dtype=np.float64).reshape(-1)
-        if out.shape[0] != X.shape[0]:
-            raise ValueError(f"hypothesis {j} returned {out.shape[0]} labels for {X.shape[0]} examples")
-        preds[j] = out
+        preds[j] = _per_example(f, (X,), X.shape[0], f"hypothesis {j}")
     idx = private_pac_learner(preds, y, epsilon, random_state=random_state)
     return idx, hyps[idx]

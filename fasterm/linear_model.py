@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask, _linear
 from .secure import resolve as resolve_secure
+from ._validation import labels_as
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
 
@@ -120,9 +121,6 @@ class _DPLinearModel(BaseEstimator):
         if self.method == "expmech" and resolve_secure(self.secure):
             raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
                              "exponential-mechanism sampler has no floating-point-safe mode")
-        if self.method == "expmech" and not _linear.has_expmech():
-            raise ValueError("method='expmech' needs fasterm.expmech_erm (the exponential-mechanism "
-                             "sampler), which this installation of fasterm does not provide")
 
     def _validate_dask(self, X, y):
         """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
@@ -411,10 +409,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self._check_params()
         if _dask.is_dask_collection(X):
             X, y = self._validate_dask(X, y)
-            y = y.astype(X.dtype)
+            # clipped into X's dtype, not cast: a huge finite label must not become inf
+            y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
         else:
             X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
-            y = np.asarray(y, dtype=X.dtype)
+            y = labels_as(np.asarray(y), X.dtype)
         coef, intercept = self._fit_linear(X, y)
         self.coef_ = coef
         self.intercept_ = intercept

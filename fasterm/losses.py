@@ -55,7 +55,8 @@ import os
 import numpy as np
 
 from . import _losses
-from ._validation import check_array, check_derived, check_out, check_positive, check_row_norms, check_scalar
+from ._validation import (check_array, check_derived, check_out, check_positive, check_row_norms, check_scalar,
+                          labels_as)
 
 __all__ = ["Absolute", "Hinge", "Linear", "Logistic", "Squared", "row_norms"]
 
@@ -143,7 +144,7 @@ class _LinearModelLoss:
             if self._uses_labels:
                 raise ValueError(f"y is required for {type(self).__name__}")
         else:
-            y = check_array(y, "y", ndim=1, dtype=X.dtype)
+            y = labels_as(check_array(y, "y", ndim=1), X.dtype)
             if y.shape[0] != n:
                 raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
         w = check_array(w, "w", ndim=1, dtype=X.dtype, shape=(d,))

@@ -5,10 +5,16 @@ own bit generator, so ``random_state`` reproduces a run exactly:
 
 * ``gaussian`` uses numpy's ziggurat normal: for float64 it returns exactly
   ``Generator.normal(0, scale, size)`` for the same Generator state.
-* ``laplace`` draws Laplace(0, b) as ``b * E * S``, E from numpy's ziggurat
-  exponential and S a fair sign (one 64-bit draw gives 64 signs).  If
-  E ~ Exp(1) and S = ±1 with probability 1/2, then b·E·S has density
-  exp(-|x|/b) / (2b), the Laplace density.
+* ``laplace`` draws Laplace(0, b) as ``b * E * S`` from fasterm's own
+  256-layer ziggurat for Exp(1) (Marsaglia & Tsang 2000,
+  ``src/cpp/fasterm/ziggurat.hpp``), not numpy's exponential: one uniform
+  64-bit word gives the sign S from bit 0, the layer from bits 1–8 and the
+  position in the layer from bits 9–63 (float32 output: a 32-bit word, a
+  23-bit position).  The fields are disjoint bits of a uniform word, hence
+  independent; the rare wedge/tail draws (about 1%) take further uniforms
+  and the tail is R + Exp(1) by inversion.  If E ~ Exp(1) and S = ±1 with
+  probability 1/2, then b·E·S has density exp(-|x|/b) / (2b), the Laplace
+  density.  The stream therefore differs from ``Generator.laplace``.
 
 These are the *fast* floating-point samplers.  What they protect: the
 distribution of the noise is Laplace/Gaussian up to float rounding, which is
@@ -50,6 +56,24 @@ from ._validation import check_out, check_random_state, check_scalar, check_size
 __all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom"]
 
 
+def _scale_for(scale: float, dtype) -> float:
+    """The smallest value of ``dtype`` that is ≥ ``scale``, as a Python float.
+
+    Noise scales are calibrated (and certified) in float64; a float32 sampler
+    or loop would cast them to float32 with round-to-nearest, which rounds down
+    about half the time: less noise than certified, a privacy loss above the
+    reported ε or δ.  Rounding up only adds noise.  The float returned is
+    exactly representable in ``dtype``, so the kernels' cast is exact.
+    """
+    if np.dtype(dtype) != np.float32:
+        return scale
+    with np.errstate(over="ignore"):
+        s = np.float32(scale)
+    if float(s) < scale:
+        s = np.nextafter(s, np.float32(np.inf))
+    return float(s)
+
+
 def _prepare(size, scale, dtype, out, random_state):
     scale = check_scalar(scale, "scale", low=0.0)
     rng = check_random_state(random_state)
@@ -71,12 +95,12 @@ def _prepare(size, scale, dtype, out, random_state):
         if dt not in (np.float32, np.float64):
             raise TypeError(f"dtype must be float32 or float64, got {dt}")
         out = np.empty(check_size(size), dtype=dt)
-    # The largest draw of either sampler is below 64 scales (an exponential
-    # from a 53-bit uniform is at most ~45; the normal ziggurat's tail is
-    # smaller): beyond max/64 a draw could overflow to ±inf.
+    # The largest draw of either sampler is below 64 scales (the Laplace
+    # ziggurat's tail R - log(1 - U), U a 53-bit uniform, is at most ~45; the
+    # normal ziggurat's tail is smaller): beyond max/64 a draw could overflow to ±inf.
     if not scale * 64.0 < float(np.finfo(out.dtype).max):
         raise ValueError(f"scale={scale:g} is too large for {out.dtype} draws (must be < max/64)")
-    return out, scale, rng
+    return out, _scale_for(scale, out.dtype), rng
 
 
 def laplace(size: int | tuple[int, ...] | None = None, scale: float = 1.0, *, random_state: None | int | np.random.Generator = None,
@@ -104,16 +128,13 @@ def gaussian(size: int | tuple[int, ...] | None = None, scale: float = 1.0, *, r
 
 
 def _size(size) -> int:
+    if isinstance(size, np.ndarray) and size.ndim == 0:  # a 0-d array spells its scalar
+        size = size[()]
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"size must be an int, got {type(size).__name__}")
     if size < 0:
         raise ValueError(f"size must be non-negative, got {size}")
     return int(size)
-
-
-def _secure_rng(random_state):
-    from .secure import secure_rng
-    return secure_rng(random_state)
 
 
 # The draws are int64: a scale beyond 2^56 would overflow them beyond 128 scales
@@ -133,7 +154,7 @@ def discrete_laplace(size, scale, *, random_state=None) -> np.ndarray:
     t = _exact.as_fraction(scale, "scale")
     if t > _DISCRETE_SCALE_LIMIT:
         raise ValueError(f"scale must be at most 2**56 (the draws are int64), got {scale!r}")
-    return _exact.discrete_laplace(n, t.numerator, t.denominator, _secure_rng(random_state))
+    return _exact.discrete_laplace(n, t.numerator, t.denominator, _exact.secure_rng(random_state))
 
 
 def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
@@ -150,7 +171,7 @@ def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
     s2 = _exact.as_fraction(sigma2, "sigma2")
     if s2 > _DISCRETE_SCALE_LIMIT ** 2:
         raise ValueError(f"sigma2 must be at most 2**112 (the draws are int64), got {sigma2!r}")
-    rng = _secure_rng(random_state)
+    rng = _exact.secure_rng(random_state)
     t = _exact.gaussian_t(s2.numerator, s2.denominator)
     if s2.denominator == 1 and s2.numerator % t == 0:
         return _exact.discrete_gaussian(n, t, s2.numerator // t, rng)
@@ -162,5 +183,5 @@ def bernoulli_exp(gamma, size, *, random_state=None) -> np.ndarray:
     """``size`` i.i.d. Bernoulli(exp(−gamma)) draws (bool), gamma ≥ 0 rational (exact)."""
     n = _size(size)
     g = _exact.as_fraction(gamma, "gamma", allow_zero=True)
-    rng = _secure_rng(random_state)
+    rng = _exact.secure_rng(random_state)
     return _exact.bernoulli_exp(n, g.numerator, g.denominator, rng)

@@ -35,7 +35,9 @@ the header for the incremental update and its periodic exact recomputation).
 Floating point: like every textbook implementation, the sampler uses
 floating-point weights and a 53-bit uniform, so probabilities below ~2^-53 are
 not reproduced exactly; the privacy statements are for the exact-arithmetic
-mechanism (the same caveat as :mod:`fasterm.noise`).
+mechanism (the same caveat as :mod:`fasterm.noise`).  There is no secure
+mode: under :func:`fasterm.secure_mode` / :func:`fasterm.set_secure` every
+learner here raises ``ValueError`` instead of drawing (:mod:`fasterm.secure`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _online
-from .accounting import BudgetExceededError, _advanced_eps, _solve_increasing
+from . import accounting
+from .accounting import BudgetExceededError
+from .secure import check_not_secure
 from ._validation import (
     check_array,
     check_delta,
@@ -136,25 +140,6 @@ class RWMCalibration:
     calibration: str
 
 
-def _basic_share(eps: float, k: int) -> float:
-    """The largest ε₀ with k·ε₀ ≤ ε in floating point (ε/k, or one ulp below)."""
-    eps0 = eps / k
-    while k * eps0 > eps:
-        eps0 = math.nextafter(eps0, 0.0)
-    return eps0
-
-
-def _composed(eps0: float, T: int, delta: float) -> tuple[float, float, str]:
-    """The better of basic and advanced composition of T ε₀-DP rounds."""
-    basic = T * eps0
-    if delta == 0.0:
-        return basic, 0.0, "basic"
-    adv = _advanced_eps(eps0, T, delta)
-    if basic <= adv:
-        return basic, 0.0, "basic"
-    return adv, delta, "advanced"
-
-
 def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exact") -> RWMCalibration:
     """η for RWM over T rounds to be (ε, δ)-DP when one round's loss vector may change.
 
@@ -163,9 +148,9 @@ def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exa
 
     * ``"exact"``: the largest ε₀ for which basic composition (Tε₀ ≤ ε) or
       advanced composition (√(2T ln(1/δ))·ε₀ + Tε₀(e^{ε₀} − 1) ≤ ε, Dwork–Roth
-      Thm 3.20 with δ' = δ, solved by :func:`fasterm.accounting._solve_increasing`)
-      holds — whichever allows the larger ε₀, hence the smaller regret bound;
-      η = ε₀/(2Δℓ).  δ = 0 uses basic composition only.
+      Thm 3.20 with δ' = δ)
+      holds — whichever allows the larger ε₀, hence the smaller regret bound
+      (:func:`fasterm.accounting.pure_share`); η = ε₀/(2Δℓ).  δ = 0 uses basic composition only.
     * ``"closed_form"``: the notes' Theorem 11.2, ε₀ = ε/√(8T ln(1/δ)), i.e.
       η = ε/√(32T ln(1/δ)) for Δℓ = 1; for other Δℓ this means
       η = ε₀/(2Δℓ) (the same per-round ε₀).  The notes' step "ε₀ =
@@ -183,19 +168,16 @@ def calibrate_eta(epsilon, delta, rounds, loss_sensitivity=1.0, calibration="exa
         if delta == 0.0:
             raise ValueError("delta must be > 0 for calibration='closed_form' (Theorem 11.2)")
         eps0 = eps / math.sqrt(8.0 * T * -math.log(delta))
-        spent, spent_delta, how = _composed(eps0, T, delta)
+        spent, spent_delta, how = accounting.compose_pure(eps0, T, delta)
         if spent > eps:
             raise ValueError(
                 f"calibration='closed_form' is not (epsilon={eps}, delta={delta})-DP for rounds={T}: "
                 f"exact composition gives epsilon={spent}; use calibration='exact'"
             )
     else:
-        eps0 = _basic_share(eps, T)
-        if delta > 0.0:
-            with derived_from("epsilon, delta and rounds"):
-                adv = _solve_increasing(lambda e0: _advanced_eps(e0, T, delta), eps, 1e-3 * eps / T, eps)
-            eps0 = max(eps0, adv)
-        spent, spent_delta, how = _composed(eps0, T, delta)
+        with derived_from("epsilon, delta and rounds"):
+            eps0 = accounting.pure_share(eps, delta, T)[0]
+        spent, spent_delta, how = accounting.compose_pure(eps0, T, delta)
     check_derived(eps0 / (2.0 * sens), "eta", "epsilon, rounds and loss_sensitivity")
     return RWMCalibration(
         eta=eps0 / (2.0 * sens),
@@ -301,6 +283,7 @@ class RWM:
     _hi = math.inf
 
     def __init__(self, n_experts: int, eta: float, random_state: None | int | np.random.Generator = None) -> None:
+        check_not_secure("fasterm.online.RWM")
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         eta = check_positive(eta, "eta")
         self._rng = check_random_state(random_state)
@@ -334,6 +317,7 @@ class RWM:
 
     def choose(self) -> int:
         """Draw an expert with probability ∝ exp(−η · its cumulative loss)."""
+        check_not_secure("fasterm.online.RWM")
         return int(self._state.choose(self._rng.bit_generator))
 
     def update(self, losses) -> None:
@@ -354,6 +338,7 @@ class RWM:
         return self._run(L)
 
     def _run(self, L: np.ndarray) -> RWMRun:
+        check_not_secure("fasterm.online.RWM")
         result = _run_batch(self._state, self._rng, L, self._eta)
         self._rounds += L.shape[0]
         return result
@@ -427,6 +412,7 @@ class PrivateRWM:
     def __init__(self, n_experts: int, rounds: int, epsilon: float, delta: float,
                  loss_range: tuple[float, float] = (0.0, 1.0), random_state: None | int | np.random.Generator = None, *,
                  calibration: str = "exact") -> None:
+        check_not_secure("fasterm.online.PrivateRWM")
         k = check_scalar(n_experts, "n_experts", low=1, integer=True)
         T = check_scalar(rounds, "rounds", low=1, integer=True)
         lo, hi = _check_loss_range(loss_range)
@@ -483,6 +469,7 @@ class PrivateRWM:
 
     def choose(self) -> int:
         """Draw this round's action; refuses beyond ``rounds`` draws."""
+        check_not_secure("fasterm.online.PrivateRWM")
         self._spend(1)
         a = int(self._state.choose(self._rng.bit_generator))
         self._chosen += 1
@@ -501,6 +488,7 @@ class PrivateRWM:
         privacy guarantee; its ``losses`` and ``expert_losses`` are functions of
         the data, returned for the caller's own evaluation (regret).
         """
+        check_not_secure("fasterm.online.PrivateRWM")
         L = _check_loss_matrix(loss_matrix, self._k)
         T = L.shape[0]
         self._spend(T)
@@ -586,6 +574,7 @@ def linear_learner(S, epsilon, delta, random_state=None, *, calibration="exact")
 
     ``S``: (n, d) float32 or float64 array, n ≥ 1 rows.
     """
+    check_not_secure("fasterm.online.linear_learner")
     X = check_array(S, "S", ndim=2, finite=False)
     T, d = X.shape
     cal = calibrate_eta(epsilon, delta, T, loss_sensitivity=2.0, calibration=calibration)

@@ -57,6 +57,15 @@ GDP.  The rounding biases each gradient by at most b = √d·γ/2 in norm; with 
 Theorem 2's proof gives E[L(ŵ) − L(w*)] ≤ η((G + b)² + E‖h‖²)/2 + R²/(2ηT) + R·b,
 the ``utility_bound`` reported.  The default T is chosen with the fast path's
 calibration (a public rule; only the noise is calibrated for secure mode).
+
+Structure.  The calibrations are in :mod:`fasterm.accounting`
+(:func:`~fasterm.accounting.calibrate_steps`; ``noise_scale`` here is its
+tuple form); the step loop is :mod:`fasterm._engine`, driven in memory (the
+fused compiled loop, or numpy around the compiled gradient sum) or over dask
+row chunks (:mod:`fasterm._dask`); the noise is a backend chosen once per fit
+(:mod:`fasterm._backends`: float or exact grid), so secure mode runs on every
+driver.  This module checks the parameters, picks T and η from Theorem 2 and
+reports the result.
 """
 
 from __future__ import annotations
@@ -67,8 +76,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _dask, _losses, _noise, accounting
-from . import secure as _secure
+from . import _backends, _dask, _engine, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._validation import (
@@ -76,17 +84,17 @@ from ._validation import (
     check_derived,
     check_epsilon,
     check_positive,
-    check_random_state,
     check_scalar,
     check_X_y,
     derived_from,
 )
+from .accounting import noise_scale  # noqa: F401 - public here (the calibration lives in accounting)
 
 __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
-_NOISES = ("laplace", "gaussian")
-_CALIBRATIONS = ("pure", "coordinate", "l2")
-_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound and steps"
+_NOISES = accounting.STEP_NOISES
+_CALIBRATIONS = accounting.STEP_CALIBRATIONS
+_USER_SCALES = ("epsilon", "delta", "data_norm", "clip", "label_bound", "steps")
 
 
 @dataclass
@@ -142,123 +150,6 @@ def _reg_lipschitz(loss, constraint) -> float:
     return float(loss.l2) * _norm_bound(constraint)
 
 
-def _run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound=None,
-         noise=None, scale=0.0, rng=None):
-    """The PGD loop shared by pgd and noisy_pgd.
-
-    Inputs are validated once here (``loss._prepare``); then one call of the
-    compiled loop (``_losses.pgd_loop``) runs every step — gradient sum,
-    regulariser, noise, step, projection — with the GIL released and no
-    Python between steps.  Step t's noise is the next d draws of the sampler
-    from ``rng``'s bit generator.  A feasible set without a compiled
-    projection falls back to :func:`_run_python`, the same loop in numpy.
-    """
-    w, X, y, c, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
-        label_bound=label_bound)
-    spec = constraint._loop_spec(X.dtype)
-    if spec is None:
-        return _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
-                           noise, scale, rng)
-    acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
-    code = _losses.NOISE_NONE if noise is None else (
-        _losses.NOISE_GAUSSIAN if noise == "gaussian" else _losses.NOISE_LAPLACE)
-    _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                     scale, None if noise is None else rng.bit_generator, *spec, acc, nt)
-    return _finish(constraint, w, acc, steps, X.dtype)
-
-
-def _finish(constraint, w, acc, steps, dtype):
-    if acc is None:
-        return w
-    # The average of points of a convex set lies in it; projecting removes
-    # the rounding of the sum (a no-op up to ulps).
-    return constraint.project((acc / steps).astype(dtype))
-
-
-def _run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
-                noise, scale, rng):
-    """The PGD loop in numpy: the fallback for sets without a compiled
-    projection, and the reference the compiled loop is tested against."""
-    kind = loss._kind
-
-    def grad_sum(w, out):
-        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt)
-
-    return _steps_python(grad_sum, X.shape[0], w, constraint, steps, lr, average, float(loss.l2),
-                         noise, scale, rng)
-
-
-def _steps_python(grad_sum, n, w, constraint, steps, lr, average, reg, noise, scale, rng):
-    """T steps around a gradient-sum callable ``grad_sum(w, out)`` (out ← Σ_i ∇ℓ_i(w)).
-
-    Per step, in w's dtype: g = Σ/n (+ reg·w) (+ h_t);  w ← Π_C(w + (−η)·g),
-    h_t the next d draws of the sampler — the arithmetic of the compiled loop.
-    Used by :func:`_run_python` and by the dask path (the sum is then a
-    map-reduce over the chunks).
-    """
-    d, dtype = w.shape[0], w.dtype
-    acc = np.zeros(d, dtype=np.float64) if average else None
-    grad = np.empty(d, dtype=dtype)
-    step = np.empty(d, dtype=dtype)
-    inv_n = 1.0 / n
-    fill = None
-    if noise is not None:
-        fill = _noise.gaussian_fill if noise == "gaussian" else _noise.laplace_fill
-        bitgen = rng.bit_generator
-        noise_row = np.empty(d, dtype=dtype)
-    project = constraint._project
-    for _ in range(steps):
-        if average:
-            acc += w  # Theorems 1/2 bound the average of the points where gradients are taken
-        grad_sum(w, grad)
-        grad *= inv_n
-        if reg:
-            np.multiply(w, reg, out=step)
-            grad += step
-        if fill is not None:
-            fill(bitgen, noise_row, scale)
-            grad += noise_row
-        np.multiply(grad, -lr, out=step)
-        step += w
-        project(step, w)
-    return _finish(constraint, w, acc, steps, dtype)
-
-
-def _run_secure(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, label_bound,
-                cal, rng):
-    """The secure-mode PGD loop (module docstring): a separate Python loop, one
-    exact grid release of the averaged clipped data gradient per step.
-
-    Runs in float64 whatever X's dtype (float32 X costs one float64 copy): the
-    released sum must be accurate to far less than one grid step, and a
-    float32 sum of n gradients is only good to ~6e-8·n·G — beyond the grid's
-    rounding allowance for large n.  The result is returned in X's dtype.
-    """
-    out_dtype = X.dtype
-    X = np.asarray(X, dtype=np.float64)
-    if y is not None:
-        y = np.asarray(y, dtype=np.float64)
-    w, X, y, c, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(np.float64), X, y, clip=clip, data_norm=data_norm,
-        label_bound=label_bound)
-    n, d = X.shape
-    acc = np.zeros(d, dtype=np.float64) if average else None
-    grad = np.empty(d, dtype=X.dtype)
-    reg = float(loss.l2)
-    for _ in range(steps):
-        if average:
-            acc += w
-        _losses.grad_sum(loss._kind, X, y, w, norms, dn, c, ybound, grad, nt)
-        noisy = _secure.release(grad.astype(np.float64) / n, cal.granularity, cal.params, rng)
-        if reg:
-            noisy += reg * w
-        constraint._project(w - lr * noisy, w)
-    if average:
-        return constraint.project((acc / steps).astype(out_dtype))
-    return constraint.project(w.astype(out_dtype))
-
-
 def pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
         constraint: _constraints.Constraint, steps: int, lr: float | None = None,
         average: bool = True) -> OptimizeResult:
@@ -293,39 +184,11 @@ def pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing
         lr = min(lr, math.sqrt(float(np.finfo(X.dtype).max)))
     else:
         lr = check_positive(lr, "lr")
-    w = _run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None)
+    w = _engine.run(loss, X, y, constraint, steps, lr, average, data_norm=None, clip=None,
+                    noise=_backends.NoNoise())
     bound = lr * G * G / 2 + (R * R / (2 * lr * steps) if lr > 0 else (0.0 if R == 0 else math.inf))
     return OptimizeResult(w=w, epsilon=math.inf, delta=1.0, steps=steps, lr=lr, lipschitz=G,
                           utility_bound=bound if average else None)
-
-
-def noise_scale(noise, calibration, l2_sensitivity, dim, steps, epsilon, delta):
-    """Per-coordinate noise scale, E‖h‖², and the (ε, δ) actually spent.
-
-    Returns ``(scale, expected_sq_norm, eps_spent, delta_spent)``.  See the
-    module docstring for the theorem behind each calibration.
-    """
-    if noise == "gaussian":
-        sigma = accounting.calibrate_gaussian(l2_sensitivity, steps, epsilon, delta)
-        mu = math.sqrt(steps) * l2_sensitivity / sigma
-        # σ is certified for (ε, δ) (calibrate_gaussian); gaussian_epsilon, rounded up, may be
-        # a hair smaller — both statements hold, report the tighter.
-        return sigma, dim * sigma * sigma, min(epsilon, accounting.gaussian_epsilon(mu, delta)), delta
-    if calibration == "pure":
-        b = accounting.calibrate_laplace_pure(l2_sensitivity, dim, steps, epsilon)
-        return b, 2.0 * dim * b * b, steps * math.sqrt(dim) * l2_sensitivity / b, 0.0
-    if calibration == "coordinate":
-        b, eps0 = accounting.calibrate_laplace_coordinate(l2_sensitivity, dim, steps, epsilon, delta)
-        k = steps * dim
-        eps_spent, delta_spent = accounting.advanced_composition(eps0, 0.0, k, delta)
-        return b, 2.0 * dim * b * b, eps_spent, delta_spent
-    b = accounting.calibrate_laplace_l2(l2_sensitivity, dim, steps, epsilon, delta)
-    s = l2_sensitivity / b
-    basic = steps * math.sqrt(dim) * s
-    eps_spent = accounting.laplace_l2_epsilon(b, l2_sensitivity, dim, steps, delta)
-    # When the basic-composition branch is the binding one, no δ is spent.
-    delta_spent = 0.0 if basic <= eps_spent else delta
-    return b, 2.0 * dim * b * b, eps_spent, delta_spent
 
 
 def _bound_for(R, G, noise_sq, T):
@@ -346,12 +209,7 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     function of public numbers, so repeated fits of one configuration reuse it.
     """
     grid = sorted({int(round(t)) for t in np.geomspace(1, max_steps, 64)} | {max_steps})
-    if noise == "gaussian":
-        # σ_T² = T·(Δ₂/μ)² with μ independent of T: one calibration for the grid.
-        per_step = (sens / accounting.gaussian_mu(epsilon, delta)) ** 2
-        noise_sq_of = lambda T: dim * T * per_step  # noqa: E731
-    else:
-        noise_sq_of = lambda T: noise_scale(noise, calibration, sens, dim, T, epsilon, delta)[1]  # noqa: E731
+    noise_sq_of = accounting.noise_sq_of_steps(noise, calibration, sens, dim, epsilon, delta)
     bounds = [_bound_for(R, G, noise_sq_of(T), T)[0] for T in grid]
     best = min(bounds)
     for T, b in zip(grid, bounds):
@@ -363,9 +221,7 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
 def _clear_calibration_caches():
     """Forget every cached calibration (for timing a first, "cold" fit)."""
     _default_steps.cache_clear()
-    accounting._gaussian_mu.cache_clear()
-    accounting._gaussian_epsilon.cache_clear()
-    accounting._calibrate_gaussian.cache_clear()
+    accounting.clear_caches()
 
 
 def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -413,7 +269,8 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         X must be chunked along rows; each step maps the compiled gradient
         sum over the chunks on the workers and adds the noise once at the
         client (:mod:`fasterm._dask`), so the result, the noise stream and
-        the privacy spent are those of the in-memory call.
+        the privacy spent are those of the in-memory call (secure mode
+        included).
 
     Returns
     -------
@@ -441,18 +298,11 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         steps = check_scalar(steps, "steps", low=1, integer=True)
     if lr is not None:
         lr = check_positive(lr, "lr")
-    sec = _secure.resolve(secure)
-    if granularity is not None:
-        if not sec:
-            raise ValueError("granularity is only used in secure mode (secure=True)")
-        granularity = _secure.check_granularity(granularity)
-    rng = _secure.secure_rng(random_state) if sec else check_random_state(random_state)
+    # The noise backend, chosen once: float noise, or secure mode's exact grid (module docstring).
+    backend = _backends.for_fit(secure, noise, calibration, random_state, granularity)
     client = _dask.check_client(client)
     # A dask X is checked from its metadata: check_X_y would pull it to the client.
     chunked = _dask.is_dask_collection(X)
-    if chunked and sec:
-        raise ValueError("secure=True needs X in memory (the secure loop does not run on dask "
-                         "arrays); compute X first or use secure=False")
     X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False)
     n, d = X.shape
     if d != constraint.dim:
@@ -466,20 +316,14 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     # surrogate (module docstring): its constant sets the default T and η.
     G_bound = G_priv + _reg_lipschitz(loss, constraint)
 
-    # absurd bounds: name the caller's parameters (in secure mode the grid spacing is one of them)
-    scales = _USER_SCALES.replace(" and steps", ", steps and granularity") if sec else _USER_SCALES
+    # absurd bounds: name the caller's parameters (the backend's own, e.g. the grid spacing, too)
+    names = _USER_SCALES + backend.parameters
+    scales = ", ".join(names[:-1]) + " and " + names[-1]
     with derived_from(scales):
         if steps is None:
             steps = _default_steps(noise, calibration, sens, d, eps, delta, R, G_bound, max_steps)
-        cal, bias = None, 0.0
-        if sec:
-            # Δ₂ = 2G/n rounded up: the grid calibrations are exact rationals of it.
-            cal = _secure.calibrate(noise, calibration, math.nextafter(sens, math.inf), d, steps,
-                                    eps, delta, granularity)
-            scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
-            bias = cal.bias_norm(d)
-        else:
-            scale, noise_sq, eps_spent, delta_spent = noise_scale(noise, calibration, sens, d, steps, eps, delta)
+        cal = backend.calibrate(sens, d, steps, eps, delta)
+        scale, noise_sq, bias = cal.noise_scale, cal.noise_sq(d), cal.bias_norm(d)
         if lr is None:
             lr = _bound_for(R, G_bound + bias, noise_sq, steps)[1] if R > 0 else 0.0
         # One step moves w by at most lr·(G + ‖h‖), ‖h‖ < 64·scale·√d (noise.py): keep it finite.
@@ -489,13 +333,9 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     # Clip per-example gradients at G_priv even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
-    if sec:
-        w = _run_secure(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-                        label_bound=label_bound, cal=cal, rng=rng)
-    else:
-        run = functools.partial(_dask.run, client=client) if chunked else _run
-        w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-                label_bound=label_bound, noise=noise, scale=scale, rng=rng)
+    run = functools.partial(_dask.run, client=client) if chunked else _engine.run
+    w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
+            label_bound=label_bound, noise=backend)
 
     bound = surrogate_bound = None
     if average and lr > 0:
@@ -503,9 +343,10 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         if clip is None or clip >= G_loss:
             bound = surrogate_bound
     return OptimizeResult(
-        w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
+        w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
         calibration=None if noise == "gaussian" else calibration, noise_scale=scale,
         lipschitz=G_priv, sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss,
-              "surrogate_utility_bound": surrogate_bound, "secure": cal},
+              "surrogate_utility_bound": surrogate_bound,
+              "secure": backend.secure_calibration},
     )

@@ -80,10 +80,15 @@ magnitude below one grid step for any realistic n; a float32 sum would not).
 Secure mode removes the leak through the noise and the output set, not
 through timing: the exact samplers' running time is random, and the finite
 exponential mechanism's expected number of proposals (m/Σ weights) depends on
-the scores.  The 1-D
-samplers (median/mean/quantile), the continuous exponential mechanism
-(``expmech_erm``, hit-and-run) and RWM are not covered by secure mode (they
-have no ``secure`` flag).
+the scores.  The 1-D samplers (``median``/``mean``/``quantile``), the
+continuous exponential mechanism (``expmech_erm``, hit-and-run), ``RWM``,
+``run_rwm``, ``PrivateRWM`` and ``linear_learner`` have no secure path: in
+secure mode they raise ``ValueError`` rather than fall back to their
+floating-point samplers (:func:`check_not_secure`).  Covered besides the
+mechanisms and ``noisy_pgd``: :class:`fasterm.learning.SQOracle` (its answers
+are secure Laplace releases) and the private PAC learners (the finite
+exponential mechanism).  The samplers of :mod:`fasterm.noise` themselves
+(``laplace``, ``gaussian``) are primitives and ignore the setting.
 
 The finite exponential mechanism
 --------------------------------
@@ -116,9 +121,9 @@ from math import isqrt
 
 import numpy as np
 
-from . import _exact
-from ._exact import OSRandom
-from ._validation import check_positive, check_random_state, check_scalar
+from . import _exact, accounting
+from ._exact import OSRandom, secure_rng  # noqa: F401 - secure_rng: part of this module's interface
+from ._validation import check_positive, check_scalar
 
 __all__ = ["set_secure", "secure_mode", "is_secure", "default_granularity", "OSRandom"]
 
@@ -168,12 +173,40 @@ def resolve(secure) -> bool:
     return bool(secure)
 
 
+def check_not_secure(what: str) -> None:
+    """Refuse to run ``what`` (a floating-point sampler) while secure mode is on.
+
+    Secure mode never falls back to a floating-point sampler silently: a
+    function without a secure path raises ``ValueError`` instead (module
+    docstring, "What is not covered").
+    """
+    if is_secure():
+        raise ValueError(
+            f"{what} has no secure (floating-point-safe) mode and secure mode is on "
+            "(fasterm.secure_mode / fasterm.set_secure); run it outside the secure_mode block, "
+            "or inside `with fasterm.secure_mode(False):` to accept the floating-point sampler")
+
+
 def check_granularity(granularity, name: str = "granularity") -> float:
-    """A power of two 2^k, −1000 ≤ k ≤ 960, as a float."""
-    if isinstance(granularity, (bool, np.bool_)) or not isinstance(granularity, (int, float, np.integer, np.floating)):
+    """A power of two 2^k, −1000 ≤ k ≤ 960, as a float.
+
+    Any exact spelling of it is accepted: a float, an int, a numpy scalar, a
+    0-d array or a :class:`fractions.Fraction` (which must equal the power of
+    two exactly, not only after rounding to a float).
+    """
+    if isinstance(granularity, np.ndarray) and granularity.ndim == 0:
+        granularity = granularity[()]
+    if isinstance(granularity, (bool, np.bool_)) or not isinstance(
+            granularity, (int, float, Fraction, np.integer, np.floating)):
         raise TypeError(f"{name} must be a power of two (a float such as 2.0**-10), "
                         f"got {type(granularity).__name__}")
-    g = float(granularity)
+    try:
+        g = float(granularity)
+    except OverflowError:  # an int or Fraction beyond the double range
+        raise ValueError(f"{name} must be between 2**{_MIN_EXP} and 2**{_MAX_EXP}, "
+                         "got a value beyond the float range") from None
+    if isinstance(granularity, Fraction) and math.isfinite(g) and Fraction(*g.as_integer_ratio()) != granularity:
+        raise ValueError(f"{name} must be a power of two (2**k), got {granularity!r}")
     if not (math.isfinite(g) and g > 0):
         raise ValueError(f"{name} must be a positive power of two, got {granularity!r}")
     m, e = math.frexp(g)
@@ -213,17 +246,6 @@ def check_grid_scale(units, what: str) -> None:
     if units > GRID_SCALE_LIMIT:
         raise ValueError(f"the {what} would be {float(units):.3g} grid units (at most 2^47 keeps the "
                          "releases exact): use a larger epsilon or a coarser granularity")
-
-
-def secure_rng(random_state, name: str = "random_state"):
-    """None/int/Generator (reproducible) or ``"os"``/:class:`OSRandom` (OS entropy)."""
-    if isinstance(random_state, OSRandom):
-        return random_state
-    if isinstance(random_state, str):
-        if random_state == "os":
-            return OSRandom()
-        raise ValueError(f"{name} must be None, an int, a Generator or 'os', got {random_state!r}")
-    return check_random_state(random_state, name)
 
 
 # ---------------------------------------------------------------------------
@@ -409,19 +431,17 @@ def laplace_calibration(sensitivity, epsilon, dim, granularity=None, steps=1) ->
 def laplace_l2_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=None,
                            calibration="l2") -> SecureCalibration:
     """Discrete Laplace for ``steps`` releases of L2 sensitivity Δ₂ (calibrations of
-    :func:`fasterm.optimize.noise_scale`), with Δ₂,grid = √⌊(Δ₂/γ + √d)²⌋ (rounded up).
+    :func:`fasterm.accounting.calibrate_steps`), with Δ₂,grid = √⌊(Δ₂/γ + √d)²⌋ (rounded up).
 
     Those calibrations use only that coordinate i of one release is
     (|v_i|/b, 0)-DP with Σ v_i² ≤ Δ₂,grid², which holds for the discrete Laplace
     of scale b; the scale is rounded up to a rational (less privacy loss).
     """
-    from .optimize import noise_scale  # the float path's calibrations, shared
-
     g = _granularity(granularity, sensitivity, dim, "l2")
     sens = sqrt_up(l2_grid_sensitivity_sq(sensitivity, g, dim))
-    b, _, eps_spent, delta_spent = noise_scale("laplace", calibration, sens, dim, steps, epsilon, delta)
-    check_grid_scale(_frac(b), "noise scale")
-    return SecureCalibration(g, sens, laplace_params(b), eps_spent, delta_spent)
+    cal = accounting.calibrate_steps("laplace", calibration, sens, dim, steps, epsilon, delta)
+    check_grid_scale(_frac(cal.noise_scale), "noise scale")
+    return SecureCalibration(g, sens, laplace_params(cal.noise_scale), cal.epsilon, cal.delta)
 
 
 def gaussian_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=None) -> SecureCalibration:
@@ -433,8 +453,6 @@ def gaussian_calibration(sensitivity, epsilon, delta, dim, steps=1, granularity=
     (ε, δ); σ² = T·Δ₂,grid²/(2ρ) rounded up to t·m (exact integers); the δ
     reported is the conversion at the ρ actually used (≤ δ).
     """
-    from . import accounting
-
     g = _granularity(granularity, sensitivity, dim, "l2")
     sens_sq = l2_grid_sensitivity_sq(sensitivity, g, dim)
     rho = accounting.zcdp_rho(epsilon, delta)

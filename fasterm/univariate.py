@@ -29,7 +29,9 @@ a per-record map, so clipped neighbours are still neighbours — and the bounds
 must be public: never derive them from the data.  The samplers are exact up to
 floating-point rounding (densities below 1e-270 times the mode's are set to 0); like
 every textbook sampler they are not hardened against floating-point attacks
-(Mironov 2012).
+(Mironov 2012), and they have no secure mode: under
+:func:`fasterm.secure_mode` / :func:`fasterm.set_secure` they raise
+``ValueError`` instead of running.
 
 Randomness comes from ``random_state`` (None, an int seed, or a
 ``numpy.random.Generator``, whose bit generator the compiled code draws from),
@@ -43,6 +45,7 @@ import math
 import numpy as np
 
 from . import _expmech
+from . import secure as _secure
 from ._validation import check_array, check_bounds, check_epsilon, check_random_state, check_scalar
 
 __all__ = ["median", "quantile", "mean"]
@@ -63,6 +66,7 @@ def _sample(kind, x, bounds, epsilon, *, q=0.5, method="erm", random_state=None,
     (together (size·ε, 0)-DP by basic composition): the public functions ask
     for one; the tests ask for many.
     """
+    _secure.check_not_secure(f"fasterm.{kind}")
     x = check_array(x, "x", ndim=1)
     if kind == "quantile":
         q = check_scalar(q, "q", low=0.0, high=1.0)

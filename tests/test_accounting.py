@@ -285,3 +285,65 @@ def test_gaussian_solvers_are_cached_and_agree_with_a_fresh_solve():
     assert A.gaussian_mu(0.7, 1e-6) == mu and A._gaussian_mu.cache_info().hits == 1
     fresh = A._solve_increasing(lambda m: A._gaussian_delta_upper(m, 0.7), 1e-6, 1e-3, 1.0)
     assert fresh == mu
+
+
+# ---------------------------------------------------------------------------
+# Composition of k pure mechanisms, and the calibration of noisy gradient steps
+# ---------------------------------------------------------------------------
+def _adv_reference(eps0, k, delta):
+    # Dwork–Roth Thm 3.20 with δ' = δ, written out here
+    return math.sqrt(2 * k * math.log(1 / delta)) * eps0 + k * eps0 * (math.exp(eps0) - 1)
+
+
+@pytest.mark.parametrize("eps,delta,k", [(1.0, 0.0, 10), (1.0, 1e-5, 10), (1.0, 1e-5, 1000),
+                                         (0.1, 1e-8, 50_000), (5.0, 1e-3, 3)])
+def test_pure_share_is_the_largest_admissible_share(eps, delta, k):
+    eps0, how = A.pure_share(eps, delta, k)
+    basic_ok = k * eps0 <= eps
+    adv_ok = delta > 0 and _adv_reference(eps0, k, delta) <= eps * (1 + 1e-12)
+    assert basic_ok or adv_ok
+    # maximal: 1e-9 more violates both theorems
+    bigger = eps0 * (1 + 1e-9)
+    assert k * bigger > eps and (delta == 0 or _adv_reference(bigger, k, delta) > eps)
+    assert how == ("advanced" if eps0 > eps / k * (1 + 1e-15) else "basic")
+
+
+@pytest.mark.parametrize("eps0,k,delta", [(0.01, 100, 1e-5), (0.5, 3, 1e-5), (0.2, 10, 0.0), (1e-4, 10**6, 1e-9)])
+def test_compose_pure_takes_the_better_theorem(eps0, k, delta):
+    eps, d, how = A.compose_pure(eps0, k, delta)
+    adv = _adv_reference(eps0, k, delta) if delta > 0 else math.inf
+    assert eps == pytest.approx(min(k * eps0, adv), rel=1e-12)
+    assert (how, d) == (("basic", 0.0) if k * eps0 <= adv else ("advanced", delta))
+
+
+@pytest.mark.parametrize("noise,calibration,delta", [("gaussian", "l2", 1e-6), ("laplace", "pure", 0.0),
+                                                     ("laplace", "l2", 1e-6), ("laplace", "coordinate", 1e-6)])
+def test_calibrate_steps(noise, calibration, delta):
+    sens, d, T, eps = 0.01, 7, 40, 0.8
+    cal = A.calibrate_steps(noise, calibration, sens, d, T, eps, delta)
+    s = cal.noise_scale
+    assert cal.noise_sq(d) == pytest.approx(d * s * s * (1 if noise == "gaussian" else 2), rel=1e-15)
+    assert cal.bias_norm(d) == 0.0 and cal.epsilon <= eps and cal.delta <= delta
+    assert A.noise_scale(noise, calibration, sens, d, T, eps, delta) == (s, cal.noise_sq(d), cal.epsilon,
+                                                                         cal.delta)
+    if noise == "gaussian":  # T steps of N(0, σ²): μ = √T Δ/σ; δ(ε) from Dong–Roth–Su Cor. 2.13
+        mu = math.sqrt(T) * sens / s
+        ref = stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+        assert ref == pytest.approx(delta, rel=1e-6)
+    elif calibration == "pure":  # L1 sensitivity √d Δ per step, basic composition
+        assert T * math.sqrt(d) * sens / s == pytest.approx(eps, rel=1e-12)
+    elif calibration == "coordinate":  # T·d coordinate mechanisms of ε₀ = Δ/b, advanced composition
+        assert _adv_reference(sens / s, T * d, delta) == pytest.approx(eps, rel=1e-9)
+    else:  # min(T√d s, √(2T ln 1/δ) s + T s(e^s − 1)), s = Δ/b
+        r = sens / s
+        ref = min(T * math.sqrt(d) * r, math.sqrt(2 * T * math.log(1 / delta)) * r + T * r * math.expm1(r))
+        assert ref == pytest.approx(eps, rel=1e-9)
+
+
+def test_noise_sq_of_steps_matches_the_calibration():
+    for noise, calibration in [("gaussian", "l2"), ("laplace", "l2"), ("laplace", "pure")]:
+        curve = A.noise_sq_of_steps(noise, calibration, 0.01, 5, 1.0, 1e-6)
+        for T in (1, 17, 300):
+            exact = A.calibrate_steps(noise, calibration, 0.01, 5, T, 1.0, 1e-6).noise_sq(5)
+            # Gaussian: σ_T² = T (Δ/μ)² before σ's rounding up by a few ulps
+            assert curve(T) == pytest.approx(exact, rel=1e-12)

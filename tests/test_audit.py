@@ -17,6 +17,7 @@ run); ``python tests/test_audit.py`` prints the table.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -24,7 +25,7 @@ import pytest
 from scipy import stats
 
 import fasterm as fe
-from fasterm import audit, mechanisms, optimize, univariate
+from fasterm import accounting, audit, mechanisms, univariate
 from fasterm.audit import clopper_pearson, epsilon_lower_bound
 
 EPS = 1.0
@@ -221,20 +222,20 @@ class _ScaleNoise:
         self.factor = factor
 
     def __enter__(self):
-        self._orig = optimize.noise_scale
+        self._orig = accounting.calibrate_steps
         factor, memo = self.factor, {}
 
         def scaled(*args):
             if args not in memo:
-                scale, sq, eps, delta = self._orig(*args)
-                memo[args] = (scale * factor, sq * factor * factor, eps, delta)
+                cal = self._orig(*args)
+                memo[args] = dataclasses.replace(cal, noise_scale=cal.noise_scale * factor)
             return memo[args]
 
-        optimize.noise_scale = scaled
+        accounting.calibrate_steps = scaled
         return self
 
     def __exit__(self, *exc):
-        optimize.noise_scale = self._orig
+        accounting.calibrate_steps = self._orig
 
 
 def _noisy_pgd_laplace(half):

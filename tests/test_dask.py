@@ -84,6 +84,22 @@ def test_matches_in_memory_float32(client, noise, calibration):
     assert_same_calibration(ref, got)
 
 
+@pytest.mark.parametrize("noise,calibration", [("gaussian", "l2"), ("laplace", "l2")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_secure_matches_in_memory(client, noise, calibration, dtype):
+    """Secure mode on chunked X: float64 chunk sums on the workers, the exact grid release at
+    the client — the in-memory secure result for the seed (the sums agree to ~1e-16, far
+    inside a grid step, so the rounded releases and hence ŵ are the same)."""
+    X, y = make_data(dtype)
+    ref, got = run_both(X, y, 500, client, noise=noise, calibration=calibration, secure=True)
+    assert got.w.dtype == dtype and ref.info["secure"] is not None
+    np.testing.assert_array_equal(got.w, ref.w)
+    assert_same_calibration(ref, got)
+    # power: another seed's exact noise moves ŵ far more than any rounding
+    _, other = run_both(X, y, 500, client, noise=noise, calibration=calibration, secure=True, seed=4)
+    assert np.max(np.abs(other.w - ref.w)) > 1e-3
+
+
 @pytest.mark.parametrize("chunks", [
     (N,), (1000, 1000), (1, 1999), (700, 13, 587, 700), (0, 1200, 0, 800), 250,
 ])

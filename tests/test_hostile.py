@@ -13,7 +13,11 @@ sizes like 3.5, bad random states — and the call must
 * return a finite result (every float, array and result field finite); a
   value that only changes the memory layout or a convertible dtype must give
   **exactly** the baseline answer on the equivalent float64 C-array (same
-  seed).
+  seed).  Such *valid equivalent spellings* (an int 2 for 2.0, a numpy
+  float32 or int32 scalar, a 0-d array, a Fortran-ordered or read-only array,
+  …: the items with an ``equivalent``) must behave exactly as the
+  equivalent does — a spelling that raises where its equivalent succeeds
+  fails the test (a regression that starts refusing valid input).
 
 Never a crash, a hang or a silent NaN.  The deterministic catalogue runs
 first in a subprocess (a segfault or an abort would kill pytest itself; a
@@ -80,8 +84,8 @@ def _scalar_bad():
 def _positive():
     return _scalar_bad() + [("zero", 0.0, None), ("neg", -1.0, None), ("-0", -0.0, None),
                             ("huge", 1e308, None), ("tiny", 1e-308, None), ("subnormal", 5e-324, None),
-                            ("0d", np.array(2.0), None), ("f32", np.float32(0.5), None),
-                            ("int", 2, None)]
+                            ("0d", np.array(2.0), 2.0), ("f32", np.float32(0.5), 0.5),
+                            ("int", 2, 2.0), ("np-f64", np.float64(0.5), 0.5)]
 
 
 def _epsilon():
@@ -90,7 +94,9 @@ def _epsilon():
 
 def _delta():
     return _scalar_bad() + [("neg", -0.1, None), ("one", 1.0, None), ("big", 1.5, None),
-                            ("zero", 0.0, None), ("tiny", 1e-300, None), ("almost1", 1 - 1e-16, None)]
+                            ("zero", 0.0, None), ("tiny", 1e-300, None), ("almost1", 1 - 1e-16, None),
+                            ("0d", np.array(0.25), 0.25), ("f32", np.float32(0.125), 0.125),
+                            ("int0", 0, 0.0)]
 
 
 def _integer(base=None):
@@ -99,7 +105,8 @@ def _integer(base=None):
            ("nan", NAN, None), ("inf", INF, None), ("str", "3", None), ("bool", True, None),
            ("complex", 2j, None), ("array", np.array([2, 3]), None), ("none", None, None)]
     if base is not None:
-        out += [("np-int", np.int32(base), None), ("0d", np.array(base), None)]
+        out += [("np-int", np.int32(base), int(base)), ("0d", np.array(base), int(base)),
+                ("np-uint", np.uint16(base), int(base))]
     return out
 
 
@@ -144,6 +151,13 @@ def _arrays(base, *, ndim):
     return out
 
 
+def _not_spellings(values, *labels, reason):
+    """``values`` with the items ``labels`` no longer treated as valid spellings
+    (their equivalent dropped: an error naming the parameter is then fine), for ``reason``."""
+    assert reason and {lab for lab, _, _ in values} >= set(labels)
+    return [(lab, v, None if lab in labels else eq) for lab, v, eq in values]
+
+
 def _choice(options):
     return [("bad", "nonsense", None), ("int", 1, None), ("none", None, None), ("list", [options[0]], None)]
 
@@ -171,8 +185,10 @@ def _granularity():
         ("zero", 0.0, None), ("neg", -0.5, None), ("neg-pow2", -(2.0 ** -10), None), ("three", 3.0, None),
         ("tenth", 0.1, None), ("huge", 1e308, None), ("2^1000", 2.0 ** 1000, None), ("2^-1074", 5e-324, None),
         ("2^-1000", 2.0 ** -1000, None), ("2^-60", 2.0 ** -60, None), ("2^960", 2.0 ** 960, None),
-        ("0d", np.array(0.25), None), ("fraction", Fraction(1, 4), None),
-        ("int-pow2", 4, None), ("f32", np.float32(2.0 ** -8), None), ("coarse", 0.5, None)]
+        ("0d", np.array(0.25), 0.25), ("fraction", Fraction(1, 4), 0.25),
+        ("int-pow2", 4, 4.0), ("f32", np.float32(2.0 ** -8), 2.0 ** -8), ("coarse", 0.5, None),
+        ("fraction-near", Fraction(2 ** 60 + 1, 2 ** 60), None),  # a float would round it to 1.0
+        ("fraction-huge", Fraction(2 ** 2000, 3), None)]
 
 
 def _secure_random_state():
@@ -183,6 +199,12 @@ def _secure_random_state():
 def _secure_flag():
     return [("int", 1, None), ("str", "yes", None), ("nan", NAN, None), ("array", np.array([True]), None),
             ("np-bool", np.bool_(True), None), ("object", object(), None)]
+
+
+# Deliberate refusals of an otherwise valid spelling (the reason is the contract):
+_NO_BOOL_BUDGETS = "a privacy budget is a number; True/False are refused rather than read as 1/0"
+_SKLEARN_0D = ("the estimators validate parameters with scikit-learn's constraints, which (like every "
+               "scikit-learn estimator) refuse 0-d arrays for numeric parameters")
 
 
 # ---------------------------------------------------------------------------
@@ -197,6 +219,7 @@ class Entry:
     aliases: dict = dataclasses.field(default_factory=dict)  # parameter -> extra words its errors may use
     inf_ok: bool = False    # the result is a bound or a prediction: +-inf is truthful (overflow), NaN never
     rtol: float = 0.0       # layout-equivalent inputs must agree to this tolerance (0: bit for bit)
+    reproducible: bool = True  # False (OS entropy): equivalent spellings must succeed, results not compared
 
 
 def _method(factory, method, **fixed):
@@ -291,13 +314,15 @@ def _entries():
               dict(scores=_arrays(SC0, ndim=1), sensitivity=pos(), epsilon=eps(), random_state=rs())),
         # accounting
         Entry("accounting.basic_composition", R.basic_composition, dict(epsilons=[1.0, 0.5], deltas=[0.0, 1e-6]),
-              dict(epsilons=_arrays([1.0, 0.5], ndim=1), deltas=_arrays([0.0, 1e-6], ndim=1))),
+              dict(epsilons=_not_spellings(_arrays([1.0, 0.5], ndim=1), "bool", reason=_NO_BOOL_BUDGETS),
+                   deltas=_not_spellings(_arrays([0.0, 1e-6], ndim=1), "bool", reason=_NO_BOOL_BUDGETS))),
         Entry("accounting.advanced_composition", R.advanced_composition,
               dict(epsilon=0.1, delta=1e-6, k=10, delta_prime=1e-6),
               dict(epsilon=eps(), delta=dl(), k=it(10), delta_prime=dl())),
         Entry("accounting.heterogeneous_composition", R.heterogeneous_composition,
               dict(epsilons=[0.1, 0.2], delta_prime=1e-6),
-              dict(epsilons=_arrays([0.1, 0.2], ndim=1), delta_prime=dl())),
+              dict(epsilons=_not_spellings(_arrays([0.1, 0.2], ndim=1), "bool", reason=_NO_BOOL_BUDGETS),
+                   delta_prime=dl())),
         Entry("accounting.calibrate_laplace_pure", R.calibrate_laplace_pure,
               dict(l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0),
               dict(l2_sensitivity=pos(), dim=it(3), steps=it(5), epsilon=eps())),
@@ -319,6 +344,19 @@ def _entries():
         Entry("accounting.calibrate_gaussian", R.calibrate_gaussian,
               dict(l2_sensitivity=1.0, steps=10, epsilon=1.0, delta=1e-5),
               dict(l2_sensitivity=pos(), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.calibrate_steps", R.calibrate_steps,
+              dict(noise="laplace", calibration="l2", l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0,
+                   delta=1e-5),
+              dict(noise=_choice(["laplace"]), calibration=_choice(["l2"]), l2_sensitivity=pos(),
+                   dim=it(3), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.calibrate_steps(gaussian)", R.calibrate_steps,
+              dict(noise="gaussian", calibration="l2", l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0,
+                   delta=1e-5),
+              dict(l2_sensitivity=pos(), dim=it(3), steps=it(5), epsilon=eps(), delta=dl())),
+        Entry("accounting.pure_share", R.pure_share, dict(epsilon=1.0, delta=1e-5, k=10),
+              dict(epsilon=eps(), delta=dl(), k=it(10))),
+        Entry("accounting.compose_pure", R.compose_pure, dict(epsilon=0.1, k=10, delta=1e-5),
+              dict(epsilon=eps(), k=it(10), delta=dl())),
         Entry("accounting.BudgetAccountant", R.BudgetAccountant, dict(epsilon=1.0, delta=1e-5),
               dict(epsilon=_scalar_bad() + [("neg", -1.0, None), ("zero", 0.0, None)],
                    delta=_scalar_bad() + [("neg", -0.1, None), ("big", 2.0, None)])),
@@ -481,6 +519,14 @@ def _entries():
                    dict(scores=SC0, sensitivity=1.0, epsilon=1.0, secure=True, random_state=0),
                    dict(scores=_arrays(SC0, ndim=1), sensitivity=pos(), epsilon=eps(), granularity=gran(),
                         random_state=srs(), secure=flag(), monotonic=[("int", 1, None), ("str", "yes", None)])))
+    E.append(Entry("learning.SQOracle.query(secure)",
+                   _ctor_then(fe.learning.SQOracle, "query", ("X", "y", "epsilon", "delta", "max_queries",
+                                                               "random_state", "secure"), phi=lambda X, y: y > 0),
+                   dict(X=X0, y=Y0, epsilon=1.0, delta=0.0, max_queries=3, random_state=0, secure=True),
+                   dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), delta=dl(), max_queries=it(3),
+                        random_state=srs(), secure=flag(),
+                        phi=[("none", None, None), ("nan", lambda X, y: np.full(len(y), NAN), None),
+                             ("wrong-len", lambda X, y: np.zeros(2), None)])))
     E.append(Entry("mechanisms.exponential(granularity, not secure)", fe.mechanisms.exponential,
                    dict(scores=SC0, sensitivity=1.0, epsilon=1.0, random_state=0),
                    dict(granularity=[("pow2", 2.0 ** -10, None), ("bad", 3.0, None)], secure=flag())))
@@ -504,14 +550,14 @@ def _entries():
                    high=[("nan", NAN, None), ("inf", INF, None), ("equal", 0, None), ("neg", -3, None),
                          ("str", "9", None), ("huge", 2 ** 70, None), ("2^63-1", 2 ** 63 - 1, None),
                          ("none", None, None), ("frac", 9.5, None)],
-                   size=it(5) + [("tuple", (2, 3), None)])),
+                   size=it(5) + [("tuple", (2, 3), None)]), reproducible=False),
         Entry("noise.OSRandom.randbits", lambda k: OSRandom().randbits(k), dict(k=64),
-              dict(k=it(64) + [("big", 1000, None)])),
+              dict(k=it(64) + [("big", 1000, None)]), reproducible=False),
         Entry("secure.OSRandom(noisy_pgd)", fe.noisy_pgd,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=fe.L2Ball(1.0, D), epsilon=1.0, delta=1e-5, steps=3,
                    data_norm=1.0, random_state=OSRandom(), secure=True),
               # OS entropy is not reproducible: no layout-equivalence comparison here
-              dict(X=[v for v in _arrays(X0, ndim=2) if v[2] is None], epsilon=eps())),
+              dict(X=[v for v in _arrays(X0, ndim=2) if v[2] is None], epsilon=eps()), reproducible=False),
         Entry("set_secure", _set_secure, dict(flag=False), dict(flag=flag())),
         Entry("secure.set_secure", _set_secure, dict(flag=True), dict(flag=[("none", None, None), ("str", "1", None)])),
         Entry("secure_mode", _secure_mode_call, dict(flag=True),
@@ -620,7 +666,8 @@ def _entries():
     for cls, y in [(fe.DPLogisticRegression, Y0)]:  # the secure loop itself: noisy_pgd(secure) above
         E.append(Entry(f"{cls.__name__}.fit(secure)", _estimator(cls, "fit"),
                        dict(X=X0, y=y, random_state=0, steps=5, secure=True),
-                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1), epsilon=eps(), random_state=_secure_random_state(),
+                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
+                            epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D), random_state=_secure_random_state(),
                             secure=_secure_flag()),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
@@ -628,8 +675,11 @@ def _entries():
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
                            dict(X=X0, y=y, random_state=0, steps=5),
-                           dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1), epsilon=eps(), delta=dl(),
-                                data_norm=pos(), random_state=rs(), steps=it(5),
+                           dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
+                                epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                                delta=_not_spellings(dl(), "0d", reason=_SKLEARN_0D),
+                                data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D), random_state=rs(),
+                                steps=_not_spellings(it(5), "0d", reason=_SKLEARN_0D),
                                 **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
                            # scikit-learn's own input checks word their messages its way
                            aliases={"X_pred": ["X", "array", "data", "dim", "features"],
@@ -719,6 +769,18 @@ def run_case(entry: Entry, param: str, value, equivalent) -> str | None:
             result = entry.call(**kw)
     except (ValueError, TypeError) as exc:
         msg = str(exc)
+        if equivalent is not None:  # a valid spelling: it may raise only as its equivalent does
+            kw[param] = equivalent
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    entry.call(**kw)
+            except type(exc):
+                pass
+            except Exception as ref_exc:  # noqa: BLE001
+                return f"raised {type(exc).__name__} where the equivalent raised {type(ref_exc).__name__}"
+            else:
+                return f"valid spelling rejected ({type(exc).__name__}: {msg[:150]})"
         if any(re.search(rf"(?<![A-Za-z_]){re.escape(w)}(?![A-Za-z_])", msg) for w in words):
             return None
         return f"{type(exc).__name__} not naming {param!r}: {msg[:200]}"
@@ -732,7 +794,7 @@ def run_case(entry: Entry, param: str, value, equivalent) -> str | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ref = entry.call(**kw)
-        if not _equal(result, ref, entry.rtol):
+        if entry.reproducible and not _equal(result, ref, entry.rtol):
             return "result differs from the call on the equivalent float64 C-array"
     return None
 
@@ -816,6 +878,27 @@ def test_catalogue_covers_every_public_function():
     for lname in fe.losses.__all__:
         if lname != "row_norms":
             assert {f"losses.{lname}.{m}" for m in ("value", "grad", "grad_sum")} <= names
+
+
+def test_runner_fails_a_valid_spelling_that_raises():
+    """The runner itself: refusing an int 2, a numpy float32 or a 0-d array where the
+    equivalent float is accepted is a failure, even with an error naming the parameter."""
+    def picky(epsilon):
+        if type(epsilon) is not float:
+            raise TypeError(f"epsilon must be a float, got {type(epsilon).__name__}")
+        return epsilon
+
+    entry = Entry("picky", picky, dict(epsilon=1.0), dict(epsilon=_positive()))
+    spellings = {lab: (v, eq) for lab, v, eq in _positive() if eq is not None}
+    assert {"int", "f32", "0d"} <= set(spellings)
+    for lab, (value, eq) in spellings.items():
+        assert "valid spelling rejected" in run_case(entry, "epsilon", value, eq), lab
+    assert run_case(entry, "epsilon", "1", None) is None  # a hostile value: the named error is right
+    # and a valid spelling must give the equivalent's result
+    assert "differs" in run_case(Entry("off", lambda epsilon: float(epsilon) + isinstance(epsilon, int), {}, {}),
+                                 "epsilon", 2, 2.0)
+    n_valid = sum(eq is not None for _, _, _, _, eq in all_cases())
+    assert n_valid > 500, n_valid
 
 
 def test_hostile_catalogue_in_subprocess():

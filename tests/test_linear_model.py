@@ -293,15 +293,8 @@ def test_bad_targets(small):
 
 
 # ---------------------------------------------------------------------------
-# method="expmech": the hook into fasterm.expmech_erm (the sampler ships separately)
+# method="expmech": the hook into fasterm.expmech_erm
 # ---------------------------------------------------------------------------
-def test_expmech_without_sampler_is_a_clear_error(small, monkeypatch):
-    X, y = small
-    monkeypatch.delattr(fe, "expmech_erm", raising=False)
-    with pytest.raises(ValueError, match="expmech_erm"):
-        fe.DPLogisticRegression(method="expmech").fit(X, y)
-
-
 @pytest.mark.parametrize("cls,label_bound", [(fe.DPLogisticRegression, None), (fe.DPLinearRegression, 2.0)])
 def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bound):
     # A recording double for the call only: it checks what the estimator hands
@@ -315,7 +308,7 @@ def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bo
                           label_bound=label_bound))
         return OptimizeResult(w=constraint.center, epsilon=epsilon, delta=0.0, steps=steps or 1, lr=0.0)
 
-    monkeypatch.setattr(fe, "expmech_erm", recorder, raising=False)
+    monkeypatch.setattr(fe.expmech, "expmech_erm", recorder)
     kw = {} if label_bound is None else dict(label_bound=label_bound)
     m = cls(method="expmech", epsilon=0.7, radius=3.0, steps=40, random_state=5, **kw).fit(X, y)
     (call,) = calls

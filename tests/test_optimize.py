@@ -263,16 +263,28 @@ _LOSSES = {
 }
 
 
+def _backend(noise, scale, seed):
+    from fasterm import _backends
+
+    if noise is None:
+        return _backends.NoNoise()
+    return _backends.FloatNoise(noise, "l2", np.random.default_rng(seed), scale)
+
+
 def _reference_run(loss, X, y, constraint, steps, lr, average, noise, scale, seed, clip, data_norm,
                    label_bound=None):
-    from fasterm import optimize as O
+    """The engine's numpy loop around the compiled gradient sum (no fused loop)."""
+    from fasterm import _engine, _losses
 
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
         label_bound=label_bound)
-    rng = np.random.default_rng(seed)
-    return O._run_python(loss, X, y, constraint, steps, lr, average, w, c, dn, ybound, norms, nt,
-                         noise, scale, rng)
+
+    def grad_sum(w, out):
+        _losses.grad_sum(loss._kind, X, y, w, norms, dn, c, ybound, out, nt)
+
+    return _engine.descend(grad_sum, w, constraint, steps, lr, scale=1.0 / X.shape[0],
+                           noise=_backend(noise, scale, seed), reg=float(loss.l2), average=average)
 
 
 @pytest.mark.parametrize("set_name", list(_SETS))
@@ -280,7 +292,7 @@ def _reference_run(loss, X, y, constraint, steps, lr, average, noise, scale, see
 @pytest.mark.parametrize("noise", [None, "laplace", "gaussian"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_loop_matches_numpy_loop(set_name, loss_name, noise, dtype):
-    from fasterm import optimize as O
+    from fasterm import _engine
 
     rng = np.random.default_rng(7)
     n, d = 57, 9
@@ -293,9 +305,8 @@ def test_compiled_loop_matches_numpy_loop(set_name, loss_name, noise, dtype):
               data_norm=1.0, label_bound=1.5 if loss_name in ("squared", "absolute") else None)
     for average in (True, False):
         ref = _reference_run(loss, X, y, C, average=average, seed=11, **kw)
-        got = O._run(loss, X, y, C, kw["steps"], kw["lr"], average, data_norm=1.0, clip=0.8,
-                     label_bound=kw["label_bound"], noise=noise, scale=kw["scale"],
-                     rng=np.random.default_rng(11))
+        got = _engine.run(loss, X, y, C, kw["steps"], kw["lr"], average, data_norm=1.0, clip=0.8,
+                          label_bound=kw["label_bound"], noise=_backend(noise, kw["scale"], 11))
         assert got.dtype == dtype
         # Same operations in the same order on the same noise: equal to rounding (bit for
         # bit where the compiler contracts nothing, as on x86-64).
@@ -322,11 +333,11 @@ def test_noise_stream_is_d_draws_per_step():
     d, T, lr, scale = 5, 17, 0.01, 0.3
     X = np.zeros((10, d))
     C = fe.constraints.L2Ball(1e6, d)
-    from fasterm import optimize as O
+    from fasterm import _engine
 
     for noise, draw in (("laplace", fe.noise.laplace), ("gaussian", fe.noise.gaussian)):
-        w = O._run(fe.losses.Linear(), X, None, C, T, lr, False, data_norm=1.0, clip=1.0,
-                   noise=noise, scale=scale, rng=np.random.default_rng(2))
+        w = _engine.run(fe.losses.Linear(), X, None, C, T, lr, False, data_norm=1.0, clip=1.0,
+                        noise=_backend(noise, scale, 2))
         h = draw((T, d), scale, random_state=np.random.default_rng(2))
         expect = np.zeros(d)
         for t in range(T):
@@ -350,3 +361,40 @@ def test_compiled_loop_rejects_bad_buffers():
                         ({"steps": -1}, "steps"), ({"set_a": np.zeros(5)}, "set_a has")]:
         with pytest.raises(ValueError, match=msg):
             _losses.pgd_loop(**{**args, **change})
+
+
+def test_engine_schedule_and_momentum_hooks():
+    """The hooks the solvers plug into: a step-size schedule (a constant schedule is the
+    constant step, bit for bit) and Nesterov momentum (against a plain reference loop)."""
+    from fasterm import _backends, _engine
+
+    rng = np.random.default_rng(8)
+    n, d, T = 80, 4, 30
+    X = rng.normal(size=(n, d)) * 0.4
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    loss, C = fe.losses.Logistic(l2=0.05), fe.constraints.L2Ball(1.5, d)
+
+    def data_grad(w):  # Σ_i ∇ℓ_i(w) of the logistic loss
+        return -(y / (1.0 + np.exp(y * (X @ w)))) @ X
+
+    def grad_sum(w, out):
+        out[:] = data_grad(w)
+
+    def run(lr, momentum=None, average=True):
+        return _engine.descend(grad_sum, C.center.copy(), C, T, lr, scale=1.0 / n,
+                               noise=_backends.NoNoise(), reg=loss.l2, average=average, momentum=momentum)
+
+    np.testing.assert_array_equal(run(0.5), run(lambda t: 0.5))
+    assert not np.array_equal(run(0.5), run(lambda t: 0.5 / (t + 1)))
+
+    beta = lambda t: t / (t + 3.0)  # noqa: E731 - the FISTA-like schedule
+    w_prev = w = C.center.copy()
+    acc = np.zeros(d)
+    for t in range(T):
+        yt = w + beta(t) * (w - w_prev)
+        acc += yt
+        g = data_grad(yt) / n + loss.l2 * yt
+        w_prev, w = w, C.project(yt - 0.5 * g)
+    np.testing.assert_allclose(run(0.5, beta, average=False), w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(run(0.5, beta), C.project(acc / T), rtol=1e-12, atol=1e-14)
+    assert not np.allclose(run(0.5, beta, average=False), run(0.5, average=False))

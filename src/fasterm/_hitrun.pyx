@@ -7,6 +7,8 @@
 # parameters) and prepares row scales and labels; the checks here only keep
 # the kernel inside its buffers.
 from fasterm._bitgen cimport _bitgen
+from fasterm._codes cimport (kAbsolute, kArs, kAuto, kBox, kDirect, kHinge, kL2Ball, kLinear, kLogistic,
+                             kMixed, kSimplex, kSphere, kSquared)
 from numpy.random cimport bitgen_t
 from cython cimport floating
 
@@ -23,20 +25,21 @@ cdef extern from "fasterm/hitrun.hpp" namespace "fasterm::hitrun" nogil:
         int method, bitgen_t* rng, double* out, Py_ssize_t size, long long* evaluations) except +
     void _log1p_unit_many "fasterm::hitrun::log1p_unit_many"(const double* e, double* out, Py_ssize_t n)
 
-# Loss codes (as fasterm._losses), feasible sets, line-sampler methods.
-LOGISTIC = 0
-HINGE = 1
-SQUARED = 2
-ABSOLUTE = 3
-LINEAR = 4
-BALL = 0
-BOX = 1
-SIMPLEX = 2
-AUTO = 0
-DIRECT = 1
-ARS = 2
-SPHERE = 0
-MIXED = 1
+# Loss codes (as fasterm._losses), feasible sets, line-sampler methods, chain
+# directions: the values of src/cpp/fasterm/codes.hpp, for Python.
+LOGISTIC = kLogistic
+HINGE = kHinge
+SQUARED = kSquared
+ABSOLUTE = kAbsolute
+LINEAR = kLinear
+BALL = kL2Ball
+BOX = kBox
+SIMPLEX = kSimplex
+AUTO = kAuto
+DIRECT = kDirect
+ARS = kArs
+SPHERE = kSphere
+MIXED = kMixed
 
 
 cdef const double* _ptr(const double[::1] a, Py_ssize_t size, str name) except? NULL:

@@ -14,6 +14,8 @@ from numpy.random.c_distributions cimport (
 )
 
 from fasterm._bitgen cimport _bitgen
+from fasterm._codes cimport (kAbsolute, kBox, kHinge, kL1Ball, kL2Ball, kLinear, kLogistic, kNoiseGaussian,
+                             kNoiseLaplace, kNoiseNone, kSimplex, kSquared)
 
 cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
     cdef struct Options:
@@ -37,12 +39,12 @@ cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
     void cpp_row_norms "fasterm::losses::row_norms"[T](
         const T* X, Py_ssize_t n, Py_ssize_t d, double* out, int n_threads) except +
 
-# Loss codes, as in losses.hpp.
-LOGISTIC = 0
-HINGE = 1
-SQUARED = 2
-ABSOLUTE = 3
-LINEAR = 4
+# Loss codes: the values of src/cpp/fasterm/codes.hpp, for Python.
+LOGISTIC = kLogistic
+HINGE = kHinge
+SQUARED = kSquared
+ABSOLUTE = kAbsolute
+LINEAR = kLinear
 
 
 cdef Options _options(int kind, Py_ssize_t n, Py_ssize_t d, Py_ssize_t y_len, Py_ssize_t w_len,
@@ -230,29 +232,20 @@ cdef extern from "fasterm/projections.hpp" namespace "fasterm" nogil:
     void _proj_box "fasterm::project_box"[T](const T* y, T* x, size_t n, const T* lo,
                                              const T* hi)
 
-# Noise and feasible-set codes of pgd_loop (also exported to Python below).
-cdef enum:
-    C_NOISE_NONE = 0
-    C_NOISE_LAPLACE = 1
-    C_NOISE_GAUSSIAN = 2
-    C_SET_L2_BALL = 0
-    C_SET_BOX = 1
-    C_SET_SIMPLEX = 2
-    C_SET_L1_BALL = 3
-
-NOISE_NONE = C_NOISE_NONE
-NOISE_LAPLACE = C_NOISE_LAPLACE
-NOISE_GAUSSIAN = C_NOISE_GAUSSIAN
-SET_L2_BALL = C_SET_L2_BALL
-SET_BOX = C_SET_BOX
-SET_SIMPLEX = C_SET_SIMPLEX
-SET_L1_BALL = C_SET_L1_BALL
+# Noise and feasible-set codes of pgd_loop (codes.hpp), for Python.
+NOISE_NONE = kNoiseNone
+NOISE_LAPLACE = kNoiseLaplace
+NOISE_GAUSSIAN = kNoiseGaussian
+SET_L2_BALL = kL2Ball
+SET_BOX = kBox
+SET_SIMPLEX = kSimplex
+SET_L1_BALL = kL1Ball
 
 
 cdef void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t d,
                       floating scale) noexcept nogil:
     cdef Py_ssize_t j
-    if noise == C_NOISE_LAPLACE:
+    if noise == kNoiseLaplace:
         _laplace_zig(rng, out, d, scale)
     else:
         # numpy's ziggurat normal, then the scale: what noise.gaussian does.
@@ -277,21 +270,21 @@ cdef int _loop(int kind, const floating* X, const floating* y, const double* nor
             for j in range(d):
                 acc[j] += w[j]
         cpp_grad_sum(kind, X, y, w, norms, n, d, o, grad, n_threads)
-        if noise != C_NOISE_NONE:
+        if noise != kNoiseNone:
             _noise_fill(rng, noise, noise_buf, d, scale)
         for j in range(d):
             # grad/n, + reg·w, + noise, then w − η·grad: the reference's order.
             g = grad[j] * inv_n
             if reg != 0:
                 g = g + w[j] * reg
-            if noise != C_NOISE_NONE:
+            if noise != kNoiseNone:
                 g = g + noise_buf[j]
             step[j] = g * neg_lr + w[j]
-        if set_kind == C_SET_L2_BALL:
+        if set_kind == kL2Ball:
             _proj_l2(step, w, d, set_a, set_param)
-        elif set_kind == C_SET_BOX:
+        elif set_kind == kBox:
             _proj_box(step, w, d, set_a, set_b)
-        elif set_kind == C_SET_SIMPLEX:
+        elif set_kind == kSimplex:
             _proj_simplex(step, w, d, set_param, work)
         else:
             _proj_l1(step, w, d, set_param, work)
@@ -322,22 +315,22 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
                               data_norm, clip, label_bound, n_threads)
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
-    if noise < C_NOISE_NONE or noise > C_NOISE_GAUSSIAN:
+    if noise < kNoiseNone or noise > kNoiseGaussian:
         raise ValueError(f"noise must be 0, 1 or 2, got {noise}")
-    if set_kind < C_SET_L2_BALL or set_kind > C_SET_L1_BALL:
+    if set_kind < kL2Ball or set_kind > kL1Ball:
         raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
-    if set_kind == C_SET_BOX and (set_a is None or set_b is None):
+    if set_kind == kBox and (set_a is None or set_b is None):
         raise ValueError("a box needs set_a (low) and set_b (high)")
     if set_a is not None and set_a.shape[0] != d:
         raise ValueError(f"set_a has {set_a.shape[0]} entries but X has {d} columns")
     if set_b is not None and set_b.shape[0] != d:
         raise ValueError(f"set_b has {set_b.shape[0]} entries but X has {d} columns")
-    if set_kind != C_SET_BOX and not set_param > 0.0:
+    if set_kind != kBox and not set_param > 0.0:
         raise ValueError(f"set_param must be > 0, got {set_param}")
     if acc is not None and acc.shape[0] != d:
         raise ValueError(f"acc has {acc.shape[0]} entries but X has {d} columns")
     cdef bitgen_t* rng = NULL
-    if noise != C_NOISE_NONE:
+    if noise != kNoiseNone:
         if bit_generator is None:
             raise ValueError("a bit generator is required for noise")
         rng = _bitgen(bit_generator)

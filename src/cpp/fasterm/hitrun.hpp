@@ -57,6 +57,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fasterm/codes.hpp"
 #include "fasterm/expmech.hpp"  // exp_nonpos, block_sum, random_standard_normal, FASTERM_* macros
 
 namespace fasterm {
@@ -64,11 +65,7 @@ namespace hitrun {
 
 using index_t = std::ptrdiff_t;
 
-enum Kind : int { kLogistic = 0, kHinge = 1, kSquared = 2, kAbsolute = 3, kLinear = 4 };
-enum SetKind : int { kBall = 0, kBox = 1, kSimplex = 2 };
-// kDirect: hinge/absolute with l2 = 0 by sorted kinks, logistic by
-// rejection from curvature bounds; kArs: adaptive rejection sampling.
-enum Method : int { kAuto = 0, kDirect = 1, kArs = 2 };
+// Loss kinds, set kinds, line methods and directions: the codes of fasterm/codes.hpp.
 
 // Rows per block of the line passes: per-row values are written to buffers of
 // this size by loops the compiler vectorises, then summed in a fixed order.
@@ -822,8 +819,6 @@ struct Geometry {
     int directions;        // kSphere, or kMixed: half of the steps along an edge direction
 };
 
-enum Directions : int { kSphere = 0, kMixed = 1 };
-
 // A direction: normal draws on the free coordinates (box coordinates with
 // low == high stay 0), mean removed on the simplex, normalised.
 FASTERM_INLINE void direction(const Geometry& G, bitgen_t* rng, double* u)
@@ -881,7 +876,7 @@ FASTERM_INLINE void chord(const Geometry& G, const double* w, const double* u, d
     const index_t d = G.d;
     a = -std::numeric_limits<double>::infinity();
     b = std::numeric_limits<double>::infinity();
-    if (G.kind == kBall) {
+    if (G.kind == kL2Ball) {
         // |p + t u|^2 = R^2, p = w - c: t^2 uu + 2 t up + (|p| - R)(|p| + R) = 0;
         // the root of larger magnitude first, the other from their product.
         double uu = 0.0, up = 0.0, pp = 0.0;
@@ -923,7 +918,7 @@ FASTERM_INLINE void chord(const Geometry& G, const double* w, const double* u, d
 FASTERM_INLINE void keep_inside(const Geometry& G, double* w)
 {
     const index_t d = G.d;
-    if (G.kind == kBall) {
+    if (G.kind == kL2Ball) {
         double pp = 0.0;
         for (index_t j = 0; j < d; ++j) pp += (w[j] - G.center[j]) * (w[j] - G.center[j]);
         const double pn = std::sqrt(pp);

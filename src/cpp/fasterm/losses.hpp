@@ -24,6 +24,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "fasterm/codes.hpp"
+
 // An x86-64-v3 (AVX2 + FMA) clone of the hot loops, chosen at load time by
 // the dynamic loader (GCC function multiversioning through an ifunc), so the
 // wheel still runs on any x86-64 CPU: the "default" clone is plain SSE2.  Only
@@ -51,7 +53,7 @@ namespace losses {
 
 using index_t = std::ptrdiff_t;
 
-enum Kind : int { kLogistic = 0, kHinge = 1, kSquared = 2, kAbsolute = 3, kLinear = 4 };
+// Loss kinds (kLogistic, ...): fasterm/codes.hpp.
 
 // Work plan: blocks of rows small enough to stay in L1 between their dot
 // products and their accumulation; chunks of blocks as the unit of parallel

@@ -1,0 +1,50 @@
+"""The design matrix of the linear models: rows clipped to the declared bound, an intercept column.
+
+One place for numpy and ``dask.array`` input (the estimators, the main job and
+the benchmarks call :func:`design`): row i becomes x_i·min(1, X/‖x_i‖) and,
+with ``fit_intercept``, the constant ``intercept_scaling`` s is appended
+(augmented rows have norm ≤ √(X² + s²); :mod:`fasterm._linear`).  A dask X is
+transformed chunk by chunk, lazily, by the same function as a numpy X.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dask
+from .losses import row_norms
+
+__all__ = ["clip_rows", "design"]
+
+
+def clip_rows(X, data_norm):
+    """x ↦ x·min(1, X/‖x‖) row by row (a copy; rows within the bound unchanged)."""
+    norms = row_norms(X)
+    scale = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(np.float64).tiny))
+    return X * scale.astype(X.dtype)[:, None]
+
+
+def _design_block(X, data_norm, intercept_scaling):
+    n, d = X.shape
+    A = np.empty((n, d + 1), dtype=X.dtype)
+    A[:, :d] = clip_rows(X, data_norm)
+    A[:, d] = intercept_scaling
+    return A
+
+
+def design(X, data_norm, fit_intercept, intercept_scaling):
+    """Rows clipped to ``data_norm``, with the constant column appended if asked.
+
+    Without an intercept X is returned as is (the kernels clip rows to
+    ``data_norm`` on the fly); a dask X is validated from its metadata
+    (:func:`fasterm._dask.check_X_y`) and mapped over its row chunks.
+    """
+    if _dask.is_dask_collection(X):
+        X, _ = _dask.check_X_y(X, None)
+        if not fit_intercept:
+            return X
+        return X.map_blocks(_design_block, data_norm, intercept_scaling,
+                            chunks=(X.chunks[0], (X.shape[1] + 1,)), dtype=X.dtype)
+    if not fit_intercept:
+        return X
+    return _design_block(X, data_norm, intercept_scaling)

@@ -1,0 +1,219 @@
+"""The catalogue of privacy mutants run by ``tests/mutation/run.py``.
+
+Each mutant is a small, deliberate privacy bug: in one file of the package,
+each ``old`` snippet (which must occur exactly once) is replaced by ``new``.
+``tests`` are the pytest node ids (files, or ``file::test`` for every
+parametrisation of one test) that must FAIL on the mutated copy.
+
+Keeping it current: the snippets are exact text of today's code.  When a
+refactor moves or rewrites one of them, the harness reports the mutant as
+STALE (and fails); update the snippet to the new code that has the same
+role — the bug to plant and the tests that must catch it do not change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+B = "tests/test_privacy_behaviour.py"
+E = "tests/test_edges.py"
+C = "tests/test_calibration_refs.py"
+A = "tests/test_audit_sharp.py"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str                          # relative to the package folder (fasterm/)
+    edits: tuple[tuple[str, str], ...]  # (old, new): each old must occur exactly once
+    description: str
+    tests: tuple[str, ...]
+
+
+MUTANTS = [
+    # --- the four survivors of the audit in issue #18 -------------------------
+    Mutant(
+        "gaussian-noise-x0.95", "_backends.py",
+        (("        self.scale = self.cal.noise_scale\n",
+          "        self.scale = self.cal.noise_scale * (0.95 if self.noise == 'gaussian' else 1.0)\n"),),
+        "noisy_pgd hands the loop 0.95 σ for Gaussian noise, and reports σ",
+        (f"{B}::test_noisy_pgd_applied_noise_matches_reported_scale",
+         f"{B}::test_estimator_applied_noise_matches_reported_scale",
+         f"{A}::test_gaussian_mu_estimate_matches_claim")),
+    Mutant(
+        "laplace-l2-factor-2-dropped", "accounting.py",
+        (("adv = math.sqrt(2.0 * steps * -math.log(delta)) * s", "adv = math.sqrt(steps * -math.log(delta)) * s"),
+         ("root = math.sqrt(2.0 * steps * -math.log(delta))", "root = math.sqrt(steps * -math.log(delta))")),
+        "√(2T ln 1/δ) → √(T ln 1/δ) in both laplace_l2_epsilon and calibrate_laplace_l2",
+        (f"{C}::test_laplace_l2",)),
+    Mutant(
+        "loop-clips-at-1.1x", "optimize.py",
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
+          "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=1.1 * G_priv,"),),
+        "the loop clips per-example gradients at 1.1 × the clip used for Δ₂",
+        (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
+    Mutant(
+        "loop-ignores-user-clip", "optimize.py",
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
+          "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_loss,"),),
+        "the loop clips at the loss's Lipschitz constant, not the user's clip",
+        (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",
+         f"{B}::test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity")),
+    # --- clip / sensitivity hand-offs -----------------------------------------
+    Mutant(
+        "secure-loop-ignores-user-clip", "optimize.py",
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
+          "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, "
+          "clip=G_loss if backend.secure_calibration is not None else G_priv,"),),
+        "secure mode's loop clips at the Lipschitz constant, not the user's clip",
+        (f"{B}::test_secure_noisy_pgd_one_step_difference_within_grid_sensitivity",)),
+    Mutant(
+        "dask-loop-no-clip", "_dask.py",
+        (("c = 0.0 if clip is None or math.isinf(clip) else float(clip)", "c = 0.0"),),
+        "the chunked (dask) loop does not clip per-example gradients",
+        (f"{B}::test_dask_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
+    Mutant(
+        "sensitivity-over-n-plus-1", "optimize.py",
+        (("sens = 2.0 * G_priv / n", "sens = 2.0 * G_priv / (n + 1)"),),
+        "Δ₂ = 2G/(n+1) instead of 2G/n (noise for a weaker neighbouring relation)",
+        (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
+    Mutant(
+        "dask-noise-x0.95", "_backends.py",
+        (("self._fill(self.rng.bit_generator, self._row, self._row_scale)",
+          "self._fill(self.rng.bit_generator, self._row, 0.95 * self._row_scale)"),),
+        "the Python/dask loop adds 0.95 × the reported noise",
+        (f"{B}::test_noisy_pgd_applied_noise_dask_path",)),
+    # --- constants and composition counts --------------------------------------
+    Mutant(
+        "laplace-pure-sqrt-T", "accounting.py",
+        (("b = check_derived(steps * root_d * sens / eps,", "b = check_derived(math.sqrt(steps) * root_d * sens / eps,"),
+         ("lambda b: steps * (root_d * sens / b)", "lambda b: math.sqrt(steps) * (root_d * sens / b)")),
+        "pure Laplace composes T steps as √T (basic composition needs T)",
+        (f"{C}::test_laplace_pure",)),
+    Mutant(
+        "laplace-coordinate-count-T-not-Td", "accounting.py",
+        (("""    k = steps * dim
+    with derived_from("l2_sensitivity, dim, steps, epsilon and delta"):""",
+          """    k = steps
+    with derived_from("l2_sensitivity, dim, steps, epsilon and delta"):"""),),
+        "the coordinate calibration composes T mechanisms instead of T·d",
+        (f"{C}::test_laplace_coordinate",)),
+    Mutant(
+        "laplace-l2-T-dropped-from-second-term", "accounting.py",
+        (("adv = math.sqrt(2.0 * steps * -math.log(delta)) * s + steps * s * math.expm1(s)",
+          "adv = math.sqrt(2.0 * steps * -math.log(delta)) * s + s * math.expm1(s)"),
+         ("lambda s: root * s + steps * s * math.expm1(s)", "lambda s: root * s + s * math.expm1(s)")),
+        "the L2 Laplace bound's T·s(e^s − 1) term loses its factor T (both places)",
+        (f"{C}::test_laplace_l2",)),
+    Mutant(
+        "laplace-l2-delta-reported-0", "accounting.py",
+        (("0.0 if basic <= eps_spent else delta", "0.0 if basic <= 2.0 * eps_spent else delta"),),
+        "the L2 Laplace calibration reports δ = 0 although the advanced branch spends δ",
+        (f"{C}::test_laplace_l2",)),
+    Mutant(
+        "advanced-composition-no-2", "accounting.py",
+        (("return math.sqrt(2.0 * k * -math.log(delta_prime)) * eps0", "return math.sqrt(k * -math.log(delta_prime)) * eps0"),),
+        "advanced composition with √(k ln 1/δ') instead of √(2k ln 1/δ')",
+        (f"{C}::test_laplace_coordinate", f"{C}::test_composition_functions_against_theorems")),
+    Mutant(
+        "heterogeneous-composition-no-2", "accounting.py",
+        (("math.sqrt(2.0 * -math.log(delta_prime) * sq)", "math.sqrt(-math.log(delta_prime) * sq)"),),
+        "heterogeneous composition with √(ln 1/δ' Σε²) instead of √(2 ln 1/δ' Σε²)",
+        (f"{C}::test_composition_functions_against_theorems",)),
+    Mutant(
+        "basic-composition-max", "accounting.py",
+        (("total = math.fsum(eps)", "total = max(eps)"),),
+        "basic composition reports max ε_i instead of Σ ε_i",
+        (f"{C}::test_composition_functions_against_theorems",)),
+    Mutant(
+        "budget-accountant-slack", "accounting.py",
+        (("fits_e = math.fsum([e, eps]) <= self.epsilon * (1.0 + 1e-12)",
+          "fits_e = math.fsum([e, eps]) <= self.epsilon * (1.0 + 1e-4)"),),
+        "the accountant lets ε be overspent by 0.01%",
+        (f"{C}::test_budget_accountant_refuses_overspend",)),
+    Mutant(
+        "gaussian-no-sqrt-T", "accounting.py",
+        (("    root_t = math.sqrt(steps)\n    sigma = check_derived(", "    root_t = 1.0\n    sigma = check_derived("),),
+        "σ calibrated for one Gaussian step whatever T (μ = Δ/σ instead of √T·Δ/σ)",
+        (f"{C}::test_gaussian_gdp",)),
+    Mutant(
+        "gdp-delta-curve", "accounting.py",
+        (("mid, half = -eps / mu, mu / 2.0", "mid, half = -eps / mu, mu / 2.2"),),
+        "δ(ε; μ) evaluated with μ/2.2 for μ/2 (Dong–Roth–Su Cor. 2.13 misread)",
+        (f"{C}::test_gaussian_gdp", f"{C}::test_gaussian_epsilon_and_delta_curve_against_reference")),
+    Mutant(
+        "gaussian-mechanism-sens-x0.95", "mechanisms.py",
+        (("sigma = accounting.calibrate_gaussian(sens, 1, eps, delta)",
+          "sigma = accounting.calibrate_gaussian(0.95 * sens, 1, eps, delta)"),),
+        "mechanisms.gaussian calibrates for 0.95 × the sensitivity",
+        (f"{B}::test_mechanisms_applied_noise_matches_calibration",)),
+    Mutant(
+        "laplace-mechanism-scale-x0.95", "mechanisms.py",
+        (("return _release(arr, scalar, noise.laplace, sens / eps, rng)",
+          "return _release(arr, scalar, noise.laplace, sens / (1.05 * eps), rng)"),),
+        "mechanisms.laplace adds Lap(Δ/(1.05 ε))",
+        (f"{B}::test_mechanisms_applied_noise_matches_calibration",)),
+    Mutant(
+        "expmech-rate-x1.1", "mechanisms.py",
+        (("k = eps / sens if monotonic else (0.5 * eps) / sens", "k = eps / sens if monotonic else (0.55 * eps) / sens"),),
+        "exponential mechanism with rate 0.55 ε/Δ instead of ε/(2Δ)",
+        (f"{B}::test_exponential_mechanism_rate",)),
+    # --- float32 casts ---------------------------------------------------------
+    Mutant(
+        "float32-scale-round-to-nearest", "noise.py",
+        (("    if float(s) < scale:\n        s = np.nextafter(s, np.float32(np.inf))",
+          "    if False:\n        s = np.nextafter(s, np.float32(np.inf))"),),
+        "float32 noise scales rounded to nearest (half the time below the certified scale)",
+        (f"{E}::test_scale_rounding_helper", f"{E}::test_float32_mechanism_scale_rounds_up")),
+    Mutant(
+        "float32-loop-scale-cast-to-nearest", "_backends.py",
+        (("return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator",
+          "return code, self.scale, self.rng.bit_generator"),),
+        "noisy_pgd hands the float64 scale to the float32 loop, which rounds it to nearest",
+        (f"{E}::test_float32_noisy_pgd_sigma_used_is_at_least_sigma_reported",)),
+    # --- zCDP and the secure grid ---------------------------------------------
+    Mutant(
+        "grid-backend-float32-sums", "_backends.py",
+        (("        return np.float64\n", "        return dtype\n"),),
+        "secure mode sums float32 gradients in float32 (error beyond the grid's rounding allowance)",
+        ("tests/test_secure.py::test_secure_noisy_pgd_sums_in_float64_for_float32_data",)),
+    Mutant(
+        "zcdp-conversion-1-over-alpha", "accounting.py",
+        (("            - math.log(alpha - 1.0))", "            - math.log(alpha))"),),
+        "CKS conversion with 1/α in place of 1/(α − 1): δ under-reported",
+        (f"{C}::test_zcdp_delta_against_cks_conversion", f"{C}::test_secure_gaussian_zcdp")),
+    Mutant(
+        "secure-gaussian-steps-dropped", "secure.py",
+        (("sigma2 = Fraction(sens_sq * steps) / (2 * _frac(rho))", "sigma2 = Fraction(sens_sq) / (2 * _frac(rho))"),
+         ("used = Fraction(sens_sq * steps, 2 * params.sigma2)", "used = Fraction(sens_sq, 2 * params.sigma2)")),
+        "secure Gaussian: ρ of one step, not T (zCDP composition count)",
+        (f"{C}::test_secure_gaussian_zcdp",)),
+    Mutant(
+        "secure-l1-grid-no-d", "secure.py",
+        (("return int(_frac(sensitivity) / _frac(granularity)) + int(dim)",
+          "return int(_frac(sensitivity) / _frac(granularity)) + 1"),),
+        "L1 grid sensitivity ⌊Δ/γ⌋ + 1 instead of ⌊Δ/γ⌋ + d (rounding of d coordinates)",
+        (f"{C}::test_secure_l1_laplace_grid",)),
+    Mutant(
+        "secure-expmech-grid-no-plus-1", "secure.py",
+        (("    sens = l1_grid_sensitivity(sensitivity, g, 1)\n    rate", "    sens = l1_grid_sensitivity(sensitivity, g, 0)\n    rate"),),
+        "secure exponential mechanism: grid sensitivity ⌊Δ/γ⌋ without the rounding's +1",
+        (f"{C}::test_secure_exponential_grid",)),
+    Mutant(
+        "secure-l2-grid-no-sqrt-d", "secure.py",
+        (("r = _frac(sensitivity) / _frac(granularity) + _sqrt_up(int(dim))", "r = _frac(sensitivity) / _frac(granularity)"),),
+        "L2 grid sensitivity without the rounding's √d",
+        (f"{C}::test_secure_gaussian_zcdp", f"{C}::test_secure_laplace_l2_grid")),
+    Mutant(
+        "secure-laplace-scale-rounded-down", "secure.py",
+        (("n = -(-(t * (1 << k)).numerator // (t * (1 << k)).denominator)",
+          "n = (t * (1 << k)).numerator // (t * (1 << k)).denominator"),),
+        "discrete Laplace scale rounded down to n/2^K (less noise than the budget allows)",
+        (f"{C}::test_secure_l1_laplace_grid",)),
+    Mutant(
+        "secure-gaussian-sigma-rounded-down", "secure.py",
+        (("return DiscreteGaussian(t, max(1, -(-q.numerator // q.denominator)))",
+          "return DiscreteGaussian(t, max(1, q.numerator // q.denominator))"),),
+        "discrete Gaussian σ² rounded down to t·m",
+        (f"{C}::test_secure_gaussian_zcdp",)),
+]
