@@ -140,7 +140,11 @@ class _default_threads:
 
 def _ms(values) -> str:
     v = 1e3 * np.asarray(values)
-    return f"{v.min():.3g} / {np.median(v):.3g}"
+
+    def fmt(x):
+        return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+    return f"{fmt(v.min())} / {fmt(np.median(v))}"
 
 
 def markdown(results, env) -> str:
