@@ -6,9 +6,10 @@ every constant.
 
 from typing import TYPE_CHECKING, Any
 
-from . import accounting, datasets, learning, losses, mechanisms, noise, online, secure
+from . import accounting, datasets, learning, losses, mechanisms, noise, objpert, online, secure
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm
+from .objpert import objective_perturbation
 from .optimize import OptimizeResult, noisy_pgd, pgd
 from .secure import secure_mode, set_secure
 from .univariate import mean, median, quantile

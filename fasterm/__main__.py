@@ -105,7 +105,7 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     X, y = load_breast_cancer(scaled=True)
     params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], method=method,
                   calibration=calibration)
-    variants = [None] if method == "expmech" else list(noises)
+    variants = [None] if method in ("expmech", "objpert") else list(noises)
     rngs = [streams(s, len(epsilons) * len(variants)) for s in range(seeds)]
     splits = [train_test_split(X, y, test_size, random_state=split_rng) for split_rng, _ in rngs]
     bar = _progress_bar(len(epsilons) * len(variants) * seeds + seeds, "fasterm fits", progress)
@@ -129,11 +129,14 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                     coef, b, res = _linear.fit_linear(kind, X_tr, np.where(y_tr == 1, 1.0, -1.0), **p)
                     secs += time.perf_counter() - t0
                     acc.append(_accuracy(coef, b, X_te, y_te))
-                    spent_e, spent_d = max(spent_e, res.epsilon), max(spent_d, res.delta)
+                    # delta None: an approximate release (expmech chain), δ not certified
+                    d_res = math.nan if res.delta is None else res.delta
+                    spent_e, spent_d = max(spent_e, res.epsilon), (
+                        math.nan if math.isnan(d_res) or math.isnan(spent_d) else max(spent_d, d_res))
                     steps = max(steps, res.steps)
                     bar.update()
-                if method == "expmech":
-                    label = "expmech"
+                if method in ("expmech", "objpert"):
+                    label = method
                 elif noise == "gaussian":
                     label = "noisy_pgd/gaussian"
                 else:
@@ -209,7 +212,7 @@ def main(argv=None) -> int:
                     help="δ; 0 gives pure ε-DP (Laplace noise only)")
     ap.add_argument("--seeds", type=int, default=20, help="number of random splits (and noise seeds)")
     ap.add_argument("--model", choices=sorted(_MODELS), default="logistic")
-    ap.add_argument("--method", choices=["noisy_pgd", "expmech"], default="noisy_pgd")
+    ap.add_argument("--method", choices=["noisy_pgd", "objpert", "expmech"], default="noisy_pgd")
     ap.add_argument("--noise", choices=["gaussian", "laplace"], nargs="+", default=None,
                     help="noise of noisy_pgd, one table row per choice (default: gaussian and "
                          "laplace, or laplace alone when --delta 0)")
@@ -231,6 +234,9 @@ def main(argv=None) -> int:
     if args.delta == 0 and args.method == "noisy_pgd" and (
             "gaussian" in noises or args.calibration == "coordinate"):
         ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
+    if args.method == "expmech" and args.delta == 0:
+        ap.error("--method expmech is an approximate sampler (hit-and-run, delta not certified): it "
+                 "needs --delta > 0; use --method objpert for pure ε-DP")
     if args.png:
         try:
             import matplotlib  # noqa: F401

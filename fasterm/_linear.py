@@ -39,7 +39,9 @@ Pipeline of one fit (``method="noisy_pgd"``)
     the README's figures are development-set figures, not a held-out test.
 
 Defaults (their meaning; none depends on data values)
-    ``epsilon=1.0, delta=1e-5``; ``delta=0`` needs ``noise="laplace"`` with
+    ``epsilon=1.0, delta=1e-5``; ``method="auto"`` fits ``delta=0`` by objective
+    perturbation (:mod:`fasterm.objpert`, (ε, 0)-DP) and ``delta > 0`` by noisy
+    PGD; ``method="noisy_pgd"`` with ``delta=0`` needs ``noise="laplace"`` with
     calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
     ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
     features with public bounds first (:func:`fasterm.datasets.scale_to_unit_ball`).
@@ -70,14 +72,14 @@ from .constraints import L2Ball
 from .optimize import noisy_pgd
 from .secure import resolve as resolve_secure
 
-__all__ = ["KINDS", "auto_clip", "design", "fit_linear"]
+__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_method"]
 
 KINDS = ("logistic", "hinge", "squared")
 
 # Defaults shared by the estimators and the main job (see the module docstring).
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
-    intercept_scaling=0.25, method="noisy_pgd", noise="gaussian", calibration="l2",
+    intercept_scaling=0.25, method="auto", noise="gaussian", calibration="l2",
     clip="auto", steps=None, max_steps=100,
 )
 DEFAULT_RADIUS = {"logistic": 50.0, "hinge": 50.0, "squared": 5.0}
@@ -113,10 +115,99 @@ def _fit_expmech(loss, X, y, constraint, epsilon, *, data_norm, steps, random_st
     """``method="expmech"``: the exponential mechanism (SPEC §4.2) by :func:`fasterm.expmech_erm`.
 
     Samples w ∝ exp(−ε·n·L(w)/(2Δ)) on the parameter ball; pure ε-DP when
-    exact, (ε, δ_TV) for the hit-and-run chain (see its docstring).
+    exact (one dimension), approximate for the hit-and-run chain (δ not
+    certified: ``result.delta`` is None; see its docstring).
     """
     return expmech.expmech_erm(loss, X, y, constraint, epsilon, data_norm=data_norm, steps=steps,
                                random_state=random_state, label_bound=label_bound)
+
+
+def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_state, secure):
+    """``method="objpert"``: :func:`fasterm.objective_perturbation`, pure ε.
+
+    The loss is the smooth surrogate of the estimator's loss that the theorem
+    needs (C², bounded ψ''): ``SmoothHinge()`` for "logistic" and "hinge"
+    (the C² Huberized logistic / smoothed hinge, module docstring of
+    :mod:`fasterm.objpert`), ``LogCosh(width=label_bound)`` for "squared"
+    (quadratic for residuals below Y, linear beyond).  ``alpha`` is a floor
+    for the regularization μ.
+    """
+    from . import objpert
+
+    if kind == "squared":
+        loss = objpert.LogCosh(width=label_bound, l2=alpha)
+    else:
+        loss = objpert.SmoothHinge(l2=alpha)
+    return objpert.objective_perturbation(loss, X, y, epsilon, data_norm=data_norm,
+                                          label_bound=label_bound, random_state=random_state,
+                                          secure=secure)
+
+
+def _check_float_in_memory(method, X, secure):
+    """objpert's solve and expmech's sampler: floating point, on an in-memory X."""
+    if resolve_secure(secure):
+        raise ValueError(f"secure=True needs method='noisy_pgd' (method={method!r} has no "
+                         "floating-point-safe mode)")
+    if _dask.is_dask_collection(X):
+        raise ValueError(f"method={method!r} needs X in memory; dask arrays are fitted with "
+                         "method='noisy_pgd'")
+
+
+def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha, random_state, secure):
+    """``method="objpert_threshold"`` (classifiers): objective perturbation, then a private threshold.
+
+    Stage 1 spends ε₁ = (1 − f)ε on :func:`fasterm.objective_perturbation`
+    (``SmoothHinge()``, μ by the rule a·X²/(ε₁n) with a =
+    ``THRESHOLD_REGULARIZATION``, larger than the default's: the threshold is
+    no longer left to the ridge-shrunk intercept); stage 2 spends the rest,
+    f = ``THRESHOLD_FRACTION``, on :func:`fasterm.objpert.private_threshold`
+    over the scores ⟨coef, x⟩ of the clipped rows, whose bound ‖coef‖·X is
+    public after stage 1.  Basic composition (adaptive): (ε₁ + ε₂, 0).  The
+    stage-1 intercept is discarded (post-processing).
+    """
+    import dataclasses
+
+    from . import objpert
+    from .accounting import basic_composition
+    from ._validation import check_random_state
+
+    rng = check_random_state(random_state)
+    dn = augmented_norm(data_norm, True, intercept_scaling)
+    eps1 = (1.0 - objpert.THRESHOLD_FRACTION) * epsilon
+    eps2 = math.nextafter(epsilon - eps1, 0.0)
+    n = A.shape[0]
+    mu = max(alpha, objpert.THRESHOLD_REGULARIZATION * dn * dn / (eps1 * n))
+    res = objpert.objective_perturbation(objpert.SmoothHinge(l2=alpha), A, y, eps1, data_norm=dn,
+                                         regularization=mu, random_state=rng, secure=secure)
+    d = A.shape[1] - 1
+    coef = np.asarray(res.w[:d], dtype=np.float64)
+    bound = float(np.linalg.norm(coef)) * data_norm
+    if not bound > 0.0:  # coef = 0 (probability 0): every threshold classifies alike
+        bound = 1.0
+    # A's first d columns are the rows clipped to data_norm: |⟨coef, x⟩| ≤ bound
+    t = objpert.private_threshold(A[:, :d] @ coef.astype(A.dtype), y, eps2, bound=bound, random_state=rng)
+    total, _ = basic_composition([res.epsilon, eps2])
+    while total > epsilon:  # rounding of the sum: spend a hair less on the threshold (never taken)
+        eps2 = math.nextafter(eps2, 0.0)  # pragma: no cover
+        total, _ = basic_composition([res.epsilon, eps2])  # pragma: no cover
+    w = np.append(coef, -t / intercept_scaling)
+    info = dict(res.info, stage1_epsilon=res.epsilon, threshold_epsilon=eps2, threshold=t)
+    return dataclasses.replace(res, w=w, epsilon=total, info=info)
+
+
+def resolve_method(method, delta, secure=None, chunked=False) -> str:
+    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
+
+    Exceptions, because objective perturbation needs X in memory and has no
+    secure mode: a dask X or secure mode resolve to "noisy_pgd" (which then
+    needs ``noise="laplace"`` for δ = 0).  A public rule: δ, and the user's
+    choices.
+    """
+    if method != "auto":
+        return method
+    if delta == 0.0 and not chunked and not resolve_secure(secure):
+        return "objpert"
+    return "noisy_pgd"
 
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
@@ -131,17 +222,36 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     Parameters are those of the estimators (module docstring); callers
     validate them.
     """
+    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    if method in ("objpert", "objpert_threshold", "expmech"):
+        _check_float_in_memory(method, X, secure)
+    if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
+        raise ValueError("method='objpert_threshold' is for classifiers with fit_intercept=True "
+                         "(it chooses the intercept privately)")
+    if method == "expmech" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:
+        # Beyond one dimension the hit-and-run chain is not an exact sample
+        # (fasterm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
+        # δ = 0 cannot be promised.  In one dimension it is one exact draw.
+        raise ValueError("method='expmech' with delta=0: the hit-and-run chain only approximates "
+                         "the exponential mechanism (its distance delta_tv from it is not known), "
+                         "so the fit is not (epsilon, 0)-DP; use method='objpert' (or 'auto') for "
+                         "pure epsilon, or pass delta > 0 to accept an approximate, uncertified "
+                         "release (reported with delta_ = nan)")
     loss = make_loss(kind, alpha, label_bound)
     A = design(X, data_norm, fit_intercept, intercept_scaling)
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
     ball = L2Ball(radius, A.shape[1])
-    if method == "expmech":
-        if resolve_secure(secure):
-            raise ValueError("secure=True needs method='noisy_pgd' (the exponential-mechanism "
-                             "sampler has no floating-point-safe mode)")
-        if _dask.is_dask_collection(X):
-            raise ValueError("method='expmech' needs X in memory; dask arrays are fitted with "
-                             "method='noisy_pgd'")
+    if method == "objpert_threshold":
+        result = _fit_objpert_threshold(A, y, epsilon, data_norm=data_norm,
+                                        intercept_scaling=intercept_scaling, alpha=alpha,
+                                        random_state=random_state, secure=secure)
+        result.w = ball.project(result.w)
+    elif method == "objpert":
+        result = _fit_objpert(kind, A, y, epsilon, data_norm=dn, alpha=alpha,
+                              label_bound=label_bound, random_state=random_state, secure=secure)
+        # Projection onto the parameter ball is post-processing of the release.
+        result.w = ball.project(result.w)
+    elif method == "expmech":
         result = _fit_expmech(loss, A, y, ball, epsilon, data_norm=dn, steps=steps,
                               random_state=random_state, label_bound=label_bound)
     else:

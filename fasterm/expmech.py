@@ -32,12 +32,15 @@ TV(p_T, p).  The release is then (ε, (1 + e^ε)·δ_TV)-DP — the "(ε, δ_TV)
 SPEC §4.2 up to that factor: P_T(S)(E) ≤ P(S)(E) + δ_TV ≤ e^ε P(S')(E) + δ_TV
 ≤ e^ε P_T(S')(E) + (1 + e^ε) δ_TV.  fasterm does **not** know a numerical
 bound on δ_TV for its default T — the proven mixing bounds for hit-and-run
-(Lovász–Vempala 2006) have constants far too large to use — so the result
-reports ``delta = 0.0`` for the mechanism, ``delta_tv = None`` (unknown) and
-``exact = False`` with a note.  The exceptions are sets of affine dimension
+(Lovász–Vempala 2006) have constants far too large to use — so the result of
+a chain is *approximate*: it reports ``delta = None`` (not certified: no δ,
+not even 0, can be promised), ``delta_tv = None`` (unknown) and
+``exact = False`` with a note; the estimators' ``method="expmech"`` refuses
+``delta=0`` for it and reports ``delta_ = nan``.  The exceptions are sets of affine dimension
 ≤ 1 (d = 1, the simplex in d = 2, a box with one free coordinate): the chord
 through the centre is the whole set, one exact line draw is an exact sample,
-and the result has ``exact = True``, ``delta_tv = 0.0`` — no MCMC.
+and the result has ``exact = True``, ``delta_tv = 0.0``, ``delta = 0.0`` —
+no MCMC, pure ε.
 
 **Directions.**  ``directions="sphere"`` is the textbook step 1 above.
 The default ``"mixed"`` takes, on a box or a simplex, half of the steps along
@@ -117,10 +120,11 @@ __all__ = ["ExpMechResult", "default_steps", "expmech_erm"]
 # times in every case measured by bench/mixing_hitrun.py).
 _STEPS_PER_DIM2 = 50
 
-_NOTE_CHAIN = ("sampled by hit-and-run for a finite number of steps: the release is "
+_NOTE_CHAIN = ("approximate: sampled by hit-and-run for a finite number of steps, the release is "
                "(epsilon, (1 + e^epsilon) * delta_tv)-DP, delta_tv = the chain's total-variation "
-               "distance from the exact density, which is not known numerically (delta_tv=None); "
-               "the exponential mechanism itself has delta = 0")
+               "distance from the exact density, which is not known numerically (delta_tv=None), "
+               "so no delta is certified (delta=None); only the exact exponential mechanism has "
+               "delta = 0")
 _NOTE_EXACT = ("sampled exactly (the feasible set has affine dimension <= 1: one exact line "
                "draw, no MCMC): (epsilon, 0)-DP")
 
@@ -133,8 +137,9 @@ class ExpMechResult:
     ----------
     w : ndarray (float64, shape (d,)), the release, in C.
     epsilon : the ε of the exponential mechanism.
-    delta : 0.0 — the exponential mechanism is pure; read ``delta_tv`` and
-        ``note`` for what a finite chain adds.
+    delta : 0.0 when sampled exactly (pure ε); None for a finite chain —
+        not certified, since the chain's δ_TV is unknown (``note``).  Never
+        feed None to an accountant as 0.
     delta_tv : 0.0 when sampled exactly; None when sampled by a finite chain
         (the guarantee is then (ε, (1 + e^ε)·δ_TV)-DP with δ_TV the chain's
         unknown total-variation distance from the exact density).
@@ -153,7 +158,7 @@ class ExpMechResult:
 
     w: np.ndarray
     epsilon: float
-    delta: float
+    delta: float | None
     delta_tv: float | None
     exact: bool
     steps: int
@@ -363,10 +368,10 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
     Returns
     -------
     ExpMechResult
-        ``w``, ``epsilon``, ``delta = 0.0``, and ``delta_tv``/``exact``/
-        ``note``: the release is (ε, 0)-DP when ``exact``, otherwise
+        ``w``, ``epsilon``, ``delta``, and ``delta_tv``/``exact``/``note``:
+        the release is (ε, 0)-DP when ``exact`` (``delta = 0.0``), otherwise
         (ε, (1 + e^ε)·δ_TV)-DP for the chain's unknown TV distance δ_TV from
-        the exact density (module docstring).  Also Δ, k = εn/(2Δ), G, the steps and
+        the exact density, and ``delta = None`` (module docstring).  Also Δ, k = εn/(2Δ), G, the steps and
         Theorem 2.5's bound.
 
     No secure mode: under :func:`fasterm.secure_mode` it raises ``ValueError``
@@ -398,7 +403,7 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
     if isinstance(constraint, _constraints.L2Ball):
         bound = utility_bound(constraint.radius, prob.lipschitz, prob.sensitivity, n, d, eps, beta)
     return ExpMechResult(
-        w=w, epsilon=eps, delta=0.0, delta_tv=0.0 if exact else None, exact=exact, steps=steps,
+        w=w, epsilon=eps, delta=0.0 if exact else None, delta_tv=0.0 if exact else None, exact=exact, steps=steps,
         sensitivity=prob.sensitivity, k=prob.k, lipschitz=prob.lipschitz, utility_bound=bound,
         beta=beta, note=_NOTE_EXACT if exact else _NOTE_CHAIN,
         info={"n": n, "d": d, "affine_dim": m, "line_passes": evals, "directions": directions},

@@ -25,11 +25,17 @@ respect to replacing one row (x_i, y_i) of the training data, given:
 Everything else — the number of steps, the step size, the clipping level —
 depends only on these public quantities; see :mod:`fasterm._linear` for the
 rules behind every default and :func:`fasterm.noisy_pgd` for the theorems
-behind the noise.  ``method="noisy_pgd"`` (default) runs noisy projected
-gradient descent with ``noise`` in {"gaussian", "laplace"} and, for Laplace,
-``calibration`` in {"l2", "pure", "coordinate"}; ``method="expmech"`` samples
-from the exponential mechanism through ``fasterm.expmech_erm`` (pure ε; the
-sampler ships separately, and the fit raises ``ValueError`` if it is absent).
+behind the noise.  ``method="auto"`` (default) is "objpert" when ``delta=0``
+and "noisy_pgd" otherwise (:func:`fasterm._linear.resolve_method`).
+``method="noisy_pgd"`` runs noisy projected gradient descent with ``noise``
+in {"gaussian", "laplace"} and, for Laplace, ``calibration`` in {"l2",
+"pure", "coordinate"}; ``method="objpert"`` is objective perturbation
+(:func:`fasterm.objective_perturbation`, pure ε, one certified convex solve
+on a smooth surrogate of the loss); ``method="expmech"`` samples from the
+exponential mechanism through ``fasterm.expmech_erm`` by a finite
+hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
+reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
+``ValueError`` if it is absent).
 
 Classifiers are binary.  For K classes, fit one model per class on the same
 data with ε/K each (basic composition gives ε in total), each with fresh
@@ -39,6 +45,7 @@ with ``random_state=None``.
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -88,7 +95,7 @@ _PRIVATE_PARAMS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
-    "method": [StrOptions({"noisy_pgd", "expmech"})],
+    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -113,11 +120,16 @@ class _DPLinearModel(BaseEstimator):
         """All parameter checks, run first in ``fit``: the declared constraints, then
         the rules linking several parameters (an open-ended Interval excludes inf)."""
         self._validate_params()
-        if self.method == "noisy_pgd" and self.delta == 0.0 and (
+        method = _linear.resolve_method(self.method, self.delta, self.secure)
+        if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
             raise ValueError(
-                f"delta=0 (pure ε-DP) needs noise='laplace' with calibration 'pure' or 'l2', got "
-                f"noise={self.noise!r}, calibration={self.calibration!r}")
+                f"delta=0 (pure ε-DP) with method='noisy_pgd' needs noise='laplace' with calibration "
+                f"'pure' or 'l2', got noise={self.noise!r}, calibration={self.calibration!r} "
+                "(method='auto' or 'objpert' fits delta=0 by objective perturbation)")
+        if method in ("objpert", "objpert_threshold") and resolve_secure(self.secure):
+            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': objective "
+                             "perturbation's convex solve has no floating-point-safe mode")
         if self.method == "expmech" and resolve_secure(self.secure):
             raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
                              "exponential-mechanism sampler has no floating-point-safe mode")
@@ -129,7 +141,7 @@ class _DPLinearModel(BaseEstimator):
         array of n entries (dask or numpy), returned as a dask array in X's row
         chunks with its dtype unchanged.
         """
-        if self.method != "noisy_pgd":
+        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True) != "noisy_pgd":
             raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
                              "with method='noisy_pgd'")
         if y is None:
@@ -151,7 +163,8 @@ class _DPLinearModel(BaseEstimator):
             label_bound=getattr(self, "label_bound", None), secure=self.secure)
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
-        self.delta_ = float(result.delta)
+        # None: an approximate release whose δ is not certified (method="expmech").
+        self.delta_ = math.nan if result.delta is None else float(result.delta)
         self.n_iter_ = int(result.steps)
         return coef, intercept
 
@@ -267,7 +280,9 @@ class DPLogisticRegression(_DPLinearClassifier):
         Privacy budget ε (finite).
     delta : float in [0, 1), default=1e-5
         Privacy budget δ; keep it well below 1/n.  ``delta=0`` gives pure
-        ε-DP and needs ``noise="laplace"`` with ``calibration`` "pure" or "l2".
+        ε-DP: by objective perturbation with the default ``method="auto"``,
+        or with ``method="noisy_pgd"`` and ``noise="laplace"``
+        (``calibration`` "pure" or "l2").
     data_norm : float > 0, default=1.0
         Public bound X on ‖x‖₂: rows are assumed (and clipped) to norm ≤ X —
         scale features with public bounds first.
@@ -284,10 +299,20 @@ class DPLogisticRegression(_DPLinearClassifier):
         the noise is calibrated with.
     intercept_scaling : float > 0, default=0.25
         Value of the constant column; |intercept| ≤ intercept_scaling·radius.
-    method : {"noisy_pgd", "expmech"}, default="noisy_pgd"
-        Noisy projected gradient descent, or the exponential mechanism
-        (``fasterm.expmech_erm``; ``noise``, ``calibration``, ``clip`` and
-        ``max_steps`` are then unused, ``steps`` is the sampler's).
+    method : {"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
+        "auto": "objpert" for ``delta=0`` (unless secure mode or a dask X:
+        then "noisy_pgd"), "noisy_pgd" otherwise.  Noisy projected gradient
+        descent; objective perturbation (:func:`fasterm.objective_perturbation`
+        on ``SmoothHinge()`` — ``LogCosh(width=label_bound)`` for regression —,
+        (ε, 0)-DP; ``alpha`` is a floor of its regularization, the result is
+        projected onto the ``radius`` ball, ``noise``, ``calibration``,
+        ``clip``, ``steps``, ``max_steps`` are unused); "objpert_threshold"
+        (classifiers with an intercept): objective perturbation with 0.8ε and
+        the intercept chosen privately with 0.2ε (docs/pure.rst); or the exponential
+        mechanism (``fasterm.expmech_erm``, an uncertified hit-and-run chain:
+        needs ``delta > 0`` and reports ``delta_ = nan``; ``noise``,
+        ``calibration``, ``clip`` and ``max_steps`` are then unused,
+        ``steps`` is the sampler's).
     noise : {"gaussian", "laplace"}, default="gaussian"
     calibration : {"l2", "pure", "coordinate"}, default="l2"
         Laplace calibration (see :func:`fasterm.noisy_pgd`); ignored for

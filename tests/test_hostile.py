@@ -589,6 +589,50 @@ def _entries():
                            ("unused-address", "tcp://127.0.0.1:1", None), ("list", ["tcp://a:1"], None)],
                    granularity=[("not-secure", 2.0 ** -10, None)])),
     ]
+    # objective perturbation (pure ε)
+    OP = fe.objpert
+
+    def _objpert_loss(ctor, **kw):
+        def call(**k):
+            init = {p: k.pop(p) for p in list(k) if p in ("smoothness", "margin", "width", "l2")}
+            return fe.objective_perturbation(ctor(**init), **{**kw, **k})
+        return call
+
+    op_base = dict(X=X0, y=Y0, epsilon=1.0, data_norm=1.0, random_state=0)
+    op_params = dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1), epsilon=eps(), data_norm=pos(),
+                     regularization=pos(), label_bound=pos(), random_state=rs(), secure=_secure_flag())
+    E += [
+        Entry("objective_perturbation", fe.objective_perturbation, dict(loss=OP.SmoothHinge(), **op_base),
+              dict(loss=_loss() + [("hinge", L.Hinge(), None), ("squared", L.Squared(), None)], **op_params)),
+        Entry("objpert.objective_perturbation(LogCosh)", fe.objective_perturbation,
+              dict(op_base, loss=OP.LogCosh(), y=YR),
+              dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), label_bound=pos(),
+                   regularization=pos())),
+        Entry("objpert.SmoothHinge", _objpert_loss(OP.SmoothHinge), dict(op_base, smoothness=0.25, margin=1.0),
+              dict(smoothness=pos(), margin=_scalar_bad(), l2=_scalar_bad() + [("neg", -1.0, None)])),
+        Entry("objpert.LogCosh", _objpert_loss(OP.LogCosh), dict(op_base, y=YR, width=1.0),
+              dict(width=pos(), l2=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)])),
+        Entry("objpert.private_threshold", OP.private_threshold,
+              dict(scores=V0, y=Y0[:3], epsilon=1.0, bound=1.0, grid=8, random_state=0),
+              dict(scores=_arrays(V0, ndim=1), y=_arrays(Y0[:3], ndim=1), epsilon=eps(), bound=pos(),
+                   grid=it(8), random_state=rs())),
+        Entry("objpert.default_regularization", OP.default_regularization,
+              dict(epsilon=1.0, n=10, data_norm=1.0, curvature=1.0),
+              dict(epsilon=eps(), n=it(10), data_norm=pos(), curvature=pos())),
+        Entry("accounting.objpert_epsilon", R.objpert_epsilon,
+              dict(noise_epsilon=0.9, curvature=1.0, n=100, regularization=0.1, output_epsilon=0.01),
+              dict(noise_epsilon=eps(), curvature=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)],
+                   n=it(100), regularization=pos(), output_epsilon=_scalar_bad() + [("neg", -1.0, None)])),
+        Entry("accounting.calibrate_objpert", R.calibrate_objpert,
+              dict(epsilon=1.0, curvature=1.0, n=100, regularization=0.1, output_epsilon=0.01),
+              dict(epsilon=eps(), curvature=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)],
+                   n=it(100), regularization=pos(), output_epsilon=_scalar_bad() + [("neg", -1.0, None)])),
+        Entry("accounting.objpert_regularization", R.objpert_regularization,
+              dict(epsilon=1.0, curvature=1.0, n=100, fraction=0.5),
+              dict(epsilon=eps(), curvature=pos(), n=it(100), fraction=_delta())),
+        Entry("accounting.norm_laplace_scale", R.norm_laplace_scale, dict(l2_sensitivity=1.0, epsilon=1.0),
+              dict(l2_sensitivity=pos(), epsilon=eps())),
+    ]
     # empirical privacy audit (fasterm.audit)
     import fasterm.audit  # noqa: F401 - not imported by fasterm itself (it needs scipy)
     ra = np.random.default_rng(1)
@@ -669,6 +713,15 @@ def _entries():
                        dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
                             epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D), random_state=_secure_random_state(),
                             secure=_secure_flag()),
+                       aliases={"X": ["array", "data", "dim", "samples", "features"],
+                                "y": ["array", "samples", "classes", "labels", "data"]}))
+    for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearRegression, YR)]:  # delta=0: objpert
+        E.append(Entry(f"{cls.__name__}.fit(delta=0)", _estimator(cls, "fit"),
+                       dict(X=X0, y=y, delta=0.0, random_state=0),
+                       dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
+                            epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                            data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D),
+                            random_state=rs(), method=_choice(["objpert"])),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
@@ -817,7 +870,7 @@ def _main():  # run by the subprocess smoke test: prints a JSON list of failures
 
 
 _NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
-                  "Constraint", "ExpMechResult", "__version__"}
+                  "Constraint", "ExpMechResult", "ObjPertResult", "__version__"}
 
 
 def test_catalogue_covers_fasterm_all():
@@ -925,6 +978,7 @@ _ARRAY_PARAMS = {  # entry -> (parameter, ndim) whose arrays hypothesis draws
     "mechanisms.laplace(secure)": ("value", 1), "mechanisms.gaussian(secure)": ("value", 1),
     "mechanisms.exponential(secure)": ("scores", 1),
     "noisy_pgd(secure)": ("X", 2), "audit.epsilon_lower_bound": ("outputs_d", 1), "audit.project": ("outputs", 2),
+    "objective_perturbation": ("X", 2),
 }
 
 _elements = st.one_of(

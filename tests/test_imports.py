@@ -27,7 +27,7 @@ LAYERS = [
     {"_engine", "_backends"},  # the gradient loop; its noise backends
     {"_dask"},  # the loop over row-chunked dask arrays
     {"_design", "optimize", "expmech", "mechanisms", "univariate", "online"},  # solvers and mechanisms
-    {"learning"},  # built on mechanisms
+    {"learning", "objpert"},  # built on mechanisms (objpert: its private threshold)
     {"_linear"},  # the linear-model fit (numpy only)
     {"linear_model"},  # scikit-learn estimators
     {"__init__"},  # the public namespace

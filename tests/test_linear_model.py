@@ -64,10 +64,12 @@ def _mean_accuracy(splits, make):
     (fe.DPLogisticRegression, {}, [0.1, 0.3, 1.0, 3.0]),
     (fe.DPLogisticRegression, dict(noise="laplace", calibration="l2"), [0.1, 0.3, 1.0, 3.0]),
     (fe.DPLogisticRegression, dict(noise="laplace", calibration="coordinate"), [0.3, 1.0, 3.0, 10.0]),
-    (fe.DPLogisticRegression, dict(noise="laplace", calibration="pure", delta=0.0), [0.3, 1.0, 3.0, 10.0]),
+    (fe.DPLogisticRegression, dict(method="noisy_pgd", noise="laplace", calibration="pure", delta=0.0),
+     [0.3, 1.0, 3.0, 10.0]),
+    (fe.DPLogisticRegression, dict(delta=0.0), [0.3, 1.0, 3.0, 10.0]),
     (fe.DPLinearSVC, {}, [0.1, 0.3, 1.0, 3.0]),
 ], ids=["logistic-gaussian", "logistic-laplace-l2", "logistic-laplace-coordinate",
-        "logistic-laplace-pure", "svc-gaussian"])
+        "logistic-laplace-pure", "logistic-objpert", "svc-gaussian"])
 def test_accuracy_increases_with_epsilon(splits, cls, kwargs, epsilons):
     acc = [_mean_accuracy(splits, lambda s: cls(epsilon=eps, random_state=s, **kwargs))
            for eps in epsilons]
@@ -117,7 +119,7 @@ def small():
 def test_privacy_spent_equals_requested(small, noise, cal, delta, eps):
     X, y = small
     m = fe.DPLogisticRegression(epsilon=eps, delta=delta, noise=noise, calibration=cal,
-                                random_state=0).fit(X, y)
+                                method="noisy_pgd", random_state=0).fit(X, y)
     assert m.epsilon_ == pytest.approx(eps, rel=1e-9) and m.epsilon_ <= eps * (1 + 1e-9)
     assert 0.0 <= m.delta_ <= delta
     if noise == "gaussian":
@@ -255,8 +257,8 @@ def test_float32_stays_float32(small):
     (dict(epsilon=-1.0), "epsilon"),
     (dict(epsilon=math.inf), "epsilon"),
     (dict(delta=1.0), "delta"),
-    (dict(delta=0.0), "delta=0"),
-    (dict(delta=0.0, noise="laplace", calibration="coordinate"), "delta=0"),
+    (dict(delta=0.0, method="noisy_pgd"), "delta=0"),
+    (dict(delta=0.0, method="noisy_pgd", noise="laplace", calibration="coordinate"), "delta=0"),
     (dict(data_norm=0.0), "data_norm"),
     (dict(radius=-1.0), "radius"),
     (dict(radius=math.inf), "radius"),
@@ -295,6 +297,22 @@ def test_bad_targets(small):
 # ---------------------------------------------------------------------------
 # method="expmech": the hook into fasterm.expmech_erm
 # ---------------------------------------------------------------------------
+def test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact(small):
+    # Beyond one dimension the hit-and-run chain is approximate: no (ε, 0) claim.
+    X, y = small
+    with pytest.raises(ValueError, match="delta=0"):
+        fe.DPLogisticRegression(method="expmech", delta=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="delta=0"):
+        fe.DPLinearRegression(method="expmech", delta=0.0, fit_intercept=False).fit(X[:, :2], y)
+    # one feature, no intercept: one exact line draw, pure ε, δ = 0 reported
+    m = fe.DPLogisticRegression(method="expmech", delta=0.0, fit_intercept=False, random_state=0)
+    m.fit(X[:, :1], y)
+    assert m.delta_ == 0.0 and m.result_.exact and m.epsilon_ == 1.0
+    # δ > 0 with a chain: fitted, δ reported as nan (not certified), never 0
+    m = fe.DPLogisticRegression(method="expmech", delta=1e-5, steps=20, random_state=0).fit(X, y)
+    assert math.isnan(m.delta_) and m.result_.delta is None
+
+
 @pytest.mark.parametrize("cls,label_bound", [(fe.DPLogisticRegression, None), (fe.DPLinearRegression, 2.0)])
 def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bound):
     # A recording double for the call only: it checks what the estimator hands
@@ -423,7 +441,8 @@ def test_expmech_method_end_to_end():
     for s in range(3):
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s)
         est = fe.DPLogisticRegression(method="expmech", epsilon=1.0, random_state=s).fit(Xtr, ytr)
-        assert est.epsilon_ == 1.0 and est.delta_ == 0.0
+        # an approximate sampler: no δ is certified (not even the 1e-5 asked for)
+        assert est.epsilon_ == 1.0 and math.isnan(est.delta_) and est.result_.delta is None
         accs.append(est.score(Xte, yte))
     assert np.mean(accs) > 0.7  # majority class is 0.63; measured 0.79 over 5 splits
     a = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])

@@ -19,6 +19,7 @@ B = "tests/test_privacy_behaviour.py"
 E = "tests/test_edges.py"
 C = "tests/test_calibration_refs.py"
 A = "tests/test_audit_sharp.py"
+O = "tests/test_objpert.py"
 
 
 @dataclass(frozen=True)
@@ -216,4 +217,47 @@ MUTANTS = [
           "return DiscreteGaussian(t, max(1, q.numerator // q.denominator))"),),
         "discrete Gaussian σ² rounded down to t·m",
         (f"{C}::test_secure_gaussian_zcdp",)),
+    # --- objective perturbation (fasterm.objpert, issue #19) -------------------
+    Mutant(
+        "objpert-noise-x0.95", "objpert.py",
+        (("b, b_norm = _norm_noise(rng, d, b_scale)", "b, b_norm = _norm_noise(rng, d, 0.95 * b_scale)"),),
+        "objective perturbation draws ‖b‖ at 0.95 × the reported scale",
+        (f"{O}::test_applied_noise_matches_the_reported_scale",)),
+    Mutant(
+        "objpert-sensitivity-L", "objpert.py",
+        (("b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)",
+          "b_scale = accounting.norm_laplace_scale(L, eps_b)"),),
+        "b calibrated to L instead of the replace-one sensitivity 2L of the data gradient",
+        (f"{O}::test_calibration_matches_the_theorem",)),
+    Mutant(
+        "objpert-jacobian-dropped", "accounting.py",
+        (("total = math.fsum([eps_b, _objpert_log_det(c, n, reg), eps_out])",
+          "total = math.fsum([eps_b, eps_out])"),
+         ("eps_b = eps - eps_out - _objpert_log_det(c, n, reg)", "eps_b = eps - eps_out")),
+        "the Jacobian term log(1 + c/(nμ)) left out of the budget",
+        (f"{O}::test_calibration_matches_the_theorem",
+         f"{O}::test_exact_minimiser_density_ratio_in_one_dimension")),
+    Mutant(
+        "objpert-uncertified-solve", "objpert.py",
+        (("return bound if bound <= tol else None", "return bound"),
+         ("if _norm(g) > 0.5 * tol:", "if _norm(g) > 1e6 * tol:")),
+        "the solver stops at a gradient norm far above the tolerance the output noise covers",
+        (f"{O}::test_certified_solve_is_within_tolerance_of_the_exact_minimiser",)),
+    Mutant(
+        "threshold-without-factor-2", "objpert.py",
+        (("k = mechanisms.exponential(errors, 1.0, eps, random_state=random_state)",
+          "k = mechanisms.exponential(errors, 0.5, eps, random_state=random_state)"),),
+        "the private threshold's exponential mechanism at half its sensitivity",
+        (f"{O}::test_private_threshold_samples_the_exponential_mechanism",)),
+    Mutant(
+        "expmech-chain-claims-pure", "expmech.py",
+        (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
+        "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
+        ("tests/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
+    Mutant(
+        "estimator-expmech-delta0-accepted", "_linear.py",
+        (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
+          "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
+        "method='expmech' accepts delta=0 for an inexact chain",
+        ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
 ]
