@@ -11,6 +11,7 @@ from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm
 from .objpert import objective_perturbation
 from .optimize import OptimizeResult, noisy_pgd, pgd
+from .solvers import noisy_gd, noisy_sgd
 from .secure import secure_mode, set_secure
 from .univariate import mean, median, quantile
 from ._buildinfo import show_config
@@ -20,7 +21,7 @@ from ._config import version as __version__
 __all__ = [
     "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
     "OptimizeResult", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
-    "mean", "median", "noise", "noisy_pgd", "online", "pgd", "quantile", "secure", "secure_mode",
+    "mean", "median", "noise", "noisy_gd", "noisy_pgd", "noisy_sgd", "online", "pgd", "quantile", "secure", "secure_mode",
     "set_secure", "show_config", "__version__",
 ]
 

@@ -93,7 +93,7 @@ def streams(seed: int, n_fits: int):
 
 
 def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("gaussian",),
-        calibration="l2", test_size=0.3, progress=False):
+        calibration="l2", test_size=0.3, progress=False, solver="auto"):
     """The experiment behind the table: a dict with the rows and the non-private reference.
 
     Each row: ``eps``, ``method`` (label), ``acc`` (array over seeds),
@@ -104,7 +104,7 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     kind = _MODELS[model]
     X, y = load_breast_cancer(scaled=True)
     params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], method=method,
-                  calibration=calibration)
+                  calibration=calibration, solver=solver)
     variants = [None] if method in ("expmech", "objpert") else list(noises)
     rngs = [streams(s, len(epsilons) * len(variants)) for s in range(seeds)]
     splits = [train_test_split(X, y, test_size, random_state=split_rng) for split_rng, _ in rngs]
@@ -112,10 +112,11 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     try:
         ref = []
         for X_tr, X_te, y_tr, y_te in splits:
-            A = _linear.design(X_tr, params["data_norm"], True, params["intercept_scaling"])
+            s = _linear.resolve_intercept_scaling(kind, "noisy_pgd", params["intercept_scaling"])
+            A = _linear.design(X_tr, params["data_norm"], True, s)
             res = fe.pgd(_linear.make_loss(kind, params["alpha"]), A, np.where(y_tr == 1, 1.0, -1.0),
                          fe.L2Ball(params["radius"], A.shape[1]), steps=_NONPRIVATE_STEPS)
-            ref.append(_accuracy(res.w[:-1], res.w[-1] * params["intercept_scaling"], X_te, y_te))
+            ref.append(_accuracy(res.w[:-1], res.w[-1] * s, X_te, y_te))
             bar.update()
         rows = []
         for i, eps in enumerate(epsilons):
@@ -137,10 +138,9 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                     bar.update()
                 if method in ("expmech", "objpert"):
                     label = method
-                elif noise == "gaussian":
-                    label = "noisy_pgd/gaussian"
                 else:
-                    label = f"noisy_pgd/laplace-{calibration}"
+                    solver = res.info.get("solver", "pgd")
+                    label = f"noisy_{solver}/" + ("gaussian" if noise == "gaussian" else f"laplace-{calibration}")
                 rows.append(dict(eps=eps, method=label, acc=np.array(acc), eps_spent=spent_e,
                                  delta_spent=spent_d, steps=steps, seconds=secs / seeds))
     finally:
@@ -218,6 +218,8 @@ def main(argv=None) -> int:
                          "laplace, or laplace alone when --delta 0)")
     ap.add_argument("--calibration", choices=["l2", "pure", "coordinate"], default="l2",
                     help="Laplace calibration")
+    ap.add_argument("--solver", choices=list(_linear.SOLVERS), default="auto",
+                    help="the noisy gradient method (auto: the public rule of docs/solvers.rst)")
     ap.add_argument("--test-size", type=float, default=0.3)
     ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -234,6 +236,10 @@ def main(argv=None) -> int:
     if args.delta == 0 and args.method == "noisy_pgd" and (
             "gaussian" in noises or args.calibration == "coordinate"):
         ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
+    if args.solver in ("gd", "sgd") and args.model == "svm":
+        ap.error(f"--solver {args.solver} needs a smooth loss (the SVM's hinge loss is not)")
+    if args.solver == "sgd" and "laplace" in noises:
+        ap.error("--solver sgd needs --noise gaussian")
     if args.method == "expmech" and args.delta == 0:
         ap.error("--method expmech is an approximate sampler (hit-and-run, delta not certified): it "
                  "needs --delta > 0; use --method objpert for pure ε-DP")
@@ -246,7 +252,7 @@ def main(argv=None) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     out = run(args.epsilons, args.seeds, args.delta, model=args.model, method=args.method,
               noises=noises, calibration=args.calibration, test_size=args.test_size,
-              progress=progress)
+              progress=progress, solver=args.solver)
     print(format_table(out))
     if args.png:
         write_png(out, args.png)

@@ -5,8 +5,8 @@ estimators (and validates their parameters there, once); the main job calls it
 directly so that it runs without scikit-learn.  The public bounds and the
 defaults chosen from them are documented here once.
 
-Pipeline of one fit (``method="noisy_pgd"``)
---------------------------------------------
+Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
+------------------------------------------------------------------
 1. Rows are clipped to the declared ``data_norm`` X (x ↦ x·min(1, X/‖x‖)), and,
    with ``fit_intercept``, a constant column ``intercept_scaling`` s is
    appended: the augmented rows have norm ≤ X_aug = √(X² + s²), and the
@@ -18,10 +18,29 @@ Pipeline of one fit (``method="noisy_pgd"``)
    :mod:`fasterm.optimize`), still convex, and for classification still
    classification-calibrated (a convex margin loss with negative derivative at
    0, Bartlett, Jordan & McAuliffe 2006, Thm 6).
-3. :func:`fasterm.noisy_pgd` with the chosen noise and calibration, T steps
-   (default: Theorem 2's rule with the compute budget ``max_steps``), η from
-   Theorem 2, the average of the iterates returned.  The privacy spent is the
-   result's (ε, δ); nothing else touches the data.
+3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
+   quantities only, chosen by the experiments of docs/solvers.rst):
+
+   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic and squared losses,
+     Gaussian noise): Poisson minibatches of expected size B = clamp(n/100,
+     128, 1024), 2 epochs below n = 10⁵ and 1 above but at least 160 steps,
+     step 4/β (β the loss's
+     smoothness, :meth:`fasterm.losses.Logistic.smoothness`), the last
+     iterate; each minibatch's design rows are built on the fly, so the
+     (n, d + 1) design matrix is never formed;
+   * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
+     T = min(T*, ``max_steps`` or 40) with T* the minimiser of its utility
+     bound, Nesterov momentum when the noise per step is below 0.2·c
+     (``accelerate="auto"``), the last iterate;
+   * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
+     and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
+     100), η from Theorem 2, the average of the iterates.
+
+   ``solver="pgd"``, ``"gd"`` or ``"sgd"`` forces one (``"pgd"`` is the
+   behaviour of fasterm before the rule).  The step 4/β is a public multiple
+   of the largest step the smooth analysis covers (the theorem's bound is then
+   not claimed; privacy does not depend on the step).  The privacy spent is
+   the result's (ε, δ); nothing else touches the data.
 
 ``clip="auto"`` (public: depends on X_aug and Y only)
     logistic  c = X_aug·σ(−1) = X_aug/(1 + e) ≈ 0.27·X_aug: the gradient norm of a
@@ -45,18 +64,26 @@ Defaults (their meaning; none depends on data values)
     calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
     ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
     features with public bounds first (:func:`fasterm.datasets.scale_to_unit_ball`).
-    ``intercept_scaling=0.25``: the constant column; it adds 3% to the row norm
-    at X = 1 (√(1 + 0.25²) = 1.031) and allows |intercept| ≤ 0.25·radius.
+    ``intercept_scaling="auto"``: the constant column s — 0.25 (adds 3% to
+    the row norm at X = 1, √(1 + 0.25²) = 1.031, and allows
+    |intercept| ≤ 0.25·radius), except for classifiers fitted by objective
+    perturbation (``method="objpert"``, also through "auto"), which use
+    ``OBJPERT_INTERCEPT_SCALING`` = 0.125: there the ridge μ/2·w_d² on the
+    column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
+    s was chosen by a rule declared before the comparison, on data other than
+    the breast-cancer set (``docs/pure.rst``, ``bench/pure_intercept.py``).
     ``radius=50`` (classifiers), ``5`` (regression): the L2 bound on
     (coef, intercept/s).  For logistic and hinge losses the noise does not
     depend on the radius (G = X); it sets the step size (η ∝ R) and how
     confident the model may become (|logit| ≤ R·X_aug).  For the squared
     loss a large radius makes η exceed the curvature's stability limit, hence 5.
     ``alpha=1e-4``: data-independent L2 regularization α/2·‖w‖² (scikit-learn's
-    SGD default).  ``max_steps=100``: compute budget of the default T (with the
-    step size of the clipped surrogate, accuracy on the comparison data did not
-    change between 100 and 400 steps; Theorem 2's bound improves only as
-    √(1 + a/T) → 1 with a = n²μ²/(4d) for Gaussian noise, μ the GDP parameter).
+    SGD default).  ``max_steps=None``: the solver's compute budget of the
+    default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
+    accuracy on the comparison data did not change between 100 and 400 steps;
+    Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
+    Gaussian noise, μ the GDP parameter), 40 for noisy_gd (docs/solvers.rst);
+    unused by noisy_sgd, whose T is epochs/q.
 """
 
 from __future__ import annotations
@@ -70,19 +97,73 @@ from . import losses as _losses_mod
 from ._design import design
 from .constraints import L2Ball
 from .optimize import noisy_pgd
+from . import solvers as _solvers
+from .solvers import _noisy_sgd, noisy_gd
 from .secure import resolve as resolve_secure
 
-__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_method"]
+__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
 KINDS = ("logistic", "hinge", "squared")
 
 # Defaults shared by the estimators and the main job (see the module docstring).
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
-    intercept_scaling=0.25, method="auto", noise="gaussian", calibration="l2",
-    clip="auto", steps=None, max_steps=100,
+    intercept_scaling="auto", method="auto", noise="gaussian", calibration="l2",
+    clip="auto", steps=None, max_steps=None, solver="auto",
 )
+SOLVERS = ("auto", "pgd", "gd", "sgd")
+
+# The data-independent solver rule (docs/solvers.rst): constants chosen by the
+# experiments written up there (scikit-learn's digits and synthetic data).
+PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
+GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
+SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
+SGD_STEPS_PER_EPOCH = 100
+SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
+SGD_MIN_STEPS = 160      # at least this many sgd steps (more epochs at moderate n)
+LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
+
+
+def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
+    """The solver and its settings from public quantities only (docs/solvers.rst).
+
+    Returns ``(solver, options)``; ``options`` holds ``batch_size`` and
+    ``epochs`` for "sgd".  "auto": noisy_pgd for the hinge loss (not smooth),
+    secure mode and dask arrays (the paths that only PGD has); noisy_gd for
+    Laplace noise and for n < SGD_MIN_ROWS; noisy_sgd otherwise, with the
+    expected batch size B = clamp(n/100, 128, 1024) and
+    max(2 epochs below n = 1e5 and 1 above, SGD_MIN_STEPS steps).
+    """
+    if solver == "auto":
+        if kind == "hinge" or secure or chunked:
+            solver = "pgd"
+        elif noise == "laplace" or n < SGD_MIN_ROWS:
+            solver = "gd"
+        else:
+            solver = "sgd"
+    if solver == "sgd":
+        batch = min(float(n), max(n / SGD_STEPS_PER_EPOCH, SGD_BATCH[0]), SGD_BATCH[1])
+        epochs = max(2.0 if n < 100_000 else 1.0, SGD_MIN_STEPS * batch / n)
+        return solver, {"batch_size": batch, "epochs": epochs}
+    return solver, {}
+
+
 DEFAULT_RADIUS = {"logistic": 50.0, "hinge": 50.0, "squared": 5.0}
+#: ``intercept_scaling="auto"``: the column s, and its value for objective-perturbation classifiers.
+DEFAULT_INTERCEPT_SCALING = 0.25
+OBJPERT_INTERCEPT_SCALING = 0.125
+
+
+def resolve_intercept_scaling(kind, method, intercept_scaling) -> float:
+    """``intercept_scaling="auto"`` for a resolved ``method`` (module docstring); a number is kept.
+
+    A public rule: the model kind and the method only.
+    """
+    if not (isinstance(intercept_scaling, str) and intercept_scaling == "auto"):
+        return intercept_scaling
+    if method == "objpert" and kind != "squared":
+        return OBJPERT_INTERCEPT_SCALING
+    return DEFAULT_INTERCEPT_SCALING
 
 
 def make_loss(kind, alpha, label_bound=None):
@@ -212,7 +293,7 @@ def resolve_method(method, delta, secure=None, chunked=False) -> str:
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None, secure=None):
+               random_state, label_bound=None, secure=None, solver="auto"):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -223,6 +304,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    intercept_scaling = resolve_intercept_scaling(kind, method, intercept_scaling)
     if method in ("objpert", "objpert_threshold", "expmech"):
         _check_float_in_memory(method, X, secure)
     if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
@@ -238,9 +320,14 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                          "pure epsilon, or pass delta > 0 to accept an approximate, uncertified "
                          "release (reported with delta_ = nan)")
     loss = make_loss(kind, alpha, label_bound)
-    A = design(X, data_norm, fit_intercept, intercept_scaling)
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
-    ball = L2Ball(radius, A.shape[1])
+    ball = L2Ball(radius, X.shape[1] + bool(fit_intercept))
+    sec = resolve_secure(secure)
+    chunked = _dask.is_dask_collection(X)
+    solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "noisy_pgd"
+                    else ("pgd", {}))
+    # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
+    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling)
     if method == "objpert_threshold":
         result = _fit_objpert_threshold(A, y, epsilon, data_norm=data_norm,
                                         intercept_scaling=intercept_scaling, alpha=alpha,
@@ -256,10 +343,28 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                               random_state=random_state, label_bound=label_bound)
     else:
         c = auto_clip(kind, dn, label_bound) if clip == "auto" else clip
-        result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
-                           calibration=calibration, data_norm=dn, clip=c,
-                           random_state=random_state, label_bound=label_bound,
-                           max_steps=max_steps, secure=secure)
+        if solver != "pgd" and (kind == "hinge" or sec or chunked):
+            raise ValueError(f"solver={solver!r} needs a smooth loss (logistic, squared), X in memory "
+                             "and secure=False; use solver='pgd' (or 'auto')")
+        if solver == "sgd" and noise != "gaussian":
+            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+        common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound)
+        if solver == "pgd":
+            result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
+                               calibration=calibration, max_steps=max_steps or PGD_MAX_STEPS,
+                               secure=secure, **common)
+        else:
+            beta = loss.smoothness(dn, label_bound=label_bound) + loss.l2
+            lr = LR_MULTIPLE / beta
+            if solver == "gd":
+                result = noisy_gd(loss, A, y, ball, epsilon, delta, steps=steps, noise=noise,
+                                  calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
+                                  accelerate="auto", **common)
+            else:
+                result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
+                                    output="last", neighbors="replace_one",
+                                    intercept=(data_norm, intercept_scaling) if fit_intercept else None,
+                                    **opts, **common)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

@@ -24,12 +24,14 @@ respect to replacing one row (x_i, y_i) of the training data, given:
 
 Everything else — the number of steps, the step size, the clipping level —
 depends only on these public quantities; see :mod:`fasterm._linear` for the
-rules behind every default and :func:`fasterm.noisy_pgd` for the theorems
-behind the noise.  ``method="auto"`` (default) is "objpert" when ``delta=0``
-and "noisy_pgd" otherwise (:func:`fasterm._linear.resolve_method`).
-``method="noisy_pgd"`` runs noisy projected gradient descent with ``noise``
-in {"gaussian", "laplace"} and, for Laplace, ``calibration`` in {"l2",
-"pure", "coordinate"}; ``method="objpert"`` is objective perturbation
+rules behind every default and :func:`fasterm.noisy_pgd`,
+:func:`fasterm.noisy_gd` and :func:`fasterm.noisy_sgd` for the theorems behind
+the noise.  ``method="auto"`` (default) is "objpert" when ``delta=0`` and
+"noisy_pgd" otherwise (:func:`fasterm._linear.resolve_method`).
+``method="noisy_pgd"`` runs a noisy gradient method — ``solver`` "auto"
+(default; docs/solvers.rst), "pgd", "gd" or "sgd" — with ``noise`` in
+{"gaussian", "laplace"} and, for Laplace, ``calibration`` in {"l2", "pure",
+"coordinate"}; ``method="objpert"`` is objective perturbation
 (:func:`fasterm.objective_perturbation`, pure ε, one certified convex solve
 on a smooth surrogate of the loss); ``method="expmech"`` samples from the
 exponential mechanism through ``fasterm.expmech_erm`` by a finite
@@ -94,13 +96,14 @@ _PRIVATE_PARAMS = {
     "radius": [Interval(Real, 0, None, closed="neither")],
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
-    "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+    "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
     "steps": [Interval(Integral, 1, None, closed="left"), None],
-    "max_steps": [Interval(Integral, 1, None, closed="left")],
+    "max_steps": [Interval(Integral, 1, None, closed="left"), None],
+    "solver": [StrOptions(set(_linear.SOLVERS))],
     "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
                      StrOptions({"os"})],
     "secure": ["boolean", None],
@@ -115,6 +118,16 @@ class _DPLinearModel(BaseEstimator):
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
+
+    @classmethod
+    def _get_param_names(cls):
+        # scikit-learn re-reads the __init__ signature (inspect) at every get_params, i.e.
+        # at every fit's parameter validation: a fixed per-class list, computed once.
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = super()._get_param_names()
+            cls._param_names = names
+        return names
 
     def _check_params(self):
         """All parameter checks, run first in ``fit``: the declared constraints, then
@@ -133,6 +146,12 @@ class _DPLinearModel(BaseEstimator):
         if self.method == "expmech" and resolve_secure(self.secure):
             raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
                              "exponential-mechanism sampler has no floating-point-safe mode")
+        if method == "noisy_pgd" and self.solver in ("gd", "sgd") and (
+                self._kind == "hinge" or resolve_secure(self.secure)):
+            raise ValueError(f"solver={self.solver!r} needs a smooth loss (logistic, squared) and "
+                             "secure=False; use solver='pgd' (or 'auto')")
+        if method == "noisy_pgd" and self.solver == "sgd" and self.noise != "gaussian":
+            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
 
     def _validate_dask(self, X, y):
         """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
@@ -144,6 +163,9 @@ class _DPLinearModel(BaseEstimator):
         if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True) != "noisy_pgd":
             raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
                              "with method='noisy_pgd'")
+        if self.solver in ("gd", "sgd"):
+            raise ValueError(f"solver={self.solver!r} needs X in memory; dask arrays are fitted "
+                             "with solver='pgd' (or 'auto')")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X, _ = _dask.check_X_y(X, None)
@@ -160,7 +182,7 @@ class _DPLinearModel(BaseEstimator):
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure)
+            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver)
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
         # None: an approximate release whose δ is not certified (method="expmech").
@@ -182,7 +204,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None) -> None:
+                 classes=None, secure=None, solver=_D["solver"]) -> None:
+        self.solver = solver
         self.classes = classes
         self.secure = secure
         self.epsilon = epsilon
@@ -226,12 +249,12 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
             return self
-        if chunked:  # the label set only comes to the client, never y itself
-            classes = _dask.unique(y)
-            check_classification_targets(classes)
-        else:
-            check_classification_targets(y)
-            classes = np.unique(y)
+        # The target type of a 1-d y is decided by its set of values: checking the
+        # unique labels is scikit-learn's check at the cost of one np.unique (its
+        # type_of_target on all of y sorts y again).  For dask, only the label set
+        # comes to the client, never y itself.
+        classes = _dask.unique(y) if chunked else np.unique(y)
+        check_classification_targets(classes)
         if classes.shape[0] > 2:
             raise ValueError(
                 f"Only binary classification is supported; y has {classes.shape[0]} classes. "
@@ -297,8 +320,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         Append a constant column ``intercept_scaling``; the augmented rows then
         have norm ≤ √(data_norm² + intercept_scaling²), which is the data norm
         the noise is calibrated with.
-    intercept_scaling : float > 0, default=0.25
+    intercept_scaling : float > 0 or "auto", default="auto"
         Value of the constant column; |intercept| ≤ intercept_scaling·radius.
+        "auto": 0.25, or 0.125 for classifiers fitted by objective
+        perturbation (``method="objpert"``, also through "auto"), where it
+        sets the ridge μ/(2s²) on the intercept (chosen on data other than
+        the breast-cancer set: ``docs/pure.rst``).
     method : {"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
         "auto": "objpert" for ``delta=0`` (unless secure mode or a dask X:
         then "noisy_pgd"), "noisy_pgd" otherwise.  Noisy projected gradient
@@ -322,9 +349,10 @@ class DPLogisticRegression(_DPLinearClassifier):
         "auto": c = X_aug/(1 + e), the gradient norm of a full-norm row at
         margin 1 (:mod:`fasterm._linear`); None: no clipping (c = G).
     steps : int >= 1 or None, default=None
-        Number of PGD steps T; None: Theorem 2's rule within ``max_steps``.
-    max_steps : int >= 1, default=100
-        Compute budget for the default T.
+        Number of gradient steps T; None: the solver's rule (:mod:`fasterm._linear`).
+    max_steps : int >= 1 or None, default=None
+        Compute budget for the default T of noisy_pgd (None: 100) and
+        noisy_gd (None: 40); unused by noisy_sgd.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None
@@ -332,6 +360,13 @@ class DPLogisticRegression(_DPLinearClassifier):
         :mod:`fasterm.secure`); None follows :func:`fasterm.secure_mode`.
         Needs ``method="noisy_pgd"``; then ``random_state="os"`` draws the
         noise from operating-system entropy.
+    solver : {"auto", "pgd", "gd", "sgd"}, default="auto"
+        The private optimiser of ``method="noisy_pgd"``: noisy projected
+        gradient descent (:func:`fasterm.noisy_pgd`), noisy gradient descent
+        with the smooth step (:func:`fasterm.noisy_gd`) or Poisson-subsampled
+        noisy SGD (:func:`fasterm.noisy_sgd`).  "auto" picks one from n, the
+        loss, the noise and the mode only (docs/solvers.rst; hinge loss,
+        secure mode and dask arrays use "pgd").
     classes : pair (negative, positive) or None, default=None
         The declared label set.  Given, labels equal to ``positive`` form the
         positive class and all others the negative one, and nothing about y
@@ -347,7 +382,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     epsilon_, delta_ : float
         The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
     n_iter_ : int
-        Number of PGD steps T (sampler steps for "expmech").
+        Number of gradient steps T (sampler steps for "expmech").
     result_ : fasterm.OptimizeResult
         Everything the optimiser calibrated (noise scale, step size, bound).
     """
@@ -407,7 +442,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None) -> None:
+                 secure=None, solver=_D["solver"]) -> None:
+        self.solver = solver
         self.secure = secure
         self.epsilon = epsilon
         self.delta = delta

@@ -14,8 +14,9 @@ the objective is L(w; S) = (1/n) Σ_i ℓ(w; x_i, y_i) + Λ(w).
 Methods: ``value`` (the objective L), ``grad`` (the n×d per-example gradients of ℓ),
 ``grad_sum`` (Σ_i of the per-example gradients, optionally clipped per example,
 computed in one fused pass over X without building the n×d matrix),
-``reg_value``/``reg_grad`` (Λ and ∇Λ), and the constants ``lipschitz`` (G) and
-``sensitivity`` (Δ) for the declared bounds.
+``reg_value``/``reg_grad`` (Λ and ∇Λ), and the constants ``lipschitz`` (G),
+``sensitivity`` (Δ) and, for the smooth losses (logistic, squared, linear),
+``smoothness`` (β, the Lipschitz constant of ∇ℓ in w) for the declared bounds.
 
 Declared bounds and clipping (SPEC §3).  Privacy needs *public* bounds, never ones
 estimated from the data:
@@ -97,6 +98,8 @@ def _finite_constant(method):
             value = method(self, *args, **kw)
         except OverflowError:  # float ** 2 raises instead of returning inf
             value = math.inf
+        if value == 0.0 and method.__name__ == "smoothness" and self._kind == _losses.LINEAR:
+            return 0.0  # exactly flat, not an underflow
         return check_derived(value, method.__name__, "data_norm, label_bound and radius")
     return checked
 
@@ -269,7 +272,7 @@ class _LinearModelLoss:
         # Every constant is a product of the declared bounds: absurd bounds
         # (1e308) overflow it, and the error then names the bounds.
         super().__init_subclass__(**kw)
-        for name in ("lipschitz", "sensitivity"):
+        for name in ("lipschitz", "sensitivity", "smoothness"):
             if name in cls.__dict__:
                 setattr(cls, name, _finite_constant(cls.__dict__[name]))
 
@@ -327,6 +330,18 @@ class Logistic(_LinearModelLoss):
         """
         X, R = self._bounds(data_norm, radius)
         return R * X
+
+    def smoothness(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """β = X²/4: ∇_w ℓ is β-Lipschitz in w for every ‖x‖ ≤ X.
+
+        Proof: ∇²_w ℓ = σ(m)(1 − σ(m))·x xᵀ with m = y⟨w, x⟩, and
+        σ(1 − σ) ≤ 1/4, so the Hessian's norm is ≤ ‖x‖²/4 ≤ X²/4.  Tight
+        (attained): at m = 0 the Hessian is x xᵀ/4, of norm X²/4 for ‖x‖ = X.
+        The same β holds with per-example gradient clipping (a clamped
+        derivative is as Lipschitz as the derivative).
+        """
+        X, _ = self._bounds(data_norm, radius, need_radius=False)
+        return X * X / 4.0
 
 
 class Hinge(_LinearModelLoss):
@@ -395,6 +410,15 @@ class Squared(_LinearModelLoss):
         Y = self._label_bound_for_constant(label_bound)
         return (Y + R * X) ** 2
 
+    def smoothness(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """β = 2X²: ∇²_w ℓ = 2 x xᵀ, of norm 2‖x‖² ≤ 2X² (attained at ‖x‖ = X).
+
+        Independent of the labels and of w; per-example clipping keeps it (a
+        clamped derivative is as Lipschitz as the derivative).
+        """
+        X, _ = self._bounds(data_norm, radius, need_radius=False)
+        return 2.0 * X * X
+
 
 class Absolute(_LinearModelLoss):
     """Absolute loss ℓ(w; x, y) = |y − ⟨w, x⟩|, |y| ≤ Y.
@@ -458,6 +482,11 @@ class Linear(_LinearModelLoss):
         """Δ = 2RX: ⟨w, x⟩ ∈ [−RX, RX]; attained by w = R u, x = X u, x' = −X u."""
         X, R = self._bounds(data_norm, radius)
         return 2.0 * R * X
+
+    def smoothness(self, data_norm, label_bound=None, *, radius=None) -> float:
+        """β = 0: the gradient x does not depend on w."""
+        self._bounds(data_norm, radius, need_radius=False)
+        return 0.0
 
     @staticmethod
     def lipschitz_simplex(dim, coord_bound=1.0) -> float:

@@ -266,6 +266,67 @@ def _noisy_pgd_gaussian(half):
     return audit.project(a, u), audit.project(b, u)
 
 
+class _ScaleAttr:
+    """Multiply what a calibration function returning a number returns by ``factor``
+    (noisy_sgd's noise multiplier), memoised: same numbers, faster audit."""
+
+    def __init__(self, module, name, factor):
+        self.module, self.name, self.factor = module, name, factor
+
+    def __enter__(self):
+        self._orig = orig = getattr(self.module, self.name)
+        factor, memo = self.factor, {}
+
+        def scaled(*args):
+            if args not in memo:
+                memo[args] = orig(*args) * factor
+            return memo[args]
+
+        setattr(self.module, self.name, scaled)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(self.module, self.name, self._orig)
+
+
+def _noisy_gd_gaussian(half):
+    # noisy_gd, T = 4 plain steps of step 1 (the last iterate is -Σ_t (ḡ + h_t) for a Linear
+    # loss and a ball that never binds): along u the two outputs are Gaussians μ = √T·Δ₂/σ
+    # apart, as for noisy_pgd — the GDP accounting is tight.
+    u = np.array([1.0, 1.0]) / math.sqrt(2.0)
+    rng = np.random.default_rng(23)
+    loss, C = fe.losses.Linear(), fe.L2Ball(1000.0, 2)
+
+    def one(X):
+        return fe.noisy_gd(loss, X, None, C, EPS, PGD_GAUSS_DELTA, steps=4, data_norm=1.0, lr=1.0,
+                           random_state=rng).w
+
+    with _ScaleNoise(0.5 if half else 1.0):
+        a = np.array([one(np.array([u, u])) for _ in range(10_000)])
+        b = np.array([one(np.array([u, -u])) for _ in range(10_000)])
+    return audit.project(a, u), audit.project(b, u)
+
+
+SGD_DELTA = 1e-3
+
+
+def _noisy_sgd(scale):
+    # noisy_sgd, n = 2, q = 0.5, T = 3, Linear loss (gradient x_i), step 1, last iterate:
+    # D = {u, u} against D' = {u, −u} (replace-one, the relation the claim is for).
+    # The replace-one bound (weak triangle inequality) is not tight, so the power
+    # check scales the calibrated noise multiplier by ``scale`` = 0.3.
+    u = np.array([1.0, 1.0]) / math.sqrt(2.0)
+    rng = np.random.default_rng(24)
+    loss, C = fe.losses.Linear(), fe.L2Ball(1000.0, 2)
+
+    def one(X):
+        return fe.noisy_sgd(loss, X, None, C, EPS, SGD_DELTA, steps=3, sample_rate=0.5, data_norm=1.0,
+                            lr=1.0, random_state=rng).w
+
+    with _ScaleAttr(fe.accounting, "calibrate_sgd_sigma", scale):
+        a = np.array([one(np.array([u, u])) for _ in range(10_000)])
+        b = np.array([one(np.array([u, -u])) for _ in range(10_000)])
+    return audit.project(a, u), audit.project(b, u)
 class _ScaleNormNoise:
     """Multiply objective perturbation's calibrated noise scales by ``factor`` (the power check)."""
 
@@ -365,6 +426,8 @@ AUDITS = {
     "median (1-D expmech)": (EPS, 0.0, _median),
     "noisy_pgd laplace": (EPS, 0.0, _noisy_pgd_laplace),
     "noisy_pgd gaussian": (EPS, PGD_GAUSS_DELTA, _noisy_pgd_gaussian),
+    "noisy_gd gaussian T=4": (EPS, PGD_GAUSS_DELTA, _noisy_gd_gaussian),
+    "noisy_sgd T=3 (power at 0.3 noise)": (EPS, SGD_DELTA, lambda half: _noisy_sgd(0.3 if half else 1.0)),
     "objective perturbation": (EPS, 0.0, _objpert),
     "RWM one round (2ηΔℓ)": (EPS, 0.0, _rwm_round),
     "PrivateRWM T=3": (3 * EPS, 0.0, _private_rwm),

@@ -28,6 +28,7 @@ LAYERS = [
     {"_dask"},  # the loop over row-chunked dask arrays
     {"_design", "optimize", "expmech", "mechanisms", "univariate", "online"},  # solvers and mechanisms
     {"learning", "objpert"},  # built on mechanisms (objpert: its private threshold)
+    {"solvers"},  # noisy_gd / noisy_sgd: step rules on the engine, built on optimize's checks
     {"_linear"},  # the linear-model fit (numpy only)
     {"linear_model"},  # scikit-learn estimators
     {"__init__"},  # the public namespace

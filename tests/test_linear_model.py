@@ -182,6 +182,34 @@ def test_intercept_column_and_radius(small):
     assert m0.intercept_[0] == 0.0 and m0.result_.lipschitz == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("cls, delta, method, s", [
+    (fe.DPLogisticRegression, 1e-5, "auto", 0.25),      # noisy PGD
+    (fe.DPLogisticRegression, 0.0, "auto", 0.125),      # objective perturbation
+    (fe.DPLinearSVC, 0.0, "objpert", 0.125),
+    (fe.DPLogisticRegression, 0.0, "objpert_threshold", 0.25),
+    (fe.DPLinearRegression, 0.0, "auto", 0.25),         # LogCosh: not part of the comparison
+])
+def test_intercept_scaling_auto(small, cls, delta, method, s):
+    # "auto" depends on the kind and the resolved method only (fasterm._linear);
+    # the column it picks is the one the noise is calibrated with.
+    X, y = small
+    if cls is fe.DPLinearRegression:
+        y = np.clip(X[:, 0], -1, 1)
+    kw = dict(delta=delta, method=method, random_state=0)
+    m = cls(**kw).fit(X, y)
+    ref = cls(intercept_scaling=s, **kw).fit(X, y)
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
+    np.testing.assert_array_equal(m.intercept_, ref.intercept_)
+    other = cls(intercept_scaling=0.375, **kw).fit(X, y)  # an explicit value is kept
+    assert not np.array_equal(other.coef_, m.coef_)
+    if method in ("auto", "objpert") and delta == 0.0:
+        # L = X_aug (padded by (d + 8)·4u, d counting the column) and c = sup ψ''·X_aug²,
+        # sup ψ'' = 1 for SmoothHinge(0.25) and for LogCosh(width=label_bound=1)
+        L = math.hypot(1.0, s) * (1 + 4.0 * (X.shape[1] + 9) * 2.0 ** -53)
+        assert m.result_.lipschitz == pytest.approx(L, rel=1e-15)
+        assert m.result_.curvature == pytest.approx(L * L, rel=1e-14)
+
+
 # ---------------------------------------------------------------------------
 # Estimator behaviour
 # ---------------------------------------------------------------------------

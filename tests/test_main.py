@@ -28,9 +28,10 @@ def test_main_prints_the_table(capsys):
     assert "breast-cancer data" in out and "n_train=398, n_test=171, d=30" in out
     assert "accuracy" in out and "eps spent" in out and "delta spent" in out and "fit ms" in out
     rows = _rows(out)
+    # n = 398: the default rule picks noisy_gd (docs/solvers.rst)
     assert [(r[0], r[1]) for r in rows] == [
-        ("0.3", "noisy_pgd/gaussian"), ("0.3", "noisy_pgd/laplace-l2"),
-        ("3", "noisy_pgd/gaussian"), ("3", "noisy_pgd/laplace-l2")]
+        ("0.3", "noisy_gd/gaussian"), ("0.3", "noisy_gd/laplace-l2"),
+        ("3", "noisy_gd/gaussian"), ("3", "noisy_gd/laplace-l2")]
     for eps, _, acc, sd, eps_spent, delta_spent, steps, ms in rows:
         assert float(eps_spent) == pytest.approx(float(eps), rel=1e-3)
         assert float(delta_spent) <= 1e-5
@@ -63,6 +64,16 @@ def test_pure_dp_and_svm(capsys):
     rows = _rows(out)
     assert [r[1] for r in rows] == ["noisy_pgd/laplace-l2"]
     assert float(rows[0][5]) == 0.0  # pure ε-DP: no δ spent
+
+
+def test_solver_option(capsys):
+    assert job.main(["--solver", "pgd", "--epsilons", "1", "--seeds", "2", "--noise", "gaussian",
+                     "--no-progress"]) == 0
+    assert [r[1] for r in _rows(capsys.readouterr().out)] == ["noisy_pgd/gaussian"]
+    with pytest.raises(SystemExit):
+        job.main(["--solver", "gd", "--model", "svm"])
+    with pytest.raises(SystemExit):
+        job.main(["--solver", "sgd", "--noise", "laplace"])
 
 
 def test_png(tmp_path, capsys):

@@ -13,6 +13,8 @@ It must equal the vector predicted by the clipping analysis, and its norm
 must be η·Δ₂ exactly for a saturating row, and never more than the reported
 η·Δ₂ (Δ₂ = ``result.sensitivity``).  A loop that clipped at a larger norm than
 the one the sensitivity was computed with, or ignored the user's clip, fails.
+The same holds for one step of ``noisy_gd``, and for ``noisy_sgd`` when row 0
+is in the minibatch (the seed fixes the sample and the noise alike).
 
 Noise.  On zero data the gradient is zero and one step is w = −η·h, so the
 spread of w over many coordinates estimates the per-coordinate noise scale
@@ -170,6 +172,77 @@ def test_dask_noisy_pgd_one_step_difference_is_eta_times_sensitivity():
     assert np.linalg.norm(r.w - r2.w) == pytest.approx(LR * r.sensitivity, rel=1e-9)
 
 
+SMOOTH_CASES = [c for c in SENS_CASES if c[0] != "hinge"]
+
+
+@pytest.mark.parametrize("accelerate", [False, True], ids=["plain", "momentum"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("noise,calibration,delta", [NOISES[1], NOISES[3]], ids=["laplace-l2", "gaussian"])
+@pytest.mark.parametrize("kind,clip,saturates", SMOOTH_CASES, ids=[f"{k}-clip{c}" for k, c, _ in SMOOTH_CASES])
+def test_noisy_gd_one_step_difference_is_eta_times_sensitivity(kind, clip, saturates, noise, calibration, delta,
+                                                               dtype, accelerate):
+    # one step (the compiled loop for plain steps, the numpy loop with momentum)
+    X, y, X2, y2 = _neighbours(kind, dtype)
+    yy, yy2 = (None, None) if kind == "linear" else (y, y2)
+    kw = dict(constraint=fe.L2Ball(BIG, D), epsilon=1.0, delta=delta, steps=1, noise=noise,
+              calibration=calibration, data_norm=XN, clip=clip, lr=LR, random_state=42, accelerate=accelerate,
+              label_bound=YB if kind == "squared" else None)
+    loss = _loss(kind)
+    r, r2 = fe.noisy_gd(loss, X, yy, **kw), fe.noisy_gd(loss, X2, yy2, **kw)
+    G = _lipschitz(kind) if clip is None else min(clip, _lipschitz(kind))
+    assert r.sensitivity == pytest.approx(2.0 * G / N, rel=1e-15) and r2.noise_scale == r.noise_scale
+    diff = r.w.astype(np.float64) - r2.w.astype(np.float64)
+    g_clip = clip if clip is not None else G
+    expected = -LR * (_grad_at_zero(kind, X[0].astype(np.float64), float(y[0]), g_clip)
+                      - _grad_at_zero(kind, X2[0].astype(np.float64), float(y2[0]), g_clip)) / N
+    tol = _tol(dtype, r.w, r2.w)
+    np.testing.assert_allclose(diff, expected, rtol=0, atol=tol)
+    assert np.linalg.norm(diff) <= LR * r.sensitivity + tol * math.sqrt(D)
+    if saturates:
+        assert np.linalg.norm(diff) == pytest.approx(LR * r.sensitivity, abs=tol * math.sqrt(D))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("kind,clip,saturates", SMOOTH_CASES, ids=[f"{k}-clip{c}" for k, c, _ in SMOOTH_CASES])
+def test_noisy_sgd_one_step_difference_is_eta_times_clipped_change(kind, clip, saturates, dtype):
+    # Poisson sampling at q = 1/2 with one seed: both runs sample the same rows and
+    # draw the same noise, so w − w′ = −η·1[row 0 sampled]·(g₀ − g₀′)/(qn): either 0
+    # or the full change, whose norm is ≤ η·2c/(qn) (= η·2·sensitivity/(qn)).
+    X, y, X2, y2 = _neighbours(kind, dtype)
+    yy, yy2 = (None, None) if kind == "linear" else (y, y2)
+    loss = _loss(kind)
+    G = _lipschitz(kind) if clip is None else min(clip, _lipschitz(kind))
+    g_clip = clip if clip is not None else G
+    full = -LR * (_grad_at_zero(kind, X[0].astype(np.float64), float(y[0]), g_clip)
+                  - _grad_at_zero(kind, X2[0].astype(np.float64), float(y2[0]), g_clip)) / (0.5 * N)
+    seen = set()
+    for seed in range(12):
+        kw = dict(constraint=fe.L2Ball(BIG, D), epsilon=1.0, delta=1e-5, steps=1, sample_rate=0.5, data_norm=XN,
+                  clip=clip, lr=LR, random_state=seed, label_bound=YB if kind == "squared" else None)
+        r, r2 = fe.noisy_sgd(loss, X, yy, **kw), fe.noisy_sgd(loss, X2, yy2, **kw)
+        assert r.sensitivity == pytest.approx(G, rel=1e-15) and r2.noise_scale == r.noise_scale
+        diff = r.w.astype(np.float64) - r2.w.astype(np.float64)
+        tol = _tol(dtype, r.w, r2.w)
+        sampled = np.linalg.norm(diff) > 100 * tol
+        seen.add(bool(sampled))
+        np.testing.assert_allclose(diff, full if sampled else 0.0 * full, rtol=0, atol=tol)
+        assert np.linalg.norm(diff) <= LR * 2 * r.sensitivity / (0.5 * N) + tol * math.sqrt(D)
+    assert seen == {True, False}  # both outcomes of the coin of row 0 occurred
+
+
+def test_noisy_gd_and_sgd_applied_noise_match_reported_scale():
+    # zero data, Linear loss: w_T = −η Σ_t h_t (gd: h_t ~ N(0, σ²); sgd: the sum's noise
+    # N(0, σ²c²) divided by qn); T = 3 steps, 2·10⁵ coordinates.
+    X = np.zeros((4, ND))
+    r = fe.noisy_gd(fe.losses.Linear(), X, None, fe.L2Ball(1e12, ND), 1.0, 1e-5, steps=3, data_norm=1.0, lr=LR,
+                    random_state=1)
+    assert _spread(r.w, "gaussian") / (LR * math.sqrt(3)) == pytest.approx(r.noise_scale, rel=0.01)
+    s = fe.noisy_sgd(fe.losses.Linear(), X, None, fe.L2Ball(1e12, ND), 1.0, 1e-5, steps=3, sample_rate=0.5,
+                     data_norm=1.0, lr=LR, random_state=1)
+    assert s.noise_scale == pytest.approx(s.info["noise_multiplier"] * 1.0, rel=1e-15)  # σ·c, c = G = 1
+    assert _spread(s.w, "gaussian") / (LR * math.sqrt(3)) == pytest.approx(s.noise_scale / (0.5 * 4), rel=0.01)
+
+
 # ---------------------------------------------------------------------------
 # The estimators: two steps (the average of w₀ = 0 and w₁ is w₁/2, and w₁ is
 # one noisy step from 0), neighbouring label flips on a row beyond data_norm.
@@ -207,14 +280,22 @@ EST_CASES = [
 ]
 
 
+# (estimator case, solver): noisy_gd for the smooth losses only
+EST_SOLVER_CASES = [(case, solver) for case in EST_CASES for solver in ("pgd", "gd")
+                    if solver == "pgd" or case[1] != "hinge"]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 @pytest.mark.parametrize("noise,calibration,delta", [NOISES[1], NOISES[3]], ids=["laplace-l2", "gaussian"])
-@pytest.mark.parametrize("est,kind,clip,yscale", EST_CASES, ids=[f"{e}-{c}" for e, _, c, _ in EST_CASES])
-def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, clip, yscale, noise, calibration,
-                                                                   delta, dtype):
+@pytest.mark.parametrize("case,solver", EST_SOLVER_CASES,
+                         ids=[f"{c[0]}-{c[2]}-{sv}" for c, sv in EST_SOLVER_CASES])
+def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(case, solver, noise, calibration, delta, dtype):
+    # pgd: two steps, the average (w₀ + w₁)/2 = w₁/2; gd (smooth losses): one step, w₁ itself.
+    est, kind, clip, yscale = case
+    steps, share = (2, 0.5) if solver == "pgd" else (1, 1.0)
     cls = getattr(fe, est)
-    params = dict(epsilon=1.0, delta=delta, noise=noise, calibration=calibration, steps=2, random_state=5,
-                  clip=clip, intercept_scaling=S)
+    params = dict(epsilon=1.0, delta=delta, noise=noise, calibration=calibration, steps=steps, random_state=5,
+                  clip=clip, intercept_scaling=S, solver=solver)
     if kind == "squared":
         params["label_bound"] = 1.0
     fits = []
@@ -227,7 +308,7 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, c
     G = {"logistic": X_aug / (1 + math.e), "hinge": X_aug / 2, "squared": 1.0 * X_aug / 2}[kind]
     if clip is None:
         G = X_aug  # hinge: G = X_aug
-    assert m.result_.steps == 2 and m.result_.sensitivity == pytest.approx(2 * G / EN, rel=1e-14)
+    assert m.result_.steps == steps and m.result_.sensitivity == pytest.approx(2 * G / EN, rel=1e-14)
     lr = m.result_.lr
     assert m2.result_.lr == lr and m2.result_.noise_scale == m.result_.noise_scale
 
@@ -236,8 +317,8 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, c
 
     w, w2 = aug(m), aug(m2)
     radius = m.radius
-    # precondition: the projection of w₁ = 2·average did not bind (else the step would be shrunk)
-    assert 2 * np.linalg.norm(w) < radius * (1 - 1e-6) and 2 * np.linalg.norm(w2) < radius * (1 - 1e-6)
+    # precondition: the projection of w₁ did not bind (else the step would be shrunk)
+    assert np.linalg.norm(w) / share < radius * (1 - 1e-6) and np.linalg.norm(w2) / share < radius * (1 - 1e-6)
     diff = w - w2
     X, y = _est_data(np.float64, False)
     x0 = _aug_row(X[0])
@@ -249,10 +330,10 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(est, kind, c
     else:
         g = -2.0 * float(np.clip(yy, -1.0, 1.0)) * x0
     g = _row_clip(g, G)
-    expected = -(lr / 2) * (2 * g) / EN   # the flipped row's clipped gradient is −g
+    expected = -(lr * share) * (2 * g) / EN   # the flipped row's clipped gradient is −g
     tol = _tol(dtype, w, w2) * (10 if dtype == np.float32 else 1)
     np.testing.assert_allclose(diff, expected, rtol=0, atol=tol)
-    assert np.linalg.norm(diff) == pytest.approx(lr * m.result_.sensitivity / 2, abs=tol * math.sqrt(ED + 1))
+    assert np.linalg.norm(diff) == pytest.approx(lr * m.result_.sensitivity * share, abs=tol * math.sqrt(ED + 1))
 
 
 # ---------------------------------------------------------------------------
@@ -313,24 +394,27 @@ def test_secure_noisy_pgd_applied_noise_matches_reported_scale(noise):
     assert _spread(r.w, noise) / LR == pytest.approx(expected, rel=0.01)
 
 
-@pytest.mark.parametrize("est,noise,dtype", [("DPLogisticRegression", "gaussian", np.float64),
-                                             ("DPLinearSVC", "laplace", np.float32),
-                                             ("DPLinearRegression", "gaussian", np.float32)])
-def test_estimator_applied_noise_matches_reported_scale(est, noise, dtype):
-    # zero features, no intercept: the gradient is 0 and the two-step average
-    # is w₁/2 = −lr·h/2.  500 fits (seeds 0…499) × 200 coordinates; n = 400
-    # keeps the noise below G, so ‖w₁‖ < radius (checked) and the projection
-    # never binds.
+@pytest.mark.parametrize("est,noise,dtype,solver", [("DPLogisticRegression", "gaussian", np.float64, "pgd"),
+                                                    ("DPLogisticRegression", "gaussian", np.float64, "gd"),
+                                                    ("DPLinearSVC", "laplace", np.float32, "pgd"),
+                                                    ("DPLinearRegression", "gaussian", np.float32, "pgd"),
+                                                    ("DPLinearRegression", "gaussian", np.float32, "gd")])
+def test_estimator_applied_noise_matches_reported_scale(est, noise, dtype, solver):
+    # zero features, no intercept: the gradient is 0; pgd's two-step average is
+    # w₁/2 = −lr·h/2, gd's one step w₁ = −lr·h.  500 fits (seeds 0…499) × 200
+    # coordinates; n = 400 keeps the noise below G, so ‖w₁‖ < radius (checked)
+    # and the projection never binds.
     n, d, fits = 400, 200, 500
+    steps, share = (2, 0.5) if solver == "pgd" else (1, 1.0)
     X = np.zeros((n, d), dtype=dtype)
     y = np.tile([0.0, 1.0], n // 2)
-    model = getattr(fe, est)(epsilon=1.0, noise=noise, steps=2, fit_intercept=False)
+    model = getattr(fe, est)(epsilon=1.0, noise=noise, steps=steps, fit_intercept=False, solver=solver)
     h = np.empty((fits, d))
     for seed in range(fits):
         m = model.set_params(random_state=seed).fit(X, y)
         w = np.ravel(m.coef_).astype(np.float64)
-        assert np.linalg.norm(2 * w) < m.radius * (1 - 1e-6)
-        h[seed] = 2 * w / m.result_.lr
+        assert np.linalg.norm(w / share) < m.radius * (1 - 1e-6)
+        h[seed] = w / share / m.result_.lr
     assert _spread(h, noise) == pytest.approx(m.result_.noise_scale, rel=0.01)
 
 

@@ -22,4 +22,6 @@ def test_api_example_runs():
     assert 0.0 <= out["median"] <= 100.0 and 0.0 <= out["q90"] <= 100.0
     assert out["eps_b"] == 1.0 and out["delta_b"] == 1e-6
     assert out["remaining"] == 0.5
+    assert out["beta"] == 0.25 and out["gd_eps"] <= 1.0 and out["sgd_eps"] <= 1.0
+    assert out["eps_sgd"] <= out["eps_rdp"] <= 1.0  # add/remove is below the replace-one claim
     assert out["theta"] == pytest.approx(1.0)

@@ -19,6 +19,7 @@ B = "tests/test_privacy_behaviour.py"
 E = "tests/test_edges.py"
 C = "tests/test_calibration_refs.py"
 A = "tests/test_audit_sharp.py"
+S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
 
 
@@ -217,6 +218,38 @@ MUTANTS = [
           "return DiscreteGaussian(t, max(1, q.numerator // q.denominator))"),),
         "discrete Gaussian σ² rounded down to t·m",
         (f"{C}::test_secure_gaussian_zcdp",)),
+    # --- the smooth solvers and the SGD accountant (issue #17) -------------------
+    Mutant(
+        "gd-gaussian-noise-x0.95", "solvers.py",
+        (("backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)",
+          "backend = _backends.FloatNoise(noise, calibration, rng, scale=scale * 0.95)"),),
+        "noisy_gd hands the engine 0.95 × the calibrated scale, and reports the scale",
+        (f"{B}::test_noisy_gd_and_sgd_applied_noise_match_reported_scale",
+         f"{B}::test_estimator_applied_noise_matches_reported_scale")),
+    Mutant(
+        "gd-sensitivity-halved", "solvers.py",
+        (("    sens = 2.0 * c / n\n", "    sens = c / n\n"),),
+        "noisy_gd calibrates to c/n (add/remove) instead of 2c/n (replace-one)",
+        (f"{S}::test_noisy_gd_gaussian_calibration",
+         f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
+    Mutant(
+        "sgd-loop-clips-at-1.1x", "solvers.py",
+        (("_losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)",
+          "_losses.grad_sum(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt)"),),
+        "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
+        (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
+    Mutant(
+        "sgd-replace-one-as-add-remove", "accounting.py",
+        (("return orders, (orders - 0.5) / (orders - 1.0) * a_2a + a_2a1",
+          "return orders, steps * _rdp_sampled_gaussian_int(q, sigma, orders)"),),
+        "replace-one SGD reported with the add/remove RDP (no weak triangle inequality)",
+        (f"{S}::test_sgd_replace_one_bound_is_sound_for_one_step",
+         f"{S}::test_sgd_replace_one_is_weak_triangle_of_add_remove")),
+    Mutant(
+        "rdp-conversion-term-doubled", "accounting.py",
+        (("eps = rdp + np.log1p(-1.0 / orders) - (math.log(delta)", "eps = rdp + 2 * np.log1p(-1.0 / orders) - (math.log(delta)"),),
+        "RDP → (ε, δ): the negative log((α−1)/α) term doubled (under-reports ε)",
+        (f"{S}::test_rdp_conversion_formula", f"{S}::test_accountant_matches_dp_accounting")),
     # --- objective perturbation (fasterm.objpert, issue #19) -------------------
     Mutant(
         "objpert-noise-x0.95", "objpert.py",

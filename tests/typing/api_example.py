@@ -43,6 +43,11 @@ def main() -> dict[str, float]:
     res_pure = fe.noisy_pgd(losses.Hinge(), X_train, y_pm, ball, 1.0, data_norm=1.0,
                             calibration="pure", random_state=rng)
     base = fe.pgd(loss, X_train, y_pm, ball, steps=50)
+    beta: float = loss.smoothness(1.0)
+    res_gd: OptimizeResult = fe.noisy_gd(loss, X_train, y_pm, ball, 1.0, 1e-6, data_norm=1.0,
+                                         accelerate=True, random_state=0)
+    res_sgd: OptimizeResult = fe.noisy_sgd(loss, X_train, y_pm, ball, 1.0, 1e-6, batch_size=64.0,
+                                           epochs=2.0, data_norm=1.0, random_state=0)
     em: ExpMechResult = fe.expmech_erm(loss, X_train[:100, :2], y_pm[:100], fe.L2Ball(2.0, 2),
                                        epsilon=1.0, data_norm=1.0, steps=20, random_state=0)
 
@@ -68,6 +73,10 @@ def main() -> dict[str, float]:
     eps_a, delta_a = accounting.advanced_composition(epsilon=0.01, delta=0.0, k=1000, delta_prime=1e-6)
     eps_h, _ = accounting.heterogeneous_composition([0.1, 0.2], delta_prime=1e-6)
     sigma: float = accounting.calibrate_gaussian(1.0, 10, 1.0, 1e-6)
+    z: float = accounting.calibrate_sgd_sigma(0.01, 100, 1.0, 1e-6)
+    eps_sgd: float = accounting.sgd_epsilon(0.01, z, 100, 1e-6, neighbors="add_remove")
+    rdp: npt.NDArray[np.float64] = accounting.rdp_subsampled_gaussian(0.01, z, 100)
+    eps_rdp: float = accounting.rdp_epsilon(rdp, accounting.RDP_ORDERS, 1e-6)
     budget = accounting.BudgetAccountant(epsilon=1.0, delta=1e-6)
     budget.spend(0.5)
     remaining_eps, _ = budget.remaining
@@ -93,7 +102,7 @@ def main() -> dict[str, float]:
     answer: float = oracle.query(lambda Xq, yq: (yq > 0).astype(float))
 
     # scikit-learn estimators (fasterm[sklearn])
-    clf = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0)
+    clf = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0, solver="auto")
     clf.fit(X_train, y_train)
     proba: npt.NDArray[np.float64] = clf.predict_proba(X_test)
     svc = fe.DPLinearSVC(epsilon=1.0, random_state=0).fit(X_train, y_train)
@@ -105,6 +114,8 @@ def main() -> dict[str, float]:
     return {
         "inside": float(inside), "G": G, "sens": sens, "value": value, "grad": float(grad[0]),
         "pgd_eps": res.epsilon, "pgd_pure_eps": res_pure.epsilon, "pgd_w0": float(base.w[0]),
+        "beta": beta, "gd_eps": res_gd.epsilon, "sgd_eps": res_sgd.epsilon, "sgd_sigma": z,
+        "eps_sgd": eps_sgd, "eps_rdp": eps_rdp,
         "em_eps": em.epsilon, "median": med, "median_rank": med_rank, "q90": q90, "mean": avg,
         "released": float(np.asarray(released)[0]), "scalar": float(scalar), "secure": float(exact),
         "vec": float(np.asarray(vec)[0]), "idx": float(idx), "lap": float(lap[0]),

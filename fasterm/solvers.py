@@ -1,0 +1,471 @@
+"""Private solvers for smooth losses: noisy gradient descent and noisy minibatch SGD.
+
+Both drive the step loop of :mod:`fasterm._engine` with a float noise backend
+(:class:`fasterm._backends.FloatNoise`): noisy_gd with the full clipped
+gradient sum, noisy_sgd with a Poisson-minibatch gradient sum; what is new
+here is the step rule (1/β from the loss's smoothness), the momentum, the
+default T and, for SGD, the sampling and its accounting.
+
+Problem: minimise L(w; S) = (1/n) Σ ψ_i(w) + Λ(w) over a convex set C, where
+ψ_i is the loss of example i with its gradient clipped at c (for a linear
+model this is the loss itself when c ≥ G, and otherwise a Huberized surrogate:
+ψ_i'(z) = φ'(z) clamped to [−c/‖x_i‖, c/‖x_i‖]; Song, Thakkar & Thakurta 2020,
+see :mod:`fasterm.optimize`) and Λ(w) = l2/2·‖w‖².
+
+Smoothness.  If φ'' ≤ b (logistic b = 1/4, squared b = 2) then ψ_i is
+β-smooth with β = b·X², X the declared row bound: clamping a function to an
+interval is 1-Lipschitz, so the clamped derivative is still b-Lipschitz in z,
+and ∇ψ_i(w) = ψ_i'(⟨w, x_i⟩)·x_i changes by at most b·‖x_i‖²·‖w − w'‖.  L is
+then β_L = b·X² + l2 smooth (:meth:`fasterm.losses.Logistic.smoothness`).
+The hinge and absolute losses are not smooth: use :func:`fasterm.noisy_pgd`.
+
+**Theorem A** (projected noisy gradient descent on a smooth convex function;
+the standard stochastic-gradient argument, e.g. Bubeck 2015, Thm. 6.3, written
+out here with its constants).  Let L be convex and β_L-smooth on C, w_0 ∈ C,
+w_{t+1} = Π_C(w_t − η(∇L(w_t) + h_t)) with η ≤ 1/β_L and h_t independent,
+zero-mean, E‖h_t‖² ≤ s².  Then for every w* ∈ C and w̄ = (1/T) Σ_{t=1}^{T} w_t
+
+    E L(w̄) − L(w*) ≤ ‖w_0 − w*‖²/(2ηT) + η s².
+
+Proof sketch: smoothness and convexity give L(w_{t+1}) ≤ L(w*) +
+⟨∇L(w_t), w_{t+1} − w*⟩ + β_L/2·‖w_{t+1} − w_t‖²; the projection's
+obtuse-angle property bounds ⟨g̃_t, w_{t+1} − w*⟩ by
+(‖w_t − w*‖² − ‖w_{t+1} − w*‖² − ‖w_{t+1} − w_t‖²)/(2η); the noise term
+−⟨h_t, w_{t+1} − w*⟩ has expectation ≤ η E‖h_t‖² (compare w_{t+1} with the
+noiseless step, independent of h_t, and use that Π_C is 1-Lipschitz); sum
+over t and use convexity for w̄.  With η = 1/β_L and ‖w_0 − w*‖ ≤ R
+(w_0 = ``constraint.center``; R the radius of an L2 ball, the diameter of
+any other set) the bound is β_L R²/(2T) + s²/β_L —
+reported as ``utility_bound`` (for the clipped objective; for the original
+loss when no clipping binds, c ≥ G).  The same bound holds for the last
+iterate up to a log T factor in the non-smooth analysis; here ``output``
+``"average"`` is the point the theorem bounds and ``"last"`` the
+point usually best in practice (docs/solvers.rst).
+
+:func:`noisy_gd` (full batch).  Each step releases the averaged clipped
+gradient ḡ_t = (1/n) Σ ψ_i'(...) x_i + N(0, σ²I): L2 sensitivity Δ₂ = 2c/n
+under replace-one neighbours (fasterm's relation; one example's clipped
+gradient changes by at most 2c).  T adaptive Gaussian releases are exactly
+μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022, Thm. 2.7 and Cor. 3.3); σ comes
+from :func:`fasterm.accounting.calibrate_gaussian` (the exact μ-GDP → (ε, δ)
+curve).  Everything else — the regularizer's gradient, the step, the
+projection, the momentum of ``accelerate=True`` — is post-processing of the
+releases, so the query points may depend on earlier releases.  Laplace noise
+(``noise="laplace"``) is calibrated as in :func:`fasterm.noisy_pgd`.  In
+s² = d·σ² of Theorem A, σ² = T·Δ₂²/μ² grows with T: the bound
+β_L R²/(2T) + d T Δ₂²/(μ² β_L) is smallest at T* = β_L R μ/(Δ₂ √(2d)), and
+the default T is min(T*, the compute budget ``max_steps``) (docs/solvers.rst
+for the budget chosen by experiments).
+
+:func:`noisy_sgd` (Poisson-subsampled minibatches).  Each step includes each
+row independently with probability q (public), releases
+Σ_{i∈B} clipped gradient + N(0, σ²c²I), divides by the *expected* batch size
+q·n (public, so the division is post-processing) and steps.  Privacy: the
+Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019),
+composed over the T steps and converted to (ε, δ) (Balle et al. 2020,
+Thm. 21); for add/remove neighbours this is the standard DP-SGD accounting;
+for replace-one neighbours (fasterm's default) Mironov's weak triangle
+inequality (2017, Prop. 11) carries it over (see
+:func:`fasterm.accounting.sgd_epsilon`).  The stochastic gradient is unbiased
+for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
+from the noise: Theorem A applies with that s².
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from . import _backends, _engine, _losses, accounting
+from . import constraints as _constraints
+from . import losses as _losses_mod
+from ._design import _design_block
+from .optimize import OptimizeResult, _check_loss_and_constraint, _norm_bound, _reg_lipschitz
+from ._validation import (
+    check_delta,
+    check_derived,
+    check_epsilon,
+    check_positive,
+    check_array,
+    check_random_state,
+    check_scalar,
+    check_X_y,
+    derived_from,
+)
+
+__all__ = ["noisy_gd", "noisy_sgd", "gd_default_steps"]
+
+_OUTPUTS = ("last", "average")
+_NOISES = ("gaussian", "laplace")
+_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr and steps"
+
+#: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
+GD_MAX_STEPS = 40
+#: ``accelerate="auto"`` uses momentum when √(E‖h_t‖²) ≤ this × c (docs/solvers.rst).
+ACCELERATE_BELOW = 0.2
+
+
+def _smoothness(loss, data_norm, label_bound):
+    if not hasattr(loss, "smoothness"):
+        raise ValueError(f"{type(loss).__name__} loss is not smooth; use fasterm.noisy_pgd")
+    return float(loss.smoothness(data_norm, label_bound=label_bound)) + float(loss.l2)
+
+
+def _common_checks(loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr):
+    _check_loss_and_constraint(loss, constraint)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    if data_norm is None:
+        raise ValueError("data_norm (the public bound on ‖x_i‖₂) is required for a private fit")
+    data_norm = check_positive(data_norm, "data_norm")
+    if label_bound is not None:
+        label_bound = check_positive(label_bound, "label_bound")
+    if clip is not None:
+        clip = check_positive(clip, "clip")
+    if lr is not None:
+        lr = check_positive(lr, "lr")
+    return eps, delta, data_norm, clip, label_bound, lr
+
+
+def _check_output(output):
+    if output not in _OUTPUTS:
+        raise ValueError(f"output must be one of {_OUTPUTS}, got {output!r}")
+    return output
+
+
+def _privacy_constants(loss, constraint, data_norm, clip, label_bound):
+    """(G of the loss on C, the clip level c = min(clip, G) the sensitivity uses)."""
+    G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
+    c = G_loss if clip is None else min(clip, G_loss)
+    return G_loss, c
+
+
+@functools.lru_cache(maxsize=256)
+def gd_default_steps(beta: float, radius: float, sensitivity: float, dim: int, epsilon: float,
+                     delta: float, max_steps: int = GD_MAX_STEPS) -> int:
+    """The default T of :func:`noisy_gd` (Gaussian noise): min(T*, ``max_steps``), T* ≥ 1.
+
+    T* = β R μ/(Δ₂ √(2d)) minimises Theorem A's bound β R²/(2T) + d T Δ₂²/(μ² β)
+    (module docstring), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ).
+    A pure function of public numbers (cached).
+    """
+    mu = accounting.gaussian_mu(epsilon, delta)
+    t_star = beta * radius * mu / (sensitivity * math.sqrt(2.0 * dim))
+    if not math.isfinite(t_star):
+        return int(max_steps)
+    return int(max(1, min(int(max_steps), math.ceil(t_star))))
+
+
+def _start_distance(constraint) -> float:
+    """A bound on ‖w_0 − w*‖ for w_0 = ``constraint.center`` and any w* ∈ C (Theorem A's R):
+    the radius of an L2 ball (w_0 its centre), the diameter of any other set."""
+    if isinstance(constraint, _constraints.L2Ball):
+        return float(constraint.radius)
+    return float(constraint.diameter)
+
+
+def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
+    """Validated arrays, the start point and the row norms (computed once per fit)."""
+    return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
+                         label_bound=label_bound)
+
+
+def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+             constraint: _constraints.Constraint, epsilon: float, delta: float = 1e-5,
+             steps: int | None = None, noise: str = "gaussian", data_norm: float | None = None,
+             clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
+             label_bound: float | None = None, lr: float | None = None, accelerate: bool | str = False,
+             output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2") -> OptimizeResult:
+    """Differentially private full-batch gradient descent for smooth losses.
+
+    Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y``, the
+    declared ``data_norm`` and ``label_bound``, per-example ``clip``), and:
+
+    steps : T; default min(T*, ``max_steps``) with T* the minimiser of
+        Theorem A's bound (:func:`gd_default_steps`; Laplace noise uses the
+        same rule with its own noise level).
+    lr : step size; default 1/β_L, β_L = ``loss.smoothness(data_norm)`` + l2
+        (module docstring) — the largest step Theorem A covers.  Losses
+        without ``smoothness`` (hinge, absolute) are rejected; for the linear
+        loss (β = 0) give ``lr``.
+    accelerate : Nesterov/FISTA momentum (the query point
+        y_t = w_t + (k_{t−1} − 1)/k_t·(w_t − w_{t−1}), post-processing of the
+        releases, so the privacy is unchanged).  Theorem A does not cover it:
+        ``utility_bound`` is then None.  ``"auto"``: momentum when the noise
+        per step is small against the clipped gradients, √(E‖h_t‖²) ≤
+        ``ACCELERATE_BELOW``·c (public: σ√d/c = 2√(Td)/(nμ) for Gaussian
+        noise); momentum accumulates noise, and helped below that level and
+        hurt above it in the experiments of docs/solvers.rst.
+    output : "last" (w_T, the default) or "average" (the mean of
+        w_1 … w_T, the point Theorem A bounds; with momentum, of the query
+        points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
+        (:mod:`fasterm._engine`): plain steps with the last iterate in its
+        fused compiled loop, the other variants around the compiled gradient
+        sum.
+
+    Privacy: (ε, δ)-DP under replace-one neighbours — T Gaussian releases of
+    sensitivity Δ₂ = 2c/n, μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
+    σ from :func:`fasterm.accounting.calibrate_gaussian`; or Laplace noise
+    calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
+    ``epsilon``/``delta`` are what was spent.
+    """
+    eps, delta, data_norm, clip, label_bound, lr = _common_checks(
+        loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
+    if noise == "gaussian" and delta == 0.0:
+        raise ValueError("delta must be > 0 for noise='gaussian'")
+    if calibration not in ("pure", "coordinate", "l2"):
+        raise ValueError(f"calibration must be one of ('pure', 'coordinate', 'l2'), got {calibration!r}")
+    if noise == "laplace" and delta == 0.0 and calibration == "coordinate":
+        raise ValueError("delta must be > 0 for calibration='coordinate'")
+    output = _check_output(output)
+    if not (accelerate == "auto" or isinstance(accelerate, (bool, np.bool_))):
+        raise TypeError(f"accelerate must be True, False or 'auto', got {accelerate!r}")
+    max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
+    if steps is not None:
+        steps = check_scalar(steps, "steps", low=1, integer=True)
+    rng = check_random_state(random_state)
+    X, y = check_X_y(X, y, y_required=False)
+    n, d = X.shape
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    beta = _smoothness(loss, data_norm, label_bound)
+    if beta == 0.0 and lr is None:
+        raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
+    G_loss, c = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    sens = 2.0 * c / n
+    R = _start_distance(constraint)
+    with derived_from(_USER_SCALES):
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        if steps is None:
+            if noise == "gaussian":
+                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
+            else:
+                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
+        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
+        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
+        if accelerate == "auto":
+            accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
+        accelerate = bool(accelerate)
+        G_step = c + _reg_lipschitz(loss, constraint)
+        check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
+
+    backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
+    momentum = _fista(steps) if accelerate else None
+    if output == "last":
+        # the engine's fused compiled loop for plain steps, its numpy loop with momentum
+        w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c, noise=backend,
+                        label_bound=label_bound, momentum=momentum)
+    else:
+        w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+        kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
+
+        def grad_sum(point, out):
+            # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps): Theorem A's average
+            if calls[0]:
+                np.add(acc, point, out=acc)
+            calls[0] += 1
+            _losses.grad_sum(kind, X, y, point, norms, dn, c_k, ybound, out, nt)
+
+        last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
+                               reg=float(loss.l2), average=False, momentum=momentum)
+        acc += last
+        w = constraint.project((acc / steps).astype(X.dtype))
+    if not np.isfinite(w).all():
+        loss._check_finite_output(w, X)
+
+    bound = surrogate = None
+    if not accelerate and output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
+        surrogate = R * R / (2.0 * lr * steps) + lr * noise_sq
+        if clip is None or clip >= G_loss:
+            bound = surrogate
+    return OptimizeResult(
+        w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
+        calibration=None if noise == "gaussian" else calibration, noise_scale=scale, lipschitz=c,
+        sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
+        info={"n": n, "d": d, "solver": "gd", "smoothness": beta, "accelerate": accelerate,
+              "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
+              "secure": None},
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps):
+    """T minimising Theorem A's bound R²/(2ηT) + η s²(T) for Laplace noise, within the budget."""
+    noise_sq_of = accounting.noise_sq_of_steps("laplace", calibration, sens, d, eps, delta)
+    best, best_T = math.inf, 1
+    for T in range(1, max_steps + 1):
+        b = R * R / (2.0 * lr * T) + lr * noise_sq_of(T)
+        if b < best * (1 - 1e-12):
+            best, best_T = b, T
+    return best_T
+
+
+def _fista(steps):
+    """The momentum of FISTA (Beck & Teboulle 2009) as the engine's β_t:
+    β_t = (k_{t−1} − 1)/k_t, k_0 = 1, k_{t+1} = (1 + √(1 + 4k_t²))/2."""
+    k = [1.0]
+    for _ in range(steps):
+        k.append(0.5 * (1.0 + math.sqrt(1.0 + 4.0 * k[-1] * k[-1])))
+    return lambda t: (k[t - 1] - 1.0) / k[t] if t > 0 else 0.0
+
+
+def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+              constraint: _constraints.Constraint, epsilon: float, delta: float = 1e-5,
+              steps: int | None = None, *, sample_rate: float | None = None,
+              batch_size: float | None = None, epochs: float = 1.0, data_norm: float | None = None,
+              clip: float | None = None, random_state: None | int | np.random.Generator = None,
+              label_bound: float | None = None, lr: float | None = None, output: str = "last",
+              neighbors: str = "replace_one") -> OptimizeResult:
+    """Differentially private minibatch SGD with Poisson subsampling (DP-SGD).
+
+    Each of the T steps samples every row independently with probability q,
+    releases the clipped gradient sum of the sampled rows plus N(0, σ²c²I),
+    divides it by the expected batch size q·n and takes a projected step η
+    (default 1/β_L, Theorem A of the module docstring).
+
+    steps : T; default ⌈``epochs``/q⌉ (``epochs`` passes over the data in
+        expectation).
+    sample_rate / batch_size : q, or the expected batch size q·n (give at
+        most one; default q = min(1, 512/n)).
+    neighbors : "replace_one" (fasterm's relation) or "add_remove": the
+        relation the reported (ε, δ) holds for.
+
+    Other parameters as :func:`noisy_gd` (Gaussian noise only).
+
+    Privacy: σ = :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε, δ,
+    ``neighbors``) — the Rényi DP of the Poisson-subsampled Gaussian
+    (Mironov, Talwar & Zhang 2019), composed over T steps, converted by Balle
+    et al. 2020 (Thm. 21); for replace-one neighbours through Mironov's weak
+    triangle inequality (2017, Prop. 11).  The sampling and the noise come
+    from ``random_state``'s single stream; the privacy proof assumes the
+    sampling is hidden (only the final model, or the noisy steps, are seen).
+    """
+    return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
+                      batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
+                      random_state=random_state, label_bound=label_bound, lr=lr, output=output,
+                      neighbors=neighbors)
+
+
+def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
+               data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None):
+    """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
+    minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
+    ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
+    eps, delta, data_norm, clip, label_bound, lr = _common_checks(
+        loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
+    if delta == 0.0:
+        raise ValueError("delta must be > 0 for noisy_sgd (Rényi DP gives no pure ε)")
+    output = _check_output(output)
+    if neighbors not in ("replace_one", "add_remove"):
+        raise ValueError(f"neighbors must be 'replace_one' or 'add_remove', got {neighbors!r}")
+    epochs = check_scalar(epochs, "epochs", low=0.0, low_inclusive=False)
+    if steps is not None:
+        steps = check_scalar(steps, "steps", low=1, integer=True)
+    if sample_rate is not None and batch_size is not None:
+        raise ValueError("give sample_rate or batch_size, not both")
+    rng = check_random_state(random_state)
+    X, y = check_X_y(X, y, y_required=False)
+    n, d = X.shape
+    if intercept is not None:
+        d += 1
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    if sample_rate is not None:
+        q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
+    else:
+        b = 512.0 if batch_size is None else check_scalar(batch_size, "batch_size", low=0.0,
+                                                             low_inclusive=False)
+        q = min(1.0, b / n)
+    beta = _smoothness(loss, data_norm, label_bound)
+    if beta == 0.0 and lr is None:
+        raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
+    G_loss, c = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    R = _start_distance(constraint)
+    scales = _USER_SCALES + ", sample_rate, batch_size and epochs"
+    with derived_from(scales):
+        if steps is None:
+            steps = int(check_derived(math.ceil(epochs / q), "the number of steps", "epochs and sample_rate"))
+            if steps > 10_000_000:
+                raise ValueError(f"epochs/sample_rate gives {steps} steps; lower epochs or raise sample_rate")
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta, neighbors)
+        eps_spent = min(eps, accounting.sgd_epsilon(q, sigma, steps, delta, neighbors))
+        m = q * n  # the expected batch size: a public normaliser
+        scale = sigma * c
+        noise_sq = d * scale * scale / (m * m)
+        sampling_var = (1.0 - q) * c * c / m
+        check_derived(1.0 + lr * (c / q + _reg_lipschitz(loss, constraint) + 64.0 * scale / m * math.sqrt(d)),
+                      "the largest step", "lr, " + scales)
+
+    kind = loss._kind
+    if intercept is None:
+        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+
+        def gather(rows):
+            return X[rows], None if y is None else y[rows], None if norms is None else norms[rows]
+    else:
+        row_bound, s_col = intercept
+        w = constraint.center.astype(X.dtype)
+        _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:-1], X[:1], None if y is None else y[:1],
+                                                         clip=c, data_norm=data_norm, label_bound=label_bound)
+        if y is not None:
+            y = check_array(y, "y", ndim=1, dtype=X.dtype)
+            if y.shape[0] != n:
+                raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+
+        def gather(rows):
+            # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
+            A = _design_block(X[rows], row_bound, s_col)
+            nb = np.empty(rows.shape[0], dtype=np.float64)
+            _losses.row_norms(A, nb, nt)
+            return A, None if y is None else y[rows], nb
+
+    def batch(point, out):
+        # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size —
+        # the same law as n independent q-coins, drawn in O(|B|).
+        size = int(rng.binomial(n, q))
+        if size == 0:
+            out.fill(0.0)
+            return
+        rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
+        Xb, yb, nb = gather(rows)
+        _losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)
+
+    backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
+    if output == "last":
+        w = _engine.descend(batch, w, constraint, steps, lr, scale=1.0 / m, noise=backend, reg=float(loss.l2),
+                            average=False)
+    else:
+        acc, calls = np.zeros(d, dtype=np.float64), [0]
+
+        def recorded(point, out):
+            if calls[0]:
+                np.add(acc, point, out=acc)
+            calls[0] += 1
+            batch(point, out)
+
+        last = _engine.descend(recorded, w, constraint, steps, lr, scale=1.0 / m, noise=backend,
+                               reg=float(loss.l2), average=False)
+        acc += last
+        w = constraint.project((acc / steps).astype(X.dtype))
+    if not np.isfinite(w).all():
+        loss._check_finite_output(w, X)
+    bound = surrogate = None
+    if output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
+        surrogate = R * R / (2.0 * lr * steps) + lr * (noise_sq + sampling_var)
+        if clip is None or clip >= G_loss:
+            bound = surrogate
+    return OptimizeResult(
+        w=w, epsilon=eps_spent, delta=delta, steps=steps, lr=lr, noise="gaussian", noise_scale=scale,
+        lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=bound,
+        info={"n": n, "d": d, "solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
+              "neighbors": neighbors, "smoothness": beta, "output": output,
+              "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None},
+    )
