@@ -121,14 +121,16 @@ def cluster_data():
         yield client, X, y, Xm, ym
 
 
-@pytest.mark.benchmark(group=f"dask-noisy-pgd-{STEPS}-steps-n2e5-d100")
-def test_in_memory(benchmark, cluster_data):
+# Two threads on both sides: the cluster's 2 workers × 1 thread, and the in-memory fit
+# pinned to all CPUs (conftest.py's all_threads; the machine has 2).
+@pytest.mark.benchmark(group=f"dask-noisy-pgd-{STEPS}-steps-n2e5-d100-2-workers-x-1-thread-vs-in-memory-all-cpus")
+def test_in_memory(benchmark, cluster_data, all_threads):
     _, _, _, Xm, ym = cluster_data
     benchmark(fit, Xm, ym, STEPS)
 
 
-@pytest.mark.benchmark(group=f"dask-noisy-pgd-{STEPS}-steps-n2e5-d100")
-def test_dask_2_workers_4_chunks(benchmark, cluster_data):
+@pytest.mark.benchmark(group=f"dask-noisy-pgd-{STEPS}-steps-n2e5-d100-2-workers-x-1-thread-vs-in-memory-all-cpus")
+def test_dask_2_workers_4_chunks(benchmark, cluster_data, all_threads):
     client, X, y, _, _ = cluster_data
     benchmark(fit, X, y, STEPS, client)
 

@@ -4,9 +4,9 @@ Run: pytest bench/bench_losses_small.py --benchmark-enable --benchmark-group-by=
 
 In cache, the kernel's fixed and per-row costs (row tails, horizontal sums,
 the coefficient block) matter as much as the streaming: read the fasterm
-time as a ratio to ``X @ w`` + ``X.T @ g`` in the same group (one BLAS
-thread: OPENBLAS_NUM_THREADS=1).  The compiled PGD loop runs T = 100 of
-these per fit.
+time as a ratio to ``X @ w`` + ``X.T @ g`` in the same group (one thread on
+both sides: BLAS pinned by threadpoolctl, fasterm's ``n_threads=1``).  The
+compiled PGD loop runs T = 100 of these per fit.
 """
 
 import numpy as np
@@ -38,17 +38,17 @@ def problem(request):
 
 
 def test_gemv_xw(benchmark, problem):
-    benchmark.group = f"grad-sum-398x31-{problem['name']}"
+    benchmark.group = f"grad-sum-398x31-{problem['name']}-1-thread"
     benchmark(np.matmul, problem["X"], problem["w"])
 
 
 def test_gemv_xtg(benchmark, problem):
-    benchmark.group = f"grad-sum-398x31-{problem['name']}"
+    benchmark.group = f"grad-sum-398x31-{problem['name']}-1-thread"
     benchmark(np.matmul, problem["X"].T, problem["g"])
 
 
 def test_fasterm_grad_sum(benchmark, problem):
-    benchmark.group = f"grad-sum-398x31-{problem['name']}"
+    benchmark.group = f"grad-sum-398x31-{problem['name']}-1-thread"
     p = problem
     benchmark(_losses.grad_sum, _losses.LOGISTIC, p["X"], p["y"], p["w"], p["norms"], 0.0, CLIP,
               np.inf, p["out"], 1)

@@ -5,7 +5,9 @@
 Both run STEPS iterations of clipped-logistic noisy PGD (Laplace noise, L2
 ball) on the same data, row norms cached; the time per iteration is the
 group's time / STEPS.  fasterm's figure includes its one-off validation and
-row-norm pass.
+row-norm pass.  Thread counts are pinned on both sides (conftest.py's
+``threads``: BLAS pools and fasterm, which follows the process's CPUs) and
+named in the groups.
 """
 
 import numpy as np
@@ -42,22 +44,26 @@ def numpy_noisy_pgd(X, y, rng, steps=STEPS):
     return w
 
 
-@pytest.mark.benchmark(group=f"noisy-pgd-{STEPS}-steps-n1e5-d100")
-def test_numpy_noisy_pgd(benchmark, data):
+def _group(benchmark, what, threads):
+    benchmark.group = f"{what}-{threads}-thread{'s' if threads > 1 else ''}"
+
+
+def test_numpy_noisy_pgd(benchmark, data, threads):
+    _group(benchmark, f"noisy-pgd-{STEPS}-steps-n1e5-d100", threads)
     X, y = data
     benchmark(numpy_noisy_pgd, X, y, np.random.default_rng(1))
 
 
-@pytest.mark.benchmark(group=f"noisy-pgd-{STEPS}-steps-n1e5-d100")
-def test_fasterm_noisy_pgd(benchmark, data):
+def test_fasterm_noisy_pgd(benchmark, data, threads):
+    _group(benchmark, f"noisy-pgd-{STEPS}-steps-n1e5-d100", threads)
     X, y = data
     C = fe.L2Ball(RADIUS, D)
     benchmark(fe.noisy_pgd, fe.losses.Logistic(), X, y, C, 1.0, delta=1e-6, steps=STEPS,
               clip=CLIP, data_norm=1e6, lr=LR, average=False, random_state=1)
 
 
-@pytest.mark.benchmark(group=f"noisy-pgd-{STEPS}-steps-n1e5-d100-float32")
-def test_fasterm_noisy_pgd_float32(benchmark, data):
+def test_fasterm_noisy_pgd_float32(benchmark, data, threads):
+    _group(benchmark, f"noisy-pgd-{STEPS}-steps-n1e5-d100-float32", threads)
     X, y = data
     X32, y32 = X.astype(np.float32), y.astype(np.float32)
     C = fe.L2Ball(RADIUS, D)
@@ -80,7 +86,7 @@ def small():
 
 
 @pytest.mark.benchmark(group=f"noisy-pgd-{SMALL_STEPS}-steps-n398-d31")
-def test_numpy_noisy_pgd_small(benchmark, small):
+def test_numpy_noisy_pgd_small(benchmark, small):  # one thread on both sides (conftest.py)
     X, y = small
     benchmark(numpy_noisy_pgd, X, y, np.random.default_rng(1), SMALL_STEPS)
 

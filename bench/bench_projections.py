@@ -44,7 +44,7 @@ def vector(request):
 
 
 def _group(benchmark, name, v):
-    benchmark.group = f"{name} d=1e6 {v.dtype}"
+    benchmark.group = f"{name} d=1e6 {v.dtype} 1-thread"  # both sides single-threaded, pinned (conftest.py)
 
 
 def test_simplex_fasterm(benchmark, vector):

@@ -19,6 +19,19 @@ def grad_sum(
     out: npt.NDArray[np.floating],
     n_threads: int = 1,
 ) -> None: ...
+def grad_sum_rows(
+    kind: int,
+    X: npt.NDArray[np.floating],
+    y: npt.NDArray[np.floating] | None,
+    w: npt.NDArray[np.floating],
+    norms: npt.NDArray[np.float64] | None,
+    data_norm: float,
+    clip: float,
+    label_bound: float,
+    rows: npt.NDArray[np.int64],
+    out: npt.NDArray[np.floating],
+    n_threads: int = 1,
+) -> None: ...
 def value_sum(
     kind: int,
     X: npt.NDArray[np.floating],

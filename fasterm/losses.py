@@ -23,8 +23,9 @@ estimated from the data:
 
 * ``data_norm`` X: a row with ‖x_i‖ > X is used as x_i · X/‖x_i‖ (scaled onto
   the sphere of radius X) by every kernel.  X itself is never copied or
-  modified; the kernels apply the row scale on the fly from cached row norms
-  (``row_norms``).
+  modified; the kernels apply the row scale on the fly from the row norms,
+  which the gradient kernels compute in their own pass over X unless cached
+  ones are given (``row_norms``).
 * ``label_bound`` Y (Squared, Absolute): labels are clipped to [−Y, Y].
 * Classification labels (Logistic, Hinge): the kernels read y > 0 as +1 and every
   other value (0 and negatives included) as −1.  {−1, +1} labels are unchanged
@@ -134,11 +135,12 @@ class _LinearModelLoss:
         return check_positive(label_bound, "label_bound", allow_inf=True)
 
     def _prepare(self, w, X, y, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
-                 n_threads=None, check_X_finite=False):
+                 n_threads=None, check_X_finite=False, kernel_norms=False):
         # X's finiteness is checked up front only on request: a check is a full
         # extra pass over X, as long as the kernel itself.  The kernels' outputs
         # are non-finite whenever X holds a NaN or an infinity (see
         # _check_finite_output), so callers verify it afterwards, for free.
+        # kernel_norms: the kernel computes missing row norms in its own pass.
         X = check_array(X, "X", ndim=2, finite=check_X_finite)
         n, d = X.shape
         if y is None:
@@ -162,7 +164,7 @@ class _LinearModelLoss:
         norms = None
         if row_norms is not None:
             norms = check_row_norms(row_norms, X)
-        elif c > 0 or dn > 0:
+        elif (c > 0 or dn > 0) and not kernel_norms:
             norms = np.empty(n, dtype=np.float64)
             _losses.row_norms(X, norms, nt)
         return w, X, y, c, dn, ybound, norms, nt
@@ -212,7 +214,7 @@ class _LinearModelLoss:
         """
         w, X, y, c, dn, ybound, norms, nt = self._prepare(
             w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms,
-            label_bound=label_bound, n_threads=n_threads, check_X_finite=True)
+            label_bound=label_bound, n_threads=n_threads, check_X_finite=True, kernel_norms=True)
         G = np.empty_like(X)
         _losses.grad_matrix(self._kind, X, y, w, norms, dn, c, ybound, G, nt)
         return G
@@ -225,8 +227,9 @@ class _LinearModelLoss:
         before summing, so one example moves the sum by at most 2c in L2 norm
         (replace-one).  ``data_norm`` X: rows longer than X are scaled to it
         first.  Both come for free: ‖g_i‖ = |φ'(z_i, y_i)| · s_i ‖x_i‖, from the
-        row norms (``row_norms``, computed here if not given — pass them when
-        calling repeatedly on the same X).  Caller-supplied norms are
+        row norms (``row_norms``; if not given, the kernel computes them from
+        the same loads as the margins, in the same pass, with the same bits —
+        cached ones save that arithmetic, not a pass).  Caller-supplied norms are
         spot-checked on 16 evenly spaced rows (norms of another matrix raise
         ``ValueError``) but otherwise trusted: the clip and data-norm
         guarantees hold only if they are the true row norms of X (as
@@ -237,12 +240,12 @@ class _LinearModelLoss:
         for the gradient of n · L, or divide by n and add ``reg_grad(w)`` for ∇L.
 
         One pass over X in row blocks that stay in L1 between their dot
-        products and their accumulation; the n×d matrix is never formed.
-        Returns ``out`` (shape (d,), X's dtype) if given.
+        products (and norms) and their accumulation; the n×d matrix is never
+        formed.  Returns ``out`` (shape (d,), X's dtype) if given.
         """
         w, X, y, c, dn, ybound, norms, nt = self._prepare(
             w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms,
-            label_bound=label_bound, n_threads=n_threads)
+            label_bound=label_bound, n_threads=n_threads, kernel_norms=True)
         if out is None:
             out = np.empty(X.shape[1], dtype=X.dtype)
         else:

@@ -201,6 +201,87 @@ def test_large_problem_threads_are_deterministic():
     np.testing.assert_allclose(outs[0], Xs.T @ (g * f), rtol=1e-10, atol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [1, 3, 4, 6, 8, 13, 100, 301])
+def test_norms_in_the_pass_are_the_cached_norms(dtype, d):
+    """Without cached norms the kernels compute them from the same loads: same bits."""
+    n = 5000 if d < 100 else 1500  # several chunks
+    for name in LOSSES:
+        X, y, w = make_data(name, n, d, dtype, seed=d)
+        X[7] *= 1e160 if dtype == np.float64 else 1.0  # squares overflow: the rescaled path
+        norms = row_norms(X)
+        if dtype == np.float64:
+            with np.errstate(over="ignore"):
+                assert math.isinf(float(np.sum(X[7] ** 2)))
+            np.testing.assert_allclose(norms[7], np.linalg.norm(X[7] / 1e160) * 1e160, rtol=1e-14)
+        loss = LOSSES[name]()
+        for kw in ({"clip": 0.3}, {"data_norm": 2.0}, {"clip": 0.4, "data_norm": 1.0}):
+            cached = loss.grad_sum(w, X, y, row_norms=norms, n_threads=2, **kw)
+            fused = [loss.grad_sum(w, X, y, n_threads=t, **kw) for t in (1, 2)]
+            np.testing.assert_array_equal(fused[0], cached)
+            np.testing.assert_array_equal(fused[1], cached)
+            np.testing.assert_array_equal(loss.grad(w, X[:300], y[:300], **kw),
+                                          loss.grad(w, X[:300], y[:300], row_norms=norms[:300], **kw))
+
+
+def _rows_reference(name, w, X, y, rows, *, clip, data_norm):
+    """Σ over X[rows] of the per-example gradients, from the Python reference."""
+    d = X.shape[1]
+    if len(rows) == 0:
+        return np.zeros(d)
+    _, grads = ref_per_example(name, w, X[rows], None if y is None else y[rows], clip=clip,
+                               data_norm=data_norm)
+    return grads.sum(axis=0)
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rate", [0.0, 0.01, 0.3, 1.0])
+def test_grad_sum_rows_is_grad_sum_of_the_gathered_rows(name, dtype, rate):
+    """A Poisson subsample read in place: the bits of grad_sum on the copied rows,
+    and the Python reference's sum to rounding."""
+    rng = np.random.default_rng(int(rate * 100) + 7)
+    n, d = 3000, 13
+    X, y, w = make_data(name, n, d, dtype, seed=5)
+    rows = np.flatnonzero(rng.random(n) < rate).astype(np.int64)
+    norms = row_norms(X)
+    kind = LOSSES[name]._kind
+    yk = None if name == "linear" else y
+    for clip, data_norm in ((None, None), (0.3, None), (None, 1.5), (0.2, 1.0)):
+        c, dn = clip or 0.0, data_norm or 0.0
+        out = np.full(d, np.nan, dtype=dtype)
+        _losses.grad_sum_rows(kind, X, yk, w, norms, dn, c, math.inf, rows, out, 2)
+        fused = np.full(d, np.nan, dtype=dtype)
+        _losses.grad_sum_rows(kind, X, yk, w, None, dn, c, math.inf, rows, fused, 1)
+        np.testing.assert_array_equal(fused, out)
+        ref = _rows_reference(name, w, X, y, rows, clip=clip, data_norm=data_norm)
+        scale = np.abs(ref).max() + 1.0
+        np.testing.assert_allclose(out, ref, **tolerances(dtype, scale))
+        if len(rows):
+            Xs, ys = np.ascontiguousarray(X[rows]), y[rows]
+            dense = np.empty(d, dtype=dtype)
+            _losses.grad_sum(kind, Xs, None if yk is None else ys, w, norms[rows], dn, c, math.inf,
+                             dense, 1)
+            np.testing.assert_array_equal(out, dense)
+        else:
+            np.testing.assert_array_equal(out, np.zeros(d, dtype=dtype))
+
+
+def test_grad_sum_rows_large_subsample_is_thread_independent():
+    X, y, w = make_data("logistic", 60000, 20, np.float32, seed=9)
+    rows = np.flatnonzero(np.random.default_rng(1).random(60000) < 0.5).astype(np.int64)
+    outs = []
+    for t in (1, 2, 3):
+        out = np.empty(20, dtype=np.float32)
+        _losses.grad_sum_rows(_losses.LOGISTIC, X, y, w, None, 0.0, 0.5, math.inf, rows, out, t)
+        outs.append(out)
+    dense = np.empty(20, dtype=np.float32)
+    _losses.grad_sum(_losses.LOGISTIC, np.ascontiguousarray(X[rows]), y[rows], w, None, 0.0, 0.5,
+                     math.inf, dense, 2)
+    for o in outs:
+        np.testing.assert_array_equal(o, dense)
+
+
 def test_grad_sum_equals_sum_of_grad_rows():
     for name in LOSSES:
         X, y, w = make_data(name, 500, 9, np.float64, seed=11)
@@ -676,7 +757,7 @@ def test_private_wrappers_refuse_inconsistent_shapes():
     with pytest.raises(ValueError, match="y is required"):
         _losses.value_sum(1, X, None, w, norms, 0.0, inf)
     with pytest.raises(ValueError, match="row norms"):
-        _losses.grad_sum(0, X, y, w, None, 1.0, 0.0, inf, out)
+        _losses.value_sum(0, X, y, w, None, 1.0, inf)
     with pytest.raises(ValueError, match="row norms"):
         _losses.grad_sum(0, X, y, w, norms[:3], 0.0, 0.5, inf, out)
     with pytest.raises(ValueError, match="out has"):
@@ -691,6 +772,18 @@ def test_private_wrappers_refuse_inconsistent_shapes():
         _losses.row_norms(X, np.empty(2))
     with pytest.raises(ValueError, match="Buffer dtype mismatch"):
         _losses.grad_sum(0, X.astype(np.float32), y, w, norms, 0.0, 0.0, inf, out)
+    rows = np.array([0, 2, 5], dtype=np.int64)
+    for bad in ([0, 6], [-1, 2]):
+        with pytest.raises(IndexError, match="outside"):
+            _losses.grad_sum_rows(0, X, y, w, norms, 0.0, 0.5, inf, np.array(bad, dtype=np.int64), out)
+    with pytest.raises(ValueError, match="row norms"):
+        _losses.grad_sum_rows(0, X, y, w, norms[:3], 0.0, 0.5, inf, rows, out)
+    with pytest.raises(ValueError, match="out has"):
+        _losses.grad_sum_rows(0, X, y, w, norms, 0.0, 0.5, inf, rows, out[:1])
+    with pytest.raises(ValueError, match="y has"):
+        _losses.grad_sum_rows(0, X, y[:2], w, norms, 0.0, 0.5, inf, rows, out)
+    with pytest.raises(ValueError, match="Buffer dtype mismatch"):
+        _losses.grad_sum_rows(0, X, y, w, norms, 0.0, 0.5, inf, rows.astype(np.int32), out)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

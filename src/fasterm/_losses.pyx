@@ -6,6 +6,7 @@
 # then run the kernel with the GIL released.  Values (finiteness, declared
 # bounds) are validated once, upstream, in fasterm.losses.
 from cython cimport floating
+from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
@@ -25,6 +26,10 @@ cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
     void cpp_grad_sum "fasterm::losses::grad_sum"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
         Py_ssize_t n, Py_ssize_t d, Options o, T* out, int n_threads) except +
+    void cpp_grad_sum_rows "fasterm::losses::grad_sum_rows"[T](
+        int kind, const T* X, const T* y, const T* w, const double* norms,
+        const int64_t* idx, Py_ssize_t m, Py_ssize_t d, Options o, T* out,
+        int n_threads) except +
     double cpp_value_sum "fasterm::losses::value_sum"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
         Py_ssize_t n, Py_ssize_t d, Options o, int n_threads, Py_ssize_t* nonfinite) except +
@@ -44,8 +49,12 @@ LINEAR = kLinear
 
 cdef Options _options(int kind, Py_ssize_t n, Py_ssize_t d, Py_ssize_t y_len, Py_ssize_t w_len,
                       Py_ssize_t norms_len, double data_norm, double clip,
-                      double label_bound, int n_threads) except *:
-    """Shape checks shared by the kernels; -1 lengths stand for None."""
+                      double label_bound, int n_threads, bint norms_required=False) except *:
+    """Shape checks shared by the kernels; -1 lengths stand for None.
+
+    Without cached row norms the gradient kernels compute them in their pass
+    over X; value_sum needs them with data_norm (norms_required).
+    """
     cdef Options o
     if kind < LOGISTIC or kind > LINEAR:
         raise ValueError(f"kind must be in 0..4, got {kind}")
@@ -57,8 +66,8 @@ cdef Options _options(int kind, Py_ssize_t n, Py_ssize_t d, Py_ssize_t y_len, Py
         raise ValueError("y is required for this loss")
     if y_len != -1 and y_len != n:
         raise ValueError(f"y has {y_len} entries but X has {n} rows")
-    if (data_norm > 0 or clip > 0) and norms_len == -1:
-        raise ValueError("row norms are required with data_norm or clip")
+    if norms_required and (data_norm > 0 or clip > 0) and norms_len == -1:
+        raise ValueError("row norms are required with data_norm")
     if norms_len != -1 and norms_len != n:
         raise ValueError(f"row norms have {norms_len} entries but X has {n} rows")
     if not label_bound > 0:
@@ -78,7 +87,8 @@ def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
 
     data_norm <= 0: rows are not rescaled; clip <= 0: no clipping;
     label_bound = inf: regression labels are not clipped.  norms: row norms
-    of X (float64), required when data_norm > 0 or clip > 0.
+    of X (float64, as row_norms gives them), or None: computed in the same
+    pass when data_norm > 0 or clip > 0 (the same bits).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
@@ -96,6 +106,47 @@ def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
         cpp_grad_sum(kind, &X[0, 0], yp, &w[0], np_, n, d, o, &out[0], n_threads)
 
 
+def grad_sum_rows(int kind, const floating[:, ::1] X, const floating[::1] y,
+                  const floating[::1] w, const double[::1] norms, double data_norm,
+                  double clip, double label_bound, const int64_t[::1] rows,
+                  floating[::1] out, int n_threads=1):
+    """grad_sum over the rows ``rows`` of X only (a minibatch), read in place.
+
+    rows: int64 row indices, ascending for a sequential read (any order is
+    correct), possibly empty (out = 0).  Bit-for-bit grad_sum(X[rows],
+    y[rows], w, norms[rows], ...); y and norms are X's, full length.  Indices
+    outside [0, n) raise IndexError before the kernel runs.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
+                              -1 if norms is None else norms.shape[0],
+                              data_norm, clip, label_bound, n_threads)
+    if out.shape[0] != d:
+        raise ValueError(f"out has {out.shape[0]} entries but X has {d} columns")
+    if rows is None:
+        raise ValueError("rows is required")
+    cdef Py_ssize_t m = rows.shape[0], k
+    cdef bint bad = False
+    with nogil:
+        for k in range(m):
+            if rows[k] < 0 or rows[k] >= n:
+                bad = True
+                break
+    if bad:
+        raise IndexError(f"rows[{k}] = {rows[k]} is outside [0, {n})")
+    cdef const floating* yp = NULL
+    cdef const double* np_ = NULL
+    cdef const int64_t* ip = NULL
+    if y is not None:
+        yp = &y[0]
+    if norms is not None:
+        np_ = &norms[0]
+    if m > 0:
+        ip = &rows[0]
+    with nogil:
+        cpp_grad_sum_rows(kind, &X[0, 0], yp, &w[0], np_, ip, m, d, o, &out[0], n_threads)
+
+
 def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
               const floating[::1] w, const double[::1] norms, double data_norm,
               double label_bound, int n_threads=1):
@@ -108,7 +159,7 @@ def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
                               -1 if norms is None else norms.shape[0],
-                              data_norm, 0.0, label_bound, n_threads)
+                              data_norm, 0.0, label_bound, n_threads, True)
     cdef const floating* yp = NULL
     cdef const double* np_ = NULL
     if y is not None:
@@ -125,7 +176,10 @@ def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
 def grad_matrix(int kind, const floating[:, ::1] X, const floating[::1] y,
                 const floating[::1] w, const double[::1] norms, double data_norm,
                 double clip, double label_bound, floating[:, ::1] out, int n_threads=1):
-    """out[i] = (clipped) gradient of example i; out has X's shape."""
+    """out[i] = (clipped) gradient of example i; out has X's shape.
+
+    norms: as in grad_sum (None: computed in the pass).
+    """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
                               -1 if norms is None else norms.shape[0],
