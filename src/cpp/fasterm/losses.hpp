@@ -135,7 +135,8 @@ inline vd vexp_nonpositive(vd x) {
 
 // ---------------------------------------------------------------------------
 // The five losses.  value(z, y) = phi(z, y), deriv(z, y) = d phi / dz, with
-// the fixed subgradients of SPEC section 2 at the kinks.  label() maps a raw
+// fixed subgradients at the kinks: sign(0) = 0 for the absolute loss, and the
+// hinge derivative is 0 at margin exactly 1.  label() maps a raw
 // label to the one the loss sees: classification labels become +-1 (y > 0 is
 // the positive class, so {0, 1} labels work), regression labels are clipped
 // to [-Y, Y].  All scalar, all in double.
