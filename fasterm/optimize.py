@@ -224,6 +224,28 @@ def _clear_calibration_caches():
     accounting.clear_caches()
 
 
+def _check_private_params(loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr,
+                          calibration=None):
+    """The parameter checks every private first-order solver starts with (before any data check)."""
+    _check_loss_and_constraint(loss, constraint)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    if calibration is not None and calibration not in _CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {_CALIBRATIONS}, got {calibration!r}")
+    if data_norm is None:
+        raise ValueError("data_norm (the public bound on ‖x_i‖₂) is required for a private fit")
+    data_norm = check_positive(data_norm, "data_norm")
+    if label_bound is not None:
+        label_bound = check_positive(label_bound, "label_bound")
+    if clip is not None:
+        clip = check_positive(clip, "clip")
+    if lr is not None:
+        lr = check_positive(lr, "lr")
+    return eps, delta, data_norm, clip, label_bound, lr
+
+
 def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
               constraint: _constraints.Constraint, epsilon: float, delta: float = 0.0,
               steps: int | None = None, noise: str = "laplace", calibration: str = "l2",
@@ -277,27 +299,14 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     An :class:`OptimizeResult` with the (ε, δ) spent, the noise
     scale, T, η, Δ₂, E‖h‖² and Theorem 2's bound.
     """
-    _check_loss_and_constraint(loss, constraint)
-    eps = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if noise not in _NOISES:
-        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
-    if calibration not in _CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {_CALIBRATIONS}, got {calibration!r}")
-    if data_norm is None:
-        raise ValueError("data_norm (the public bound on ‖x_i‖₂) is required for a private fit")
-    data_norm = check_positive(data_norm, "data_norm")
-    if label_bound is not None:
-        label_bound = check_positive(label_bound, "label_bound")
-    if clip is not None:
-        clip = check_positive(clip, "clip")
+    eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
+        loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr,
+        calibration=calibration)
     if delta == 0.0 and (noise == "gaussian" or calibration == "coordinate"):
         raise ValueError(f"delta must be > 0 for noise={noise!r}, calibration={calibration!r}")
     max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
-    if lr is not None:
-        lr = check_positive(lr, "lr")
     # The noise backend, chosen once: float noise, or secure mode's exact grid (module docstring).
     backend = _backends.for_fit(secure, noise, calibration, random_state, granularity)
     client = _dask.check_client(client)

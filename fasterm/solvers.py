@@ -82,12 +82,9 @@ from . import _backends, _engine, _losses, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._design import _design_block
-from .optimize import OptimizeResult, _check_loss_and_constraint, _norm_bound, _reg_lipschitz
+from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz
 from ._validation import (
-    check_delta,
     check_derived,
-    check_epsilon,
-    check_positive,
     check_array,
     check_random_state,
     check_scalar,
@@ -98,7 +95,6 @@ from ._validation import (
 __all__ = ["noisy_gd", "noisy_sgd", "gd_default_steps"]
 
 _OUTPUTS = ("last", "average")
-_NOISES = ("gaussian", "laplace")
 _USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr and steps"
 
 #: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
@@ -113,22 +109,6 @@ def _smoothness(loss, data_norm, label_bound):
     return float(loss.smoothness(data_norm, label_bound=label_bound)) + float(loss.l2)
 
 
-def _common_checks(loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr):
-    _check_loss_and_constraint(loss, constraint)
-    eps = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if noise not in _NOISES:
-        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
-    if data_norm is None:
-        raise ValueError("data_norm (the public bound on ‖x_i‖₂) is required for a private fit")
-    data_norm = check_positive(data_norm, "data_norm")
-    if label_bound is not None:
-        label_bound = check_positive(label_bound, "label_bound")
-    if clip is not None:
-        clip = check_positive(clip, "clip")
-    if lr is not None:
-        lr = check_positive(lr, "lr")
-    return eps, delta, data_norm, clip, label_bound, lr
 
 
 def _check_output(output):
@@ -213,7 +193,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
     ``epsilon``/``delta`` are what was spent.
     """
-    eps, delta, data_norm, clip, label_bound, lr = _common_checks(
+    eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
     if noise == "gaussian" and delta == 0.0:
         raise ValueError("delta must be > 0 for noise='gaussian'")
@@ -357,7 +337,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
     minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
     ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
-    eps, delta, data_norm, clip, label_bound, lr = _common_checks(
+    eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
     if delta == 0.0:
         raise ValueError("delta must be > 0 for noisy_sgd (Rényi DP gives no pure ε)")
