@@ -56,6 +56,7 @@ N, D = 6, 3
 _rng = np.random.default_rng(0)
 X0 = _rng.uniform(-1, 1, (N, D)) / math.sqrt(D)
 Y0 = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+Y3 = np.array([0.0, 1.0, 2.0, 2.0, 1.0, 0.0])  # three classes: the multiclass estimators
 YR = _rng.uniform(-1, 1, N)  # regression labels
 V0 = np.array([0.3, -0.2, 0.5])
 X1 = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
@@ -786,6 +787,23 @@ def _entries():
                            # predictions at 1e308 features overflow to inf (IEEE); BLAS may sum a
                            # non-contiguous X in another order (last-bit differences)
                            inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
+    for cls in (fe.DPLogisticRegression, fe.DPLinearSVC):  # K > 2 classes: fasterm._multiclass
+        for method in ("fit", "predict"):
+            E.append(Entry(f"{cls.__name__}.{method}(multiclass)", _estimator(cls, method),
+                           dict(X=X0, y=Y3, random_state=0, steps=5),
+                           dict(X=_arrays(X0, ndim=2), y=_arrays(Y3, ndim=1),
+                                epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                                delta=_not_spellings(dl(), "0d", reason=_SKLEARN_0D),
+                                random_state=rs(), solver=_choice(["auto", "pgd"]),
+                                classes=[("pair", [0.0, 1.0], None), ("one", [0.0], None),
+                                         ("repeated", [0.0, 1.0, 0.0], None), ("2d", [[0.0, 1.0, 2.0]], None),
+                                         ("empty", [], None), ("strings", ["a", "b", "c"], None),
+                                         ("declared", [2.0, 0.0, 1.0], None)],
+                                **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
+                           aliases={"X_pred": ["X", "array", "data", "dim", "features"],
+                                    "X": ["array", "data", "dim", "samples", "features"],
+                                    "y": ["array", "samples", "classes", "labels", "data"]},
+                           inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
     return E
 
 
@@ -956,7 +974,8 @@ def test_catalogue_covers_every_public_function():
                "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
                "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
                "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
-               "DPLinearSVC.predict", "DPLinearRegression.fit"):
+               "DPLinearSVC.predict", "DPLinearRegression.fit", "DPLogisticRegression.fit(multiclass)",
+               "DPLinearSVC.predict(multiclass)"):
         assert fn in names
     for fn in fe.accounting.__all__:
         if fn not in ("BudgetExceededError", "BudgetAccountant"):

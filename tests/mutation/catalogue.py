@@ -21,6 +21,7 @@ C = "tests/test_calibration_refs.py"
 A = "tests/test_audit_sharp.py"
 S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
+M = "tests/test_multiclass.py"
 
 
 @dataclass(frozen=True)
@@ -293,4 +294,24 @@ MUTANTS = [
           "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
         "method='expmech' accepts delta=0 for an inexact chain",
         ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
+    # --- multiclass (one (d + 1) × K gradient per step) ------------------------
+    Mutant(
+        "multiclass-loop-clips-at-1.1x", "_multiclass.py",
+        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c, out.reshape(p, K))",
+          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c, out.reshape(p, K))"),),
+        "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
+        (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
+         f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
+    Mutant(
+        "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
+        (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
+        "G = X for the matrix gradient (‖p − e_y‖ ≤ 1 assumed; it reaches √2): clip=None under-noised",
+        (f"{M}::test_per_example_gradient_norm_bound_and_start_curvature",)),
+    Mutant(
+        "multiclass-sensitivity-per-class", "_multiclass.py",
+        (("    sens = 2.0 * c / n\n", "    sens = 2.0 * c / (n * math.sqrt(K))\n"),),
+        "Δ₂ divided by √K (as if each class's column were a separate release)",
+        (f"{M}::test_gaussian_calibration_against_gdp_reference",
+         f"{M}::test_mirrored_row_attains_the_reported_sensitivity")),
+
 ]
