@@ -59,7 +59,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, check_X_y
 
 from . import _linear, accounting
 from .linear_model import _DPLinearModel
@@ -73,6 +73,8 @@ SCORE_FRACTION = 0.1
 _RESERVED = ("epsilon", "delta", "random_state")
 # A run's fit targets μ·(1 − MU_MARGIN): the estimator's own rounding may not push its μ above the plan.
 _MU_MARGIN = 1e-9
+#: The δ at which each run's fit is given its budget (any δ names the same μ-GDP fit).
+RUN_DELTA = 1e-6
 
 
 def _draw_runs(rng, eta, gamma):
@@ -209,21 +211,21 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     def fit(self, X, y):
         """Run the search on (X, y); returns ``self`` (module docstring)."""
         self._validate_params()
-        n = X.shape[0] if hasattr(X, "shape") and len(X.shape) > 0 else len(X)
-        if n == 0:
-            raise ValueError("X is empty: found 0 samples")
+        # y 1-d with n entries: the score is an elementwise count (sensitivity 1)
+        X, y_arr = check_X_y(X, y, dtype=[np.float64, np.float32], y_numeric=not is_classifier(self.estimator))
+        n = X.shape[0]
         grid = self._candidates(n)
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
-        if y_arr.ndim != 1 or y_arr.shape[0] != n:
-            raise ValueError(f"y must be 1-d with one entry per row of X, got shape {y_arr.shape}")
         runs = 2.0 * len(grid) if self.expected_runs is None else float(self.expected_runs)
         eps, delta, eta = float(self.epsilon), float(self.delta), float(self.eta)
         mu, gamma = accounting.calibrate_private_search(eps, delta, eta=eta, expected_runs=runs)
         f = float(self.score_fraction)
         mu_fit, mu_score = mu * math.sqrt(1.0 - f), mu * math.sqrt(f)
-        run_eps = accounting.gaussian_epsilon(mu_fit * (1.0 - _MU_MARGIN), delta)
+        # Each fit is asked for (ε_run, δ_run) on the μ_fit-GDP curve: its σ depends on μ only, so δ_run
+        # is a fixed public value, small enough to keep ε_run > 0 and far from underflow.
+        run_delta = RUN_DELTA
+        run_eps = accounting.gaussian_epsilon(mu_fit * (1.0 - _MU_MARGIN), run_delta)
+        if not run_eps > 0.0:
+            raise ValueError(f"epsilon, delta, eta and expected_runs leave no budget for a run (mu={mu:.3g})")
         classifier = is_classifier(self.estimator)
         rng = check_random_state(self.random_state)
         k = _draw_runs(rng, eta, gamma)
@@ -231,8 +233,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         spent = 0.0
         for child in rng.spawn(k):
             params = grid[int(child.integers(len(grid)))]
-            est = clone(self.estimator).set_params(**params, epsilon=run_eps, delta=delta, random_state=child)
-            est.fit(X, y)
+            est = clone(self.estimator).set_params(**params, epsilon=run_eps, delta=run_delta, random_state=child)
+            est.fit(X, y_arr)
             spent = max(spent, _run_mu(est.result_))
             value, sens = _score(est, X, y_arr, classifier)
             noisy = value + float(child.normal(0.0, sens / mu_score))
