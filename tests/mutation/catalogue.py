@@ -22,6 +22,7 @@ A = "tests/test_audit_sharp.py"
 S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
 M = "tests/test_multiclass.py"
+P = "tests/test_model_selection.py"
 
 
 @dataclass(frozen=True)
@@ -314,4 +315,33 @@ MUTANTS = [
         (f"{M}::test_gaussian_calibration_against_gdp_reference",
          f"{M}::test_mirrored_row_attains_the_reported_sensitivity")),
 
+    # --- private hyperparameter search (random stopping) -----------------------
+    Mutant(
+        "search-inner-term-without-1-plus-eta", "accounting.py",
+        (("rdp = 0.5 * mu * mu * lam + (1.0 + eta) * inner + math.log(",
+          "rdp = 0.5 * mu * mu * lam + inner + math.log("),),
+        "the search's RDP drops the factor 1 + η of Papernot–Steinke's second and third terms",
+        (f"{P}::test_private_search_epsilon_against_reference",)),
+    Mutant(
+        "search-no-log-expected-runs", "accounting.py",
+        (("math.log(_tnb_expected_runs(eta, gamma)) / (lam - 1.0)", "0.0 / (lam - 1.0)"),),
+        "the search's RDP leaves out log E[K]/(λ − 1)",
+        (f"{P}::test_private_search_epsilon_against_reference",)),
+    Mutant(
+        "search-score-noise-uses-whole-mu", "model_selection.py",
+        (("noisy = value + float(child.normal(0.0, sens / mu_score))",
+          "noisy = value + float(child.normal(0.0, sens / mu))"),),
+        "the score's noise is calibrated to the whole run's μ, not its share",
+        (f"{P}::test_score_noise_has_the_planned_scale",)),
+    Mutant(
+        "search-fit-spends-whole-mu", "model_selection.py",
+        (("run_eps = accounting.gaussian_epsilon(mu_fit * (1.0 - _MU_MARGIN), run_delta)",
+          "run_eps = accounting.gaussian_epsilon(mu * (1.0 - _MU_MARGIN), run_delta)"),),
+        "each fit spends the whole run's μ (the score's share counted twice)",
+        (f"{P}::test_search_never_reports_more_than_the_budget",)),
+    Mutant(
+        "search-runs-drawn-with-wrong-gamma", "model_selection.py",
+        (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
+        "K drawn with more runs than the accounting's distribution",
+        (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
 ]
