@@ -81,7 +81,7 @@ def offset_sets():
 
 def fit_objpert(a, c, eps, seed):
     m = fe.DPLogisticRegression(epsilon=eps, delta=0.0, method="objpert", random_state=seed).fit(a, c)
-    return m.coef_, m.intercept_
+    return np.ravel(m.coef_), float(np.ravel(m.intercept_)[0])
 
 
 def fit_threshold(a, c, eps, seed, f, aa, G):
@@ -110,7 +110,7 @@ def fit_purified(a, c, eps, seed, L, share=0.1):
     eps1 = (1 - share) * eps
     m = fe.DPLogisticRegression(epsilon=eps1, delta=math.exp(-L), method="noisy_pgd", random_state=seed).fit(a, c)
     s = 0.25
-    w = np.append(m.coef_, m.intercept_ / s)
+    w = np.append(np.ravel(m.coef_), np.ravel(m.intercept_)[0] / s)
     nw = np.linalg.norm(w)
     theta = w / nw if nw > 0 else np.eye(w.shape[0])[0]
     beta = 2.0 / (L + math.log(math.exp(eps) - math.exp(eps1)))
