@@ -19,7 +19,10 @@ Candidates (``CANDIDATES``):
   (``method="noisy_pgd"``), its augmented weight vector normalised to the
   unit sphere (post-processing), plus noise of density ∝ exp(−‖z‖/β) with
   β = 2/(L + log(e^ε − e^{ε₁})), ε₁ = 0.9ε: (ε, 0)-DP by the purification
-  lemma of docs/pure.rst (Lin, Wang, Ma & Wang 2025, in the form proved there).
+  lemma of docs/pure.rst (Lin, Wang, Ma & Wang 2025, in the form proved there);
+* ``thrP(a)`` (third round) — as ``thr(0.2, a, 256)`` with the threshold's
+  exponential mechanism given the public base measure ½ on stage 1's own
+  threshold t₁ and ½ spread over the grid.
 
 Data: the five sets the objective-perturbation defaults were chosen on
 (``bench/pure_intercept.py``: digits < 5, wine class 0, diabetes > 140,
@@ -100,6 +103,34 @@ def fit_threshold(a, c, eps, seed, f, aa, G):
     return coef, -t
 
 
+def fit_threshold_prior(a, c, eps, seed, aa, f=0.2, G=256):
+    """thrP: the threshold's exponential mechanism with base measure ½ on stage 1's threshold t₁, ½ on the grid.
+
+    The base measure is public after stage 1; it is realised by listing t₁ G times
+    beside the G grid points (the exponential mechanism over a multiset of candidates).
+    """
+    from fasterm import mechanisms
+    rng = np.random.default_rng(seed)
+    s = 0.25
+    n, d = a.shape
+    A = np.hstack([a / np.maximum(1.0, np.linalg.norm(a, axis=1))[:, None], np.full((n, 1), s)])
+    dn = math.hypot(1.0, s)
+    eps1 = (1 - f) * eps
+    mu = max(1e-4, aa * dn * dn / (eps1 * n))
+    res = objpert.objective_perturbation(objpert.SmoothHinge(l2=1e-4), A, c, eps1, data_norm=dn,
+                                         regularization=mu, random_state=rng)
+    coef = res.w[:d]
+    t1 = -s * res.w[d]
+    bound = float(np.linalg.norm(coef)) or 1.0
+    sc = A[:, :d] @ coef
+    ts = np.concatenate([bound * np.linspace(-1, 1, G), np.full(G, t1)])
+    pos = c > 0
+    sp, sn = np.sort(sc[pos]), np.sort(sc[~pos])
+    err = (np.searchsorted(sp, ts, side="right") + (sn.shape[0] - np.searchsorted(sn, ts, side="right"))).astype(float)
+    k = mechanisms.exponential(err, 1.0, f * eps * (1 - 1e-12), random_state=rng)
+    return coef, -ts[k]
+
+
 def _norm_noise(rng, d, scale):
     u = rng.standard_normal(d)
     return u / np.linalg.norm(u) * rng.gamma(d, scale)
@@ -124,6 +155,9 @@ CANDIDATES = {
     "thr(.1,32,256)": lambda a, c, e, s: fit_threshold(a, c, e, s, 0.1, 32.0, 256),
     "thr(.2,32,64)": lambda a, c, e, s: fit_threshold(a, c, e, s, 0.2, 32.0, 64),
     "thr(.2,16,64)": lambda a, c, e, s: fit_threshold(a, c, e, s, 0.2, 16.0, 64),
+    "thrP(8)": lambda a, c, e, s: fit_threshold_prior(a, c, e, s, 8.0),
+    "thrP(16)": lambda a, c, e, s: fit_threshold_prior(a, c, e, s, 16.0),
+    "thrP(32)": lambda a, c, e, s: fit_threshold_prior(a, c, e, s, 32.0),
     "pur(100)": lambda a, c, e, s: fit_purified(a, c, e, s, 100.0),
     "pur(250)": lambda a, c, e, s: fit_purified(a, c, e, s, 250.0),
     "pur(700)": lambda a, c, e, s: fit_purified(a, c, e, s, 700.0),
