@@ -149,6 +149,18 @@ def fit_purified(a, c, eps, seed, L, share=0.1):
     return theta[:-1], theta[-1] * s
 
 
+def fit_reference(a, c, eps, seed, **kw):
+    m = fe.DPLogisticRegression(epsilon=eps, random_state=seed, **kw).fit(a, c)
+    return np.ravel(m.coef_), float(np.ravel(m.intercept_)[0])
+
+
+#: References, outside the rule: Laplace noisy GD (pure ε, the estimator's solver rule) and the
+#: (ε, 1e-5) Gaussian default.
+REFERENCES = {
+    "laplace_gd": lambda a, c, e, s: fit_reference(a, c, e, s, delta=0.0, method="noisy_pgd", noise="laplace"),
+    "gauss(1e-5)": lambda a, c, e, s: fit_reference(a, c, e, s, delta=1e-5),
+}
+
 CANDIDATES = {
     "objpert": fit_objpert,
     "thr(.2,32,256)": lambda a, c, e, s: fit_threshold(a, c, e, s, 0.2, 32.0, 256),
@@ -179,7 +191,10 @@ if __name__ == "__main__":
         sets = [("breast cancer", *load_breast_cancer(scaled=True))]
     else:
         sets = list(comparison_sets()) + list(offset_sets())
-    names = [a for a in sys.argv[1:] if a in CANDIDATES] or list(CANDIDATES)
+        if "--offset-only" in sys.argv:
+            sets = list(offset_sets())
+    CANDIDATES.update(REFERENCES)
+    names = [a for a in sys.argv[1:] if a in CANDIDATES] or [k for k in CANDIDATES if k not in REFERENCES]
     for eps in (1.0, 0.5, 2.0):
         rows = {}
         for name, X, y in sets:
