@@ -47,21 +47,12 @@ from fasterm import objpert
 from fasterm.datasets import load_breast_cancer, scale_to_unit_ball, train_test_split
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from pure_intercept import comparison_sets  # noqa: E402
+from pure_intercept import comparison_sets, real_sets  # noqa: E402
 
 
 def offset_sets():
-    from sklearn.datasets import load_diabetes, load_digits, load_wine
-    D = load_digits()
-    yield "digits<3", scale_to_unit_ball(D.data, np.zeros(64), np.full(64, 16.0)), (D.target < 3).astype(int)
-    W = load_wine()
-    Xw = W.data
-    yield ("wine2", scale_to_unit_ball(Xw, np.floor(Xw.min(0) * 0.9), np.ceil(Xw.max(0) * 1.1)),
-           (W.target == 2).astype(int))
-    Dd = load_diabetes(scaled=False)
-    Xd = Dd.data
-    yield ("diabetes>200", scale_to_unit_ball(Xd, np.floor(Xd.min(0) * 0.9) - 1, np.ceil(Xd.max(0) * 1.1) + 1),
-           (Dd.target > 200).astype(int))
+    for name, X, y in real_sets(digits_below=3, wine_class=2, diabetes_above=200):
+        yield name, X, y
     r = np.random.default_rng(321)
     # synthetic C: features in [0, 1] (public range), positives 35%, skewed (lower part of the range)
     n, d = 600, 30
@@ -87,7 +78,8 @@ def fit_objpert(a, c, eps, seed):
     return np.ravel(m.coef_), float(np.ravel(m.intercept_)[0])
 
 
-def fit_threshold(a, c, eps, seed, f, aa, G):
+def _stage1(a, c, eps, seed, f, aa):
+    """Objective perturbation with (1 − f)ε and μ = a·X²/(ε₁n) on the design with column 0.25."""
     rng = np.random.default_rng(seed)
     s = 0.25
     n, d = a.shape
@@ -97,9 +89,13 @@ def fit_threshold(a, c, eps, seed, f, aa, G):
     mu = max(1e-4, aa * dn * dn / (eps1 * n))
     res = objpert.objective_perturbation(objpert.SmoothHinge(l2=1e-4), A, c, eps1, data_norm=dn,
                                          regularization=mu, random_state=rng)
-    coef = res.w[:d]
+    return rng, A[:, :d], res.w[:d], -s * res.w[d]
+
+
+def fit_threshold(a, c, eps, seed, f, aa, G):
+    rng, A, coef, _ = _stage1(a, c, eps, seed, f, aa)
     bound = float(np.linalg.norm(coef)) or 1.0
-    t = objpert.private_threshold(A[:, :d] @ coef, c, f * eps * (1 - 1e-12), bound=bound, grid=G, random_state=rng)
+    t = objpert.private_threshold(A @ coef, c, f * eps * (1 - 1e-12), bound=bound, grid=G, random_state=rng)
     return coef, -t
 
 
@@ -110,19 +106,9 @@ def fit_threshold_prior(a, c, eps, seed, aa, f=0.2, G=256):
     beside the G grid points (the exponential mechanism over a multiset of candidates).
     """
     from fasterm import mechanisms
-    rng = np.random.default_rng(seed)
-    s = 0.25
-    n, d = a.shape
-    A = np.hstack([a / np.maximum(1.0, np.linalg.norm(a, axis=1))[:, None], np.full((n, 1), s)])
-    dn = math.hypot(1.0, s)
-    eps1 = (1 - f) * eps
-    mu = max(1e-4, aa * dn * dn / (eps1 * n))
-    res = objpert.objective_perturbation(objpert.SmoothHinge(l2=1e-4), A, c, eps1, data_norm=dn,
-                                         regularization=mu, random_state=rng)
-    coef = res.w[:d]
-    t1 = -s * res.w[d]
+    rng, A, coef, t1 = _stage1(a, c, eps, seed, f, aa)
     bound = float(np.linalg.norm(coef)) or 1.0
-    sc = A[:, :d] @ coef
+    sc = A @ coef
     ts = np.concatenate([bound * np.linspace(-1, 1, G), np.full(G, t1)])
     pos = c > 0
     sp, sn = np.sort(sc[pos]), np.sort(sc[~pos])
