@@ -24,6 +24,10 @@ Candidates (``CANDIDATES``):
   exponential mechanism given the public base measure ½ on stage 1's own
   threshold t₁ and ½ spread over the grid.
 
+References outside the rule (``REFERENCES``; name them on the command line,
+e.g. ``python bench/pure_candidates.py laplace_gd "gauss(1e-5)"``): Laplace
+noisy GD with the estimator's solver rule, and the (ε, 1e-5) Gaussian default.
+
 Data: the five sets the objective-perturbation defaults were chosen on
 (``bench/pure_intercept.py``: digits < 5, wine class 0, diabetes > 140,
 synthetic A and B) and five more whose decision threshold is far from the
@@ -177,8 +181,6 @@ if __name__ == "__main__":
         sets = [("breast cancer", *load_breast_cancer(scaled=True))]
     else:
         sets = list(comparison_sets()) + list(offset_sets())
-        if "--offset-only" in sys.argv:
-            sets = list(offset_sets())
     CANDIDATES.update(REFERENCES)
     names = [a for a in sys.argv[1:] if a in CANDIDATES] or [k for k in CANDIDATES if k not in REFERENCES]
     for eps in (1.0, 0.5, 2.0):
