@@ -69,6 +69,23 @@ def test_private_search_epsilon_against_reference(mu, eta, gamma, delta):
     assert got <= ref * (1 + 1e-4) + 1e-9    # and tight (a fine grid of orders)
 
 
+@pytest.mark.parametrize("mu, eta, runs", [(0.15, 0.0, 8), (0.5, 1.0, 4), (2.0, 0.5, 10), (0.03, 0.0, 20)])
+def test_private_search_epsilon_against_dp_accounting(mu, eta, runs):
+    """Google's dp-accounting implements the same theorem (RepeatAndSelectDpEvent over a Gaussian
+    event of noise multiplier 1/μ, i.e. μ-GDP) on its own grid of orders: the two agree to 1e-4."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    orders = list(np.concatenate([np.linspace(1.01, 10, 500), np.geomspace(10, 1e5, 500)]))
+    acc = rdp.RdpAccountant(orders=orders, neighboring_relation=rdp.NeighborRel.REPLACE_ONE)
+    acc.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(1.0 / mu), runs, eta))
+    theirs = acc.get_epsilon(1e-5)
+    _, gamma = A.calibrate_private_search(1.0, 1e-5, eta=eta, expected_runs=runs)
+    ours = A.private_search_epsilon(mu, 1e-5, eta=eta, gamma=gamma)
+    assert ours == pytest.approx(theirs, rel=1e-4)
+
+
 @pytest.mark.parametrize("eta", [0.0, 1.0, 0.5])
 @pytest.mark.parametrize("eps, runs", [(1.0, 8), (0.3, 4), (5.0, 20)])
 def test_calibrate_private_search_meets_budget_tightly(eta, eps, runs):
