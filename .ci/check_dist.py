@@ -35,7 +35,7 @@ def _tracked_sources() -> list[str]:
     files = ["CMakeLists.txt", "pyproject.toml", "README.md", "cmake/fasterm_config.cmake",
              "cmake/_config.py.in", "fasterm/py.typed", "fasterm/data/breast_cancer.csv.gz"]
     for pattern in ("src/fasterm/*.pyx", "src/fasterm/*.pxd", "src/cpp/fasterm/*.hpp",
-                    "fasterm/*.py", "fasterm/*.pyi"):
+                    "src/cpp/fasterm/*.cpp", "fasterm/*.py", "fasterm/*.pyi"):
         files += [p.relative_to(ROOT).as_posix() for p in sorted(ROOT.glob(pattern))]
     if (ROOT / "LICENSE").exists():
         files.append("LICENSE")

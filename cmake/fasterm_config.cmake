@@ -11,10 +11,11 @@
 #     global CMAKE_CXX_FLAGS, CMAKE_CXX_FLAGS_<CONFIG>, the C++ standard flag and
 #     the PIC flag -- the order of the compiler command line (include
 #     directories left out);
-#   * per compiled module, the instruction-set dispatch its headers selected:
-#     they are run through the preprocessor with the module's flags and every
-#     target("...") / target_clones("...") left in the code is listed (an
-#     empty list: one baseline version, no load-time dispatch).
+#   * per compiled module, the instruction-set dispatch its headers and its own
+#     .cpp sources selected: they are run through the preprocessor with the
+#     module's flags and every target("...") / target_clones("...") left in the
+#     code is listed (an empty list: one baseline version, no load-time
+#     dispatch).
 # Modules register themselves in fasterm_add_module (global property
 # FASTERM_MODULES); include this file after the last fasterm_add_module call.
 
@@ -52,6 +53,15 @@ function(_fasterm_isa_dispatch name out_var)
   foreach(_e IN LISTS _externs)
     string(REGEX MATCH "fasterm/[A-Za-z0-9_]+\\.hpp" _hdr "${_e}")
     string(APPEND _includes "#include \"${_hdr}\"\n")
+  endforeach()
+  # And the module's own C++ sources, where kernels declared in a header are
+  # defined (e.g. _losses: src/cpp/fasterm/losses_*.cpp).
+  get_target_property(_sources ${name} SOURCES)
+  foreach(_s IN LISTS _sources)
+    if(_s MATCHES "\\.cpp$")
+      get_filename_component(_s "${_s}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      string(APPEND _includes "#include \"${_s}\"\n")
+    endif()
   endforeach()
   if(_includes AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     get_target_property(_opts ${name} COMPILE_OPTIONS)

@@ -34,9 +34,9 @@
 // never fire on newer CPUs; "avx2" alone leaves out FMA.)
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && \
     defined(__ELF__) && defined(__GLIBC__) && !defined(FASTERM_NO_MULTIVERSIONING)
-#define FASTERM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#define FASTERM_LOSSES_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #else
-#define FASTERM_CLONES
+#define FASTERM_LOSSES_CLONES
 #endif
 
 // Two steps per iteration halve the loop overhead of the short row loops.
@@ -962,66 +962,74 @@ inline void dispatch(int kind, const F& f) {
     }
 }
 
-// Non-template entry points, so that target_clones applies (one ifunc each)
-// and flatten inlines every loss and loop into each clone.  grad_sum: idx
-// null reads rows r0..r1-1 of X, otherwise rows idx[r0..r1-1].
-#define FASTERM_CHUNK_KERNELS(T, SUFFIX)                                                        \
-    FASTERM_CLONES static void grad_sum_chunk_##SUFFIX(                                         \
-        int kind, const T* X, const T* y, const T* w, const double* norms,                      \
-        const std::int64_t* idx, index_t r0, index_t r1, index_t d, index_t block,              \
-        const Options& o, double* acc, T* scratch) {                                            \
-        dispatch(kind, [&](auto loss) {                                                         \
-            using L = decltype(loss);                                                           \
-            if (idx == nullptr)                                                                 \
-                grad_sum_range<L>(DenseRows<T>{X, d}, y, w, norms, r0, r1, d, block, o, acc,    \
-                                  scratch);                                                     \
-            else                                                                                \
-                grad_sum_range<L>(IndexedRows<T>{X, d, idx}, y, w, norms, r0, r1, d, block, o,  \
-                                  acc, scratch);                                                \
-        });                                                                                     \
-    }                                                                                           \
-    FASTERM_CLONES static double value_chunk_##SUFFIX(                                          \
-        int kind, const T* X, const T* y, const T* w, const double* norms, index_t r0,          \
-        index_t r1, index_t d, const Options& o, index_t* nonfinite) {                          \
-        double v = 0.0;                                                                         \
-        dispatch(kind, [&](auto loss) {                                                         \
-            v = value_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, o, nonfinite);            \
-        });                                                                                     \
-        return v;                                                                               \
-    }                                                                                           \
-    FASTERM_CLONES static void grad_chunk_##SUFFIX(int kind, const T* X, const T* y,            \
-                                                   const T* w, const double* norms, index_t r0, \
-                                                   index_t r1, index_t d, index_t block,        \
-                                                   const Options& o, T* G) {                    \
-        dispatch(kind, [&](auto loss) {                                                         \
-            grad_rows<decltype(loss)>(X, y, w, norms, r0, r1, d, block, o, G);                  \
-        });                                                                                     \
-    }                                                                                           \
-    FASTERM_CLONES static void norms_chunk_##SUFFIX(const T* X, index_t r0, index_t r1,         \
-                                                    index_t d, double* out) {                   \
-        for (index_t i = r0; i < r1; ++i) out[i] = row_norm(X + i * d, d);                      \
-    }
-
-FASTERM_CHUNK_KERNELS(double, f64)
-FASTERM_CHUNK_KERNELS(float, f32)
-#undef FASTERM_CHUNK_KERNELS
+// Chunk kernels: rows r0..r1-1 for one loss L.  grad_sum: idx null reads
+// rows r0..r1-1 of X, otherwise rows idx[r0..r1-1].
+template <class L, class T>
+inline void grad_sum_chunk(const T* X, const T* y, const T* w, const double* norms,
+                           const std::int64_t* idx, index_t r0, index_t r1, index_t d,
+                           index_t block, const Options& o, double* acc, T* scratch) {
+    if (idx == nullptr)
+        grad_sum_range<L>(DenseRows<T>{X, d}, y, w, norms, r0, r1, d, block, o, acc, scratch);
+    else
+        grad_sum_range<L>(IndexedRows<T>{X, d, idx}, y, w, norms, r0, r1, d, block, o, acc,
+                          scratch);
+}
 
 template <class T>
-struct Chunks;
-template <>
-struct Chunks<double> {
-    static constexpr auto grad_sum = grad_sum_chunk_f64;
-    static constexpr auto value = value_chunk_f64;
-    static constexpr auto grad = grad_chunk_f64;
-    static constexpr auto norms = norms_chunk_f64;
-};
-template <>
-struct Chunks<float> {
-    static constexpr auto grad_sum = grad_sum_chunk_f32;
-    static constexpr auto value = value_chunk_f32;
-    static constexpr auto grad = grad_chunk_f32;
-    static constexpr auto norms = norms_chunk_f32;
-};
+inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* out) {
+    for (index_t i = r0; i < r1; ++i) out[i] = row_norm(X + i * d, d);
+}
+
+// Their non-template entry points, one per loss and dtype (overloads on the
+// loss type L), so that target_clones applies (one ifunc each) and flatten
+// inlines the loss and every loop into each clone.  Declared here, defined
+// (FASTERM_LOSSES_DEFINE_ENTRY_POINTS) in src/cpp/fasterm/losses_*.cpp:
+// translation units of the _losses module that the build compiles in
+// parallel.  In one unit, with one entry point per dtype holding every loss,
+// they took ~86 s to compile on one core; a function per loss also halves
+// the total (the register allocator's cost grows faster than the function).
+
+#define FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T)                                                     \
+    void grad_sum_entry(L, const T* X, const T* y, const T* w, const double* norms,             \
+                        const std::int64_t* idx, index_t r0, index_t r1, index_t d,             \
+                        index_t block, const Options& o, double* acc, T* scratch)
+#define FASTERM_LOSSES_VALUE_ENTRY(L, T)                                                        \
+    double value_entry(L, const T* X, const T* y, const T* w, const double* norms, index_t r0,  \
+                       index_t r1, index_t d, const Options& o, index_t* nonfinite)
+#define FASTERM_LOSSES_GRAD_ENTRY(L, T)                                                         \
+    void grad_entry(L, const T* X, const T* y, const T* w, const double* norms, index_t r0,     \
+                    index_t r1, index_t d, index_t block, const Options& o, T* G)
+#define FASTERM_LOSSES_NORMS_ENTRY(T) \
+    void norms_entry(const T* X, index_t r0, index_t r1, index_t d, double* out)
+
+#define FASTERM_LOSSES_DECLARE_ENTRY_POINTS(L, T) \
+    FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T);          \
+    FASTERM_LOSSES_VALUE_ENTRY(L, T);             \
+    FASTERM_LOSSES_GRAD_ENTRY(L, T);
+
+#define FASTERM_LOSSES_DEFINE_ENTRY_POINTS(L, T)                                              \
+    FASTERM_LOSSES_CLONES FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T) {                               \
+        grad_sum_chunk<L>(X, y, w, norms, idx, r0, r1, d, block, o, acc, scratch);             \
+    }                                                                                          \
+    FASTERM_LOSSES_CLONES FASTERM_LOSSES_VALUE_ENTRY(L, T) {                                  \
+        return value_rows<L>(X, y, w, norms, r0, r1, d, o, nonfinite);                         \
+    }                                                                                          \
+    FASTERM_LOSSES_CLONES FASTERM_LOSSES_GRAD_ENTRY(L, T) {                                   \
+        grad_rows<L>(X, y, w, norms, r0, r1, d, block, o, G);                                  \
+    }
+#define FASTERM_LOSSES_DEFINE_NORMS_ENTRY(T) \
+    FASTERM_LOSSES_CLONES FASTERM_LOSSES_NORMS_ENTRY(T) { norms_chunk(X, r0, r1, d, out); }
+
+#define FASTERM_LOSSES_DECLARE_ALL(T)                     \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Logistic, T)      \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Hinge, T)         \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Squared, T)       \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Absolute, T)      \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Linear, T)        \
+    FASTERM_LOSSES_NORMS_ENTRY(T);
+FASTERM_LOSSES_DECLARE_ALL(double)
+FASTERM_LOSSES_DECLARE_ALL(float)
+#undef FASTERM_LOSSES_DECLARE_ALL
 
 // ---------------------------------------------------------------------------
 // Public kernels.  Inputs are assumed validated: C-contiguous, finite, n >= 1,
@@ -1042,8 +1050,10 @@ void grad_sum(int kind, const T* X, const T* y, const T* w, const double* norms,
     std::vector<T> scratch(std::is_same<T, double>::value ? 0 : std::size_t(workers * d));
     for_each_chunk(p.nchunks, workers, [&](index_t k, int t) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        Chunks<T>::grad_sum(kind, X, y, w, norms, idx, r0, r1, d, p.block, o, &partial[k * d],
-                            scratch.empty() ? nullptr : &scratch[t * d]);
+        T* const sc = scratch.empty() ? nullptr : &scratch[t * d];
+        dispatch(kind, [&](auto loss) {
+            grad_sum_entry(loss, X, y, w, norms, idx, r0, r1, d, p.block, o, &partial[k * d], sc);
+        });
     });
     for (index_t j = 0; j < d; ++j) {
         double s = 0.0;
@@ -1084,7 +1094,9 @@ double value_sum(int kind, const T* X, const T* y, const T* w, const double* nor
     std::vector<index_t> bad(std::size_t(p.nchunks), 0);
     for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        partial[k] = Chunks<T>::value(kind, X, y, w, norms, r0, r1, d, o, &bad[k]);
+        dispatch(kind, [&](auto loss) {
+            partial[k] = value_entry(loss, X, y, w, norms, r0, r1, d, o, &bad[k]);
+        });
     });
     double s = 0.0;
     index_t nb = 0;
@@ -1103,7 +1115,7 @@ void grad_matrix(int kind, const T* X, const T* y, const T* w, const double* nor
     const Plan p = make_plan(n, d, sizeof(T));
     for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        Chunks<T>::grad(kind, X, y, w, norms, r0, r1, d, p.block, o, G);
+        dispatch(kind, [&](auto loss) { grad_entry(loss, X, y, w, norms, r0, r1, d, p.block, o, G); });
     });
 }
 
@@ -1113,7 +1125,7 @@ void row_norms(const T* X, index_t n, index_t d, double* out, int n_threads) {
     const Plan p = make_plan(n, d, sizeof(T));
     for_each_chunk(p.nchunks, worker_count(p.nchunks, n_threads), [&](index_t k, int) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        Chunks<T>::norms(X, r0, r1, d, out);
+        norms_entry(X, r0, r1, d, out);
     });
 }
 
