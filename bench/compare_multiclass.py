@@ -27,11 +27,11 @@ def digits():
     return X / 128.0, y
 
 
-def synthetic(k, d, n, spread):
+def synthetic(k, d, n, spread, seed=0):
     """make_classification rows divided by a fixed constant of the generator (spread·√d):
     3 puts most rows near the unit sphere, 6 at about a third of it (a loose bound)."""
     X, y = make_classification(n_samples=n, n_features=d, n_informative=min(d, 2 * k), n_redundant=0,
-                               n_classes=k, n_clusters_per_class=1, class_sep=1.5, random_state=0)
+                               n_classes=k, n_clusters_per_class=1, class_sep=1.5, random_state=seed)
     return X / (spread * math.sqrt(d)), y
 
 
