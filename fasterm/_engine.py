@@ -119,13 +119,16 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
 
 
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
-        momentum=None):
+        momentum=None, weights=None):
     """Projected (noisy) gradient descent of a linear-model loss on in-memory X.
 
     Inputs are validated once here (``loss._prepare``, in the backend's work
     dtype; X's dtype is kept otherwise); then the fused compiled loop when
     possible (module docstring), else :func:`descend` around the compiled
-    clipped gradient sum.  Returns the point in X's dtype.
+    clipped gradient sum.  ``weights``: checked sample weights (float64,
+    one per row, :func:`fasterm._validation.check_sample_weight`) that
+    multiply the clipped per-example gradients, or None.  Returns the point
+    in X's dtype.
     """
     out_dtype = X.dtype
     dtype = np.dtype(noise.work_dtype(X.dtype))
@@ -140,12 +143,12 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
         code, scale, bit_generator = fused
         acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
         _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                         scale, bit_generator, *spec, acc, nt)
+                         scale, bit_generator, *spec, acc, nt, weights)
         return finish(constraint, w, acc, steps, out_dtype)
     kind = loss._kind
 
     def grad_sum(w, out):
-        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt)
+        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt, weights)
 
     return descend(grad_sum, w, constraint, steps, lr, scale=1.0 / X.shape[0], noise=noise,
                    reg=float(loss.l2), average=average, momentum=momentum, out_dtype=out_dtype)

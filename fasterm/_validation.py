@@ -27,6 +27,7 @@ __all__ = [
     "check_positive",
     "check_random_state",
     "check_row_norms",
+    "check_sample_weight",
     "check_scalar",
     "check_size",
     "check_X_y",
@@ -245,6 +246,27 @@ def labels_as(y: np.ndarray, dtype) -> np.ndarray:
         if big.any():
             out[big] = np.copysign(np.finfo(dtype).max, y[big])
     return out
+
+
+def check_sample_weight(sample_weight, n: int, weight_bound, name: str = "sample_weight"):
+    """Sample weights of n records, mapped into the declared public range [0, ``weight_bound``].
+
+    Returns ``(weights, bound)``: a new float64 array (the caller's is never
+    written) and the bound as a float.  Shape, dtype and the bound are
+    checked (errors name ``name`` or ``weight_bound``); values are not: each
+    weight is mapped, record by record, by the fixed map
+    w ↦ min(max(w, 0), B) with NaN ↦ 0 (a record with a NaN weight counts
+    for nothing; ±inf go to B and 0), the declared-bound rule of the library
+    (data beyond a bound are clipped, never refused), so every weight lies
+    in [0, B] whatever the input.
+    """
+    bound = check_positive(weight_bound, "weight_bound")
+    if sample_weight is None:
+        raise TypeError(f"{name} must be an array of n weights, got None")
+    w = check_array(sample_weight, name, ndim=1, dtype=np.float64, finite=False, shape=(n,))
+    out = np.clip(w, 0.0, bound)  # a new array: NaN stays NaN here
+    out[np.isnan(out)] = 0.0
+    return out, bound
 
 
 def check_out(out, name: str, shape: tuple, dtype) -> np.ndarray:

@@ -65,16 +65,22 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTE
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
 #: reason, per estimator (passed as ``expected_failed_checks`` in the tests).
-#: Empty: every applicable check passes with ``random_state`` fixed.  The
+#: Only the sample-weight equivalence check, by design (its reason); every
+#: other applicable check passes with ``random_state`` fixed.  The
 #: tags that make scikit-learn skip or relax checks are explained in
 #: :data:`TAG_REASONS`.  scikit-learn also skips, by itself, checks whose
 #: optional dependencies are absent: the ``*_data_not_an_array`` checks
 #: without pandas (the ``test`` extra installs it) and, from scikit-learn 1.9,
 #: ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` (it passes when set).
+_WEIGHTS_ARE_NOT_REPETITIONS = (
+    "a weight is not a repetition under differential privacy: the weighted objective is normalised "
+    "by the public n (not by the data-dependent sum of the weights), weights are clipped to the "
+    "declared weight_bound, and the noise is calibrated to one record of weight at most weight_bound, "
+    "while k copies of a row are k records (a different n, hence a different noise and step); "
+    "sample_weight=ones equals the unweighted fit bit for bit (tests/test_sample_weight.py)")
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "DPLogisticRegression": {},
-    "DPLinearSVC": {},
-    "DPLinearRegression": {},
+    name: {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ARE_NOT_REPETITIONS}
+    for name in ("DPLogisticRegression", "DPLinearSVC", "DPLinearRegression")
 }
 
 #: Why each estimator sets the tags that make scikit-learn skip or relax checks.
@@ -107,6 +113,7 @@ _PRIVATE_PARAMS = {
     "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
                      StrOptions({"os"})],
     "secure": ["boolean", None],
+    "weight_bound": [Interval(Real, 0, None, closed="neither")],
 }
 
 _FLOATS = [np.float64, np.float32]
@@ -175,14 +182,15 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _fit_linear(self, X, y):
+    def _fit_linear(self, X, y, sample_weight=None):
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver)
+            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
+            sample_weight=sample_weight, weight_bound=self.weight_bound)
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
         # None: an approximate release whose δ is not certified (method="expmech").
@@ -204,7 +212,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None, solver=_D["solver"]) -> None:
+                 classes=None, secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+        self.weight_bound = weight_bound
         self.solver = solver
         self.classes = classes
         self.secure = secure
@@ -223,8 +232,12 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
+            sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y).  Returns ``self``.
+
+        ``sample_weight``: None or one weight per row, mapped into the
+        declared range [0, ``weight_bound``] (see ``weight_bound``).
 
         Labels.  With ``classes=(neg, pos)`` given (the private way), the label
         set is public: a label equal to ``pos`` is the positive class and every
@@ -244,7 +257,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
                 raise ValueError("classes must be a pair of two distinct labels (negative, positive)")
             y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-            coef, intercept = self._fit_linear(X, y_pm)
+            coef, intercept = self._fit_linear(X, y_pm, sample_weight)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -264,7 +277,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             raise ValueError(f"{type(self).__name__} needs samples of 2 classes; y has only one "
                              "class (pass classes=(negative, positive) to declare them)")
         y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-        coef, intercept = self._fit_linear(X, y_pm)
+        coef, intercept = self._fit_linear(X, y_pm, sample_weight)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -282,7 +295,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         """Binary only (``multi_class = False``); reason in :data:`TAG_REASONS`.
 
-        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty);
+        Only the sample-weight equivalence check is expected to fail
+        (:data:`EXPECTED_FAILED_CHECKS`, by design);
         the fits are deterministic for a fixed ``random_state``.
         """
         tags = super().__sklearn_tags__()
@@ -367,6 +381,17 @@ class DPLogisticRegression(_DPLinearClassifier):
         noisy SGD (:func:`fasterm.noisy_sgd`).  "auto" picks one from n, the
         loss, the noise and the mode only (docs/solvers.rst; hinge loss,
         secure mode and dask arrays use "pgd").
+    weight_bound : float > 0, default=1.0
+        Public bound B on the sample weights of ``fit(X, y, sample_weight)``
+        (declared like ``data_norm``): each weight is mapped to
+        min(max(w, 0), B) (NaN to 0), never refused.  The objective becomes
+        (1/n) Σ w_i ℓ_i + α/2·‖(w, b/s)‖² (normalised by n, which is
+        public, not by Σ w_i).  A record is the triple (x_i, y_i, w_i); its
+        clipped gradient times w_i has norm ≤ B·c, so the sensitivity — and
+        the noise — scale by B (:func:`fasterm.noisy_pgd`).  Unused without
+        weights; ``sample_weight=np.ones(n)`` with B = 1 gives the
+        unweighted fit bit for bit.  Only ``method="noisy_pgd"`` takes
+        weights (other methods raise ``ValueError`` naming sample_weight).
     classes : pair (negative, positive) or None, default=None
         The declared label set.  Given, labels equal to ``positive`` form the
         positive class and all others the negative one, and nothing about y
@@ -442,7 +467,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, solver=_D["solver"]) -> None:
+                 secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+        self.weight_bound = weight_bound
         self.solver = solver
         self.secure = secure
         self.epsilon = epsilon
@@ -461,11 +487,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
+            sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y); returns ``self``.
 
         Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
-        are clipped to the bounds.
+        are clipped to the bounds; ``sample_weight`` (None or one weight per
+        row) is mapped into [0, ``weight_bound``].
         """
         self._check_params()
         if _dask.is_dask_collection(X):
@@ -475,7 +503,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         else:
             X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
             y = labels_as(np.asarray(y), X.dtype)
-        coef, intercept = self._fit_linear(X, y)
+        coef, intercept = self._fit_linear(X, y, sample_weight)
         self.coef_ = coef
         self.intercept_ = intercept
         return self
@@ -487,7 +515,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         """``poor_score = True``: the default bounds clip the checks' data; :data:`TAG_REASONS`.
 
-        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty).
+        Only the sample-weight equivalence check is expected to fail
+        (:data:`EXPECTED_FAILED_CHECKS`, by design).
         """
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True

@@ -57,6 +57,7 @@ _rng = np.random.default_rng(0)
 X0 = _rng.uniform(-1, 1, (N, D)) / math.sqrt(D)
 Y0 = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
 YR = _rng.uniform(-1, 1, N)  # regression labels
+SW0 = np.array([0.5, 1.0, 2.0, 0.0, 1.5, 1.0])  # sample weights (bound 2)
 V0 = np.array([0.3, -0.2, 0.5])
 X1 = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
 SC0 = np.array([0.0, 1.0, 2.0, 0.5])
@@ -468,6 +469,19 @@ def _entries():
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
                    batch_size=2.0, epochs=2.0, data_norm=1.0, random_state=0),
               dict(batch_size=pos(), epochs=pos())),
+        # sample weights: hostile values are mapped into [0, weight_bound] (a finite fit), shapes named
+        Entry("noisy_pgd(sample_weight)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
+        Entry("noisy_gd(sample_weight)", fe.noisy_gd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
+        Entry("noisy_sgd(sample_weight)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   sample_rate=0.5, data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
         Entry("expmech_erm", fe.expmech_erm,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, data_norm=1.0, steps=3,
                    random_state=0),
@@ -768,6 +782,17 @@ def _entries():
                             random_state=rs(), method=_choice(["objpert"])),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
+    def _weighted_fit(cls):
+        def call(X, y, sample_weight, **params):
+            est = cls(**params).fit(X, y, sample_weight=sample_weight)
+            return est.coef_, est.intercept_
+        return call
+
+    for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
+        E.append(Entry(f"{cls.__name__}.fit(sample_weight)", _weighted_fit(cls),
+                       dict(X=X0, y=y, sample_weight=SW0, weight_bound=2.0, random_state=0, steps=5),
+                       dict(sample_weight=_arrays(SW0, ndim=1),
+                            weight_bound=_not_spellings(pos(), "0d", reason=_SKLEARN_0D))))
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
@@ -956,7 +981,9 @@ def test_catalogue_covers_every_public_function():
                "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
                "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
                "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
-               "DPLinearSVC.predict", "DPLinearRegression.fit"):
+               "DPLinearSVC.predict", "DPLinearRegression.fit", "noisy_pgd(sample_weight)",
+               "noisy_gd(sample_weight)", "noisy_sgd(sample_weight)", "DPLogisticRegression.fit(sample_weight)",
+               "DPLinearSVC.fit(sample_weight)", "DPLinearRegression.fit(sample_weight)"):
         assert fn in names
     for fn in fe.accounting.__all__:
         if fn not in ("BudgetExceededError", "BudgetAccountant"):

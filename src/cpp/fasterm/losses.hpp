@@ -69,10 +69,15 @@ constexpr index_t kPartialBudget = 1 << 22;    // doubles in all partial sums (3
 
 // Caller-declared bounds.  data_norm <= 0: rows are not rescaled; clip <= 0:
 // no per-example clipping; label_bound = inf: labels are not clipped.
+// weights: per-row multipliers of the (clipped) gradients (sample weights,
+// indexed like y and the norms), or null: unweighted.  Applied to each row's
+// coefficient after the clip (weigh() below), so weights of 1 give the
+// unweighted bits.
 struct Options {
     double data_norm;
     double clip;
     double label_bound;
+    const double* weights = nullptr;
 };
 
 // GCC/Clang vector extensions; -DFASTERM_NO_VECTOR_EXTENSIONS builds the
@@ -737,6 +742,14 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
 #endif
 }
 
+// coef[r] *= weight of row rows.at(i0 + r), for the m rows of a block.  The
+// coefficient is already rounded to T: for float data the weighted one is
+// T(double(T(a)) * w), a second rounding (none for w = 1 or double data).
+template <class R, class T>
+inline void weigh(const R& rows, index_t i0, index_t m, const double* weights, T* coef) {
+    for (index_t r = 0; r < m; ++r) coef[r] = T(double(coef[r]) * weights[rows.at(i0 + r)]);
+}
+
 // phi(z_i, y_i); margins that are not finite are counted in *nonfinite: a NaN
 // or an infinity in x_i always makes z_i non-finite, though phi may map an
 // infinite margin to a finite value (hinge, logistic at z y = +inf).
@@ -871,6 +884,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     for (index_t g = 0; g < m; g += 4) group(b, std::min<index_t>(4, m - g), k, g);
     while (m > 0) {
         coefficients<L>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
+        if (o.weights != nullptr) weigh(rows, b, m, o.weights, coef);
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
         const index_t nn = nb + mn;  // the block after next: prefetched (indexed rows)
@@ -942,6 +956,7 @@ inline void grad_rows(const T* X, const T* y, const T* w, const double* norms, i
             dots<false>(rows, b, m, w, d, z, nbuf);
         const double* nb = !need_norms ? nullptr : fused ? nbuf : norms + b;
         coefficients<L>(rows, b, z, y == nullptr ? nullptr : y + b, nb, w, m, d, o, coef);
+        if (o.weights != nullptr) weigh(rows, b, m, o.weights, coef);
         // The same products c * x_j (in T) that grad_sum accumulates.
         for (index_t r = 0; r < m; ++r) {
             const T* x = xb + r * d;
