@@ -100,7 +100,7 @@ from .optimize import noisy_pgd
 from . import solvers as _solvers
 from .solvers import _noisy_sgd, noisy_gd
 from .secure import resolve as resolve_secure
-from ._validation import check_positive
+from ._validation import check_csr, check_positive, is_sparse
 
 __all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
@@ -309,6 +309,11 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     the other methods refuse it.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    if is_sparse(X):
+        if method != "noisy_pgd":
+            raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by method='noisy_pgd' only, "
+                            f"not {method!r} (delta=0 with sparse X: method='noisy_pgd', noise='laplace')")
+        X = check_csr(X, "X")  # canonical once, for every pass of the fit
     if sample_weight is not None and method != "noisy_pgd":
         raise ValueError(f"sample_weight is supported by method='noisy_pgd' only, not {method!r}"
                          + (" (delta=0 under method='auto' is objective perturbation; for pure epsilon "

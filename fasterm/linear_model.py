@@ -39,6 +39,15 @@ hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
 ``ValueError`` if it is absent).
 
+Sparse input.  ``fit``, ``predict`` and ``decision_function`` take a
+scipy.sparse matrix (any format, converted to CSR by scikit-learn's
+``validate_data``); ``method="noisy_pgd"`` fits it with the compiled CSR
+kernel of :func:`fasterm.noisy_pgd` — the intercept column is stored as one
+more value per row, X is never densified — and gives the dense fit for the
+same seed up to rounding.  The other methods refuse sparse X (``TypeError``
+naming X).  Sample weights: ``fit(X, y, sample_weight)`` with the declared
+bound ``weight_bound`` (see :class:`DPLogisticRegression`).
+
 Classifiers are binary.  For K classes, fit one model per class on the same
 data with ε/K each (basic composition gives ε in total), each with fresh
 randomness — e.g. ``OneVsRestClassifier(DPLogisticRegression(epsilon=eps / K))``
@@ -65,8 +74,8 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTE
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
 #: reason, per estimator (passed as ``expected_failed_checks`` in the tests).
-#: Only the sample-weight equivalence check, by design (its reason); every
-#: other applicable check passes with ``random_state`` fixed.  The
+#: Only the sample-weight equivalence checks (dense and sparse X), by design
+#: (their reason); every other applicable check passes with ``random_state`` fixed.  The
 #: tags that make scikit-learn skip or relax checks are explained in
 #: :data:`TAG_REASONS`.  scikit-learn also skips, by itself, checks whose
 #: optional dependencies are absent: the ``*_data_not_an_array`` checks
@@ -79,7 +88,8 @@ _WEIGHTS_ARE_NOT_REPETITIONS = (
     "while k copies of a row are k records (a different n, hence a different noise and step); "
     "sample_weight=ones equals the unweighted fit bit for bit (tests/test_sample_weight.py)")
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    name: {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ARE_NOT_REPETITIONS}
+    name: {f"check_sample_weight_equivalence_on_{kind}_data": _WEIGHTS_ARE_NOT_REPETITIONS
+           for kind in ("dense", "sparse")}
     for name in ("DPLogisticRegression", "DPLinearSVC", "DPLinearRegression")
 }
 
@@ -125,6 +135,13 @@ class _DPLinearModel(BaseEstimator):
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
+
+    def __sklearn_tags__(self):
+        """``input_tags.sparse = True``: a scipy.sparse X is fitted by the CSR kernels
+        (other formats are converted to CSR by scikit-learn's ``validate_data``)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     @classmethod
     def _get_param_names(cls):
@@ -200,7 +217,7 @@ class _DPLinearModel(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=_FLOATS)
+        X = validate_data(self, X, reset=False, dtype=_FLOATS, accept_sparse="csr")
         return X @ self.coef_.T + self.intercept_
 
 
@@ -251,7 +268,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
-        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS)
+        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS,
+                                                                       accept_sparse="csr")
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
@@ -295,7 +313,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         """Binary only (``multi_class = False``); reason in :data:`TAG_REASONS`.
 
-        Only the sample-weight equivalence check is expected to fail
+        Only the sample-weight equivalence checks are expected to fail
         (:data:`EXPECTED_FAILED_CHECKS`, by design);
         the fits are deterministic for a fixed ``random_state``.
         """
@@ -501,7 +519,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             # clipped into X's dtype, not cast: a huge finite label must not become inf
             y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
         else:
-            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
+            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
         coef, intercept = self._fit_linear(X, y, sample_weight)
         self.coef_ = coef
@@ -515,7 +533,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         """``poor_score = True``: the default bounds clip the checks' data; :data:`TAG_REASONS`.
 
-        Only the sample-weight equivalence check is expected to fail
+        Only the sample-weight equivalence checks are expected to fail
         (:data:`EXPECTED_FAILED_CHECKS`, by design).
         """
         tags = super().__sklearn_tags__()

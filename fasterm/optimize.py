@@ -280,7 +280,13 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     X, y : data, (n, d) and (n,); float32 or float64 (X's dtype is kept).
         Rows with ‖x_i‖ > ``data_norm`` are scaled to norm ``data_norm`` and
         labels clipped to [−label_bound, label_bound] inside the kernels —
-        never rejected, never used to choose a bound.
+        never rejected, never used to choose a bound.  X may be a
+        ``scipy.sparse`` CSR matrix or array (int32/int64 indices; other
+        sparse formats raise ``TypeError``: pass ``X.tocsr()``): the
+        compiled CSR kernel (:mod:`fasterm._sparse`) reads its stored values
+        only, never a dense copy, with the dense kernel's per-row calculus;
+        the result equals the fit on ``X.toarray()`` for the same seed up to
+        the rounding of the sums over each row (the same noise, T and η).
     constraint : a feasible set (:mod:`fasterm.constraints`).
     epsilon, delta : the privacy budget; ``delta = 0`` needs
         ``noise="laplace", calibration="pure"`` or ``"l2"`` (which then is pure).
@@ -343,7 +349,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     client = _dask.check_client(client)
     # A dask X is checked from its metadata: check_X_y would pull it to the client.
     chunked = _dask.is_dask_collection(X)
-    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False)
+    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")

@@ -78,10 +78,11 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine, _losses, accounting
+from . import _backends, _engine, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._design import _design_block
+from .losses import _grad_sum_kernel, _row_norms_kernel
 from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz, _sample_weights
 from ._validation import (
     check_derived,
@@ -155,7 +156,7 @@ def _start_distance(constraint) -> float:
 def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
     """Validated arrays, the start point and the row norms (computed once per fit)."""
     return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-                         label_bound=label_bound)
+                         label_bound=label_bound, accept_sparse=True)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -167,8 +168,9 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
              sample_weight: np.typing.ArrayLike | None = None, weight_bound: float = 1.0) -> OptimizeResult:
     """Differentially private full-batch gradient descent for smooth losses.
 
-    Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y``, the
-    declared ``data_norm`` and ``label_bound``, per-example ``clip``), and:
+    Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y`` — X may
+    be a scipy.sparse CSR matrix —, the declared ``data_norm`` and
+    ``label_bound``, per-example ``clip``), and:
 
     steps : T; default min(T*, ``max_steps``) with T* the minimiser of
         Theorem A's bound (:func:`gd_default_steps`; Laplace noise uses the
@@ -217,7 +219,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -261,7 +263,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
             if calls[0]:
                 np.add(acc, point, out=acc)
             calls[0] += 1
-            _losses.grad_sum(kind, X, y, point, norms, dn, c_k, ybound, out, nt, weights)
+            _grad_sum_kernel(kind, X, y, point, norms, dn, c_k, ybound, out, nt, weights)
 
         last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
                                reg=float(loss.l2), average=False, momentum=momentum)
@@ -368,7 +370,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     if sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if intercept is not None:
         d += 1
@@ -414,7 +416,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         row_bound, s_col = intercept
         w = constraint.center.astype(X.dtype)
         _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:-1], X[:1], None if y is None else y[:1],
-                                                         clip=c_clip, data_norm=data_norm, label_bound=label_bound)
+                                                         clip=c_clip, data_norm=data_norm, label_bound=label_bound,
+                                                         accept_sparse=True)
         if y is not None:
             y = check_array(y, "y", ndim=1, dtype=X.dtype)
             if y.shape[0] != n:
@@ -424,7 +427,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
             A = _design_block(X[rows], row_bound, s_col)
             nb = np.empty(rows.shape[0], dtype=np.float64)
-            _losses.row_norms(A, nb, nt)
+            _row_norms_kernel(A, nb, nt)
             return A, None if y is None else y[rows], nb
 
     def batch(point, out):
@@ -436,7 +439,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             return
         rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
         Xb, yb, nb = gather(rows)
-        _losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,
+        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum

@@ -647,8 +647,9 @@ inline double row_scale(double norm, double data_norm) {
 // coefficient a with gradient a * x, where z = s <w, x> for the row scale s
 // that brings x to the data norm.  (The reference for coefficients() below,
 // and its version without vector extensions.)
-template <class L, class T>
-inline double coefficient(const T* x, double dot_xw, double y_raw, double norm, const T* w,
+// (Row: a dense row, const T*, or another row type with a dot_scaled overload: csr.hpp.)
+template <class L, class T, class Row>
+inline double coefficient(const Row& x, double dot_xw, double y_raw, double norm, const T* w,
                           index_t d, const Options& o) {
     const double s = o.data_norm > 0.0 ? row_scale(norm, o.data_norm) : 1.0;
     double z = s * dot_xw;
