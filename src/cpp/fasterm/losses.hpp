@@ -833,6 +833,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
                            double* acc, T* scratch) {
     const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
     const bool fused = need_norms && norms == nullptr;
+    const double* const weights = o.weights;  // sample weights, or null (loop-invariant)
     double zbuf[2][kMaxBlock], nbuf[2][kMaxBlock];
     // Labels of an indexed block, gathered when its dot products are taken.
     double ybuf[R::dense ? 1 : 2][R::dense ? 1 : kMaxBlock];
@@ -885,7 +886,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     for (index_t g = 0; g < m; g += 4) group(b, std::min<index_t>(4, m - g), k, g);
     while (m > 0) {
         coefficients<L>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
-        if (o.weights != nullptr) weigh(rows, b, m, o.weights, coef);
+        if (weights != nullptr) weigh(rows, b, m, weights, coef);
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
         const index_t nn = nb + mn;  // the block after next: prefetched (indexed rows)
@@ -957,7 +958,6 @@ inline void grad_rows(const T* X, const T* y, const T* w, const double* norms, i
             dots<false>(rows, b, m, w, d, z, nbuf);
         const double* nb = !need_norms ? nullptr : fused ? nbuf : norms + b;
         coefficients<L>(rows, b, z, y == nullptr ? nullptr : y + b, nb, w, m, d, o, coef);
-        if (o.weights != nullptr) weigh(rows, b, m, o.weights, coef);
         // The same products c * x_j (in T) that grad_sum accumulates.
         for (index_t r = 0; r < m; ++r) {
             const T* x = xb + r * d;
