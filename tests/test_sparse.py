@@ -274,3 +274,15 @@ def test_intercept_design_stays_sparse():
     assert sp.issparse(A) and A.shape == (X.shape[0], 8) and A.nnz == X.nnz + X.shape[0]
     ref = design(X.toarray(), 1.0, True, 0.25)
     np.testing.assert_allclose(A.toarray(), ref, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("est", [fe.DPLogisticRegression, fe.DPLinearSVC])
+def test_multiclass_csr_equal_dense(est):
+    X, _, _ = _csr(n=300, d=12, density=0.3)
+    yk = np.random.default_rng(8).integers(0, 3, X.shape[0])
+    a = est(random_state=2, steps=6).fit(X, yk)
+    b = est(random_state=2, steps=6).fit(X.toarray(), yk)
+    assert a.coef_.shape == (3, 12)
+    _close(a.coef_, b.coef_, np.float64)
+    _close(a.intercept_, b.intercept_, np.float64)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X.toarray()))
