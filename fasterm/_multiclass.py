@@ -70,10 +70,11 @@ from ._design import clip_rows, design
 from ._linear import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
                       resolve_intercept_scaling, resolve_method)
 from .constraints import L2Ball
-from .optimize import OptimizeResult, _bound_for, _default_steps
+from .losses import row_norms
+from .optimize import OptimizeResult, _bound_for, _default_steps, _sample_weights
 from .secure import resolve as resolve_secure
 from .solvers import ACCELERATE_BELOW, _fista, _laplace_steps
-from ._validation import check_array, check_derived, derived_from
+from ._validation import check_array, check_csr, check_derived, derived_from, is_sparse
 
 __all__ = ["fit_multiclass", "grad_sum", "lipschitz", "step_multiple"]
 
@@ -128,17 +129,22 @@ def _scores_gradient(kind, Z, y):
     return U
 
 
-def grad_sum(kind, A, y, W, norms, clip, out):
-    """out ← Σ_i clip_c(∇ℓ_i(W)) for the (p, K) matrix W (``out`` of the same shape).
+def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
+    """out ← Σ_i w_i·clip_c(∇ℓ_i(W)) for the (p, K) matrix W (``out`` of the same shape).
 
-    ``A``: the (n, p) design rows (already clipped to the row bound), ``y`` the
-    class indices, ``norms`` the row norms ‖a_i‖, ``clip`` c > 0: each
-    per-example gradient a_i u_iᵀ is scaled by min(1, c/(‖a_i‖·‖u_i‖)).
+    ``A``: the (n, p) design rows (already clipped to the row bound; a numpy
+    array or a scipy.sparse CSR matrix), ``y`` the class indices, ``norms``
+    the row norms ‖a_i‖, ``clip`` c > 0: each per-example gradient a_i u_iᵀ
+    is scaled by min(1, c/(‖a_i‖·‖u_i‖)), then by its sample weight w_i
+    (``weights``, checked and in [0, B]; None: 1).
     """
-    U = _scores_gradient(kind, A @ W, y)
+    U = _scores_gradient(kind, np.asarray(A @ W), y)
     g_norm = norms * np.sqrt(np.einsum("ij,ij->i", U, U, dtype=np.float64))
     # c / max(‖g‖, c) = min(1, c/‖g‖), and 1 for a zero gradient
-    U *= (clip / np.maximum(g_norm, clip)).astype(U.dtype)[:, None]
+    f = clip / np.maximum(g_norm, clip)
+    if weights is not None:
+        f = f * weights  # in float64: weights of 1 leave f's bits
+    U *= f.astype(U.dtype)[:, None]
     # Uᵀ·A in (K, p) runs as one row-major product over A (faster than Aᵀ·U here); out is (p, K)
     out[...] = (U.T @ A).T
     return out
@@ -158,7 +164,7 @@ def _check_supported(method, solver, noise, chunked):
 
 def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                    intercept_scaling, method, noise, calibration, clip, steps, max_steps, random_state,
-                   secure=None, solver="auto", chunked=False):
+                   secure=None, solver="auto", chunked=False, sample_weight=None, weight_bound=1.0):
     """Fit one private K-class linear model; returns ``(coef, intercept, result)``.
 
     ``y`` holds class indices in [0, K); ``coef`` has shape (K, d) and X's
@@ -166,6 +172,9 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     :class:`fasterm.OptimizeResult` with the (ε, δ) spent and ``w`` the
     flattened (d + 1) × K (or d × K) weight matrix.  Parameters are those of
     the estimators (validated there); module docstring for the rules.
+    A scipy.sparse X stays sparse (its CSR design, :func:`fasterm._design.design`);
+    ``sample_weight`` (mapped into [0, ``weight_bound``] B) multiplies each
+    clipped per-example gradient, so Δ₂ = 2B·c/n (as in :func:`fasterm.noisy_pgd`).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -179,18 +188,22 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
                          "(or 'auto')")
     s = resolve_intercept_scaling(kind, method, intercept_scaling)
     K = int(n_classes)
+    if is_sparse(X):
+        X = check_csr(X, "X")
     n, d = X.shape
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
     p = d + bool(fit_intercept)
     dim = p * K
     dn = augmented_norm(data_norm, fit_intercept, s)
     G = lipschitz(dn)
-    c = min(auto_clip(kind, dn) if clip == "auto" else (G if clip is None else clip), G)
+    c_clip = min(auto_clip(kind, dn) if clip == "auto" else (G if clip is None else clip), G)
+    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     ball = L2Ball(radius, dim)
     backend = _backends.for_fit(secure, noise, calibration, random_state)
     with derived_from(_SCALES):
         if solver == "gd":
-            beta0 = dn * dn / K + alpha
+            beta0 = wb * dn * dn / K + alpha
             lr = check_derived(LR_MULTIPLE / beta0, "the step size", "data_norm")
             budget = max_steps or GD_STEPS
             if steps is None:
@@ -216,23 +229,27 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
             lr = _bound_for(R, G_bound + cal.bias_norm(dim), cal.noise_sq(dim), steps)[1]
             momentum = None
             average = True
-        check_derived(1.0 + lr * (G + alpha * radius + 64.0 * cal.noise_scale * math.sqrt(dim)),
+        check_derived(1.0 + lr * (wb * G + alpha * radius + 64.0 * cal.noise_scale * math.sqrt(dim)),
                       "the largest step", "lr, " + _SCALES)
 
     work = np.dtype(backend.work_dtype(X.dtype))
     # design() leaves X unclipped without the column (the binary kernels clip on the fly)
     A = design(X, data_norm, True, s) if fit_intercept else clip_rows(X, data_norm)
-    A = np.asarray(A, dtype=work)
-    norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
+    if is_sparse(A):
+        A = A.astype(work) if A.dtype != work else A
+        norms = row_norms(A)
+    else:
+        A = np.asarray(A, dtype=work)
+        norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
     yi = np.asarray(y, dtype=np.intp)
 
     def step_grad(w, out):
-        grad_sum(kind, A, yi, w.reshape(p, K), norms, c, out.reshape(p, K))
+        grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)
 
     w0 = np.zeros(dim, dtype=work)
     w = _engine.descend(step_grad, w0, ball, steps, lr, scale=1.0 / n, noise=backend, reg=float(alpha),
                         average=average, momentum=momentum, out_dtype=X.dtype)
-    if not np.isfinite(w).all():  # a NaN or inf in X reaches every step's sum
+    if not np.isfinite(w).all() and not is_sparse(X):  # a NaN or inf in X reaches every step's sum
         check_array(X, "X", ndim=2)
     Wm = w.reshape(p, K)
     coef = Wm[:d].T.astype(X.dtype, copy=True)
@@ -242,5 +259,6 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         calibration=None if noise == "gaussian" else calibration, noise_scale=cal.noise_scale,
         lipschitz=c, sensitivity=sens, noise_norm_sq=cal.noise_sq(dim), utility_bound=None,
         info={"n": n, "d": d, "n_classes": K, "solver": solver, "accelerate": momentum is not None,
-              "lipschitz_loss": G, "secure": backend.secure_calibration})
+              "lipschitz_loss": G, "secure": backend.secure_calibration,
+              "weight_bound": None if weights is None else wb})
     return coef, intercept, result

@@ -39,6 +39,15 @@ hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
 ``ValueError`` if it is absent).
 
+Sparse input.  ``fit``, ``predict`` and ``decision_function`` take a
+scipy.sparse matrix (any format, converted to CSR by scikit-learn's
+``validate_data``); ``method="noisy_pgd"`` fits it with the compiled CSR
+kernel of :func:`fasterm.noisy_pgd` — the intercept column is stored as one
+more value per row, X is never densified — and gives the dense fit for the
+same seed up to rounding.  The other methods refuse sparse X (``TypeError``
+naming X).  Sample weights: ``fit(X, y, sample_weight)`` with the declared
+bound ``weight_bound`` (see :class:`DPLogisticRegression`).
+
 Multiclass.  With K > 2 classes the classifiers fit one K-class model on the
 whole budget (:mod:`fasterm._multiclass`): the multinomial logistic loss for
 ``DPLogisticRegression``, the Crammer–Singer multiclass hinge for
@@ -71,16 +80,23 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTE
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
 #: reason, per estimator (passed as ``expected_failed_checks`` in the tests).
-#: Empty: every applicable check passes with ``random_state`` fixed.  The
+#: Only the sample-weight equivalence checks (dense and sparse X), by design
+#: (their reason); every other applicable check passes with ``random_state`` fixed.  The
 #: tags that make scikit-learn skip or relax checks are explained in
 #: :data:`TAG_REASONS`.  scikit-learn also skips, by itself, checks whose
 #: optional dependencies are absent: the ``*_data_not_an_array`` checks
 #: without pandas (the ``test`` extra installs it) and, from scikit-learn 1.9,
 #: ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` (it passes when set).
+_WEIGHTS_ARE_NOT_REPETITIONS = (
+    "a weight is not a repetition under differential privacy: the weighted objective is normalised "
+    "by the public n (not by the data-dependent sum of the weights), weights are clipped to the "
+    "declared weight_bound, and the noise is calibrated to one record of weight at most weight_bound, "
+    "while k copies of a row are k records (a different n, hence a different noise and step); "
+    "sample_weight=ones equals the unweighted fit bit for bit (tests/test_sample_weight.py)")
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "DPLogisticRegression": {},
-    "DPLinearSVC": {},
-    "DPLinearRegression": {},
+    name: {f"check_sample_weight_equivalence_on_{kind}_data": _WEIGHTS_ARE_NOT_REPETITIONS
+           for kind in ("dense", "sparse")}
+    for name in ("DPLogisticRegression", "DPLinearSVC", "DPLinearRegression")
 }
 
 #: Why each estimator sets the tags that make scikit-learn skip or relax checks.
@@ -110,6 +126,7 @@ _PRIVATE_PARAMS = {
     "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
                      StrOptions({"os"})],
     "secure": ["boolean", None],
+    "weight_bound": [Interval(Real, 0, None, closed="neither")],
 }
 
 _FLOATS = [np.float64, np.float32]
@@ -134,6 +151,13 @@ class _DPLinearModel(BaseEstimator):
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
+
+    def __sklearn_tags__(self):
+        """``input_tags.sparse = True``: a scipy.sparse X is fitted by the CSR kernels
+        (other formats are converted to CSR by scikit-learn's ``validate_data``)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     @classmethod
     def _get_param_names(cls):
@@ -191,14 +215,15 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _fit_linear(self, X, y):
+    def _fit_linear(self, X, y, sample_weight=None):
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver)
+            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
+            sample_weight=sample_weight, weight_bound=self.weight_bound)
         self._record(result)
         return coef, intercept
 
@@ -211,7 +236,7 @@ class _DPLinearModel(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=_FLOATS)
+        X = validate_data(self, X, reset=False, dtype=_FLOATS, accept_sparse="csr")
         return X @ self.coef_.T + self.intercept_
 
 
@@ -223,7 +248,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None, solver=_D["solver"]) -> None:
+                 classes=None, secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+        self.weight_bound = weight_bound
         self.solver = solver
         self.classes = classes
         self.secure = secure
@@ -242,8 +268,12 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
+            sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y).  Returns ``self``.
+
+        ``sample_weight``: None or one weight per row, mapped into the
+        declared range [0, ``weight_bound``] (see ``weight_bound``).
 
         Labels.  With ``classes`` given (the private way), the label set is
         public: a label equal to ``classes[k]`` for k ≥ 1 is class k and every
@@ -261,7 +291,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
-        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS)
+        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS,
+                                                                       accept_sparse="csr")
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
@@ -269,9 +300,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                                  "(for two: negative, positive)")
             if classes.shape[0] > 2:
                 return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
-                                            chunked)
+                                            chunked, sample_weight)
             y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-            coef, intercept = self._fit_linear(X, y_pm)
+            coef, intercept = self._fit_linear(X, y_pm, sample_weight)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -287,15 +318,15 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                              "class (pass classes=(negative, positive) to declare them)")
         if classes.shape[0] > 2:
             index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
-            return self._fit_multiclass(X, index, classes, chunked)
+            return self._fit_multiclass(X, index, classes, chunked, sample_weight)
         y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-        coef, intercept = self._fit_linear(X, y_pm)
+        coef, intercept = self._fit_linear(X, y_pm, sample_weight)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
         return self
 
-    def _fit_multiclass(self, X, index, classes, chunked):
+    def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
         """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm._multiclass`)."""
         coef, intercept, result = _multiclass.fit_multiclass(
             self._kind, X, index, classes.shape[0], epsilon=self.epsilon, delta=self.delta,
@@ -303,7 +334,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
             method=self.method, noise=self.noise, calibration=self.calibration, clip=self.clip,
             steps=self.steps, max_steps=self.max_steps, random_state=self.random_state,
-            secure=self.secure, solver=self.solver, chunked=chunked)
+            secure=self.secure, solver=self.solver, chunked=chunked, sample_weight=sample_weight,
+            weight_bound=self.weight_bound)
         self._record(result)
         self.classes_ = classes
         self.coef_ = coef
@@ -404,6 +436,17 @@ class DPLogisticRegression(_DPLinearClassifier):
         noisy SGD (:func:`fasterm.noisy_sgd`).  "auto" picks one from n, the
         loss, the noise and the mode only (docs/solvers.rst; hinge loss,
         secure mode and dask arrays use "pgd").
+    weight_bound : float > 0, default=1.0
+        Public bound B on the sample weights of ``fit(X, y, sample_weight)``
+        (declared like ``data_norm``): each weight is mapped to
+        min(max(w, 0), B) (NaN to 0), never refused.  The objective becomes
+        (1/n) Σ w_i ℓ_i + α/2·‖(w, b/s)‖² (normalised by n, which is
+        public, not by Σ w_i).  A record is the triple (x_i, y_i, w_i); its
+        clipped gradient times w_i has norm ≤ B·c, so the sensitivity — and
+        the noise — scale by B (:func:`fasterm.noisy_pgd`).  Unused without
+        weights; ``sample_weight=np.ones(n)`` with B = 1 gives the
+        unweighted fit bit for bit.  Only ``method="noisy_pgd"`` takes
+        weights (other methods raise ``ValueError`` naming sample_weight).
     classes : sequence of K ≥ 2 distinct labels or None, default=None
         The declared label set (for two: (negative, positive)).  Given, a
         label equal to ``classes[k]`` (k ≥ 1) is class k and every other
@@ -486,7 +529,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, solver=_D["solver"]) -> None:
+                 secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+        self.weight_bound = weight_bound
         self.solver = solver
         self.secure = secure
         self.epsilon = epsilon
@@ -505,11 +549,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
+            sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y); returns ``self``.
 
         Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
-        are clipped to the bounds.
+        are clipped to the bounds; ``sample_weight`` (None or one weight per
+        row) is mapped into [0, ``weight_bound``].
         """
         self._check_params()
         if _dask.is_dask_collection(X):
@@ -517,9 +563,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             # clipped into X's dtype, not cast: a huge finite label must not become inf
             y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
         else:
-            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
+            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
-        coef, intercept = self._fit_linear(X, y)
+        coef, intercept = self._fit_linear(X, y, sample_weight)
         self.coef_ = coef
         self.intercept_ = intercept
         return self
@@ -531,7 +577,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         """``poor_score = True``: the default bounds clip the checks' data; :data:`TAG_REASONS`.
 
-        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty).
+        Only the sample-weight equivalence checks are expected to fail
+        (:data:`EXPECTED_FAILED_CHECKS`, by design).
         """
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True

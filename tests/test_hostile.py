@@ -58,6 +58,7 @@ X0 = _rng.uniform(-1, 1, (N, D)) / math.sqrt(D)
 Y0 = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
 Y3 = np.array([0.0, 1.0, 2.0, 2.0, 1.0, 0.0])  # three classes: the multiclass estimators
 YR = _rng.uniform(-1, 1, N)  # regression labels
+SW0 = np.array([0.5, 1.0, 2.0, 0.0, 1.5, 1.0])  # sample weights (bound 2)
 V0 = np.array([0.3, -0.2, 0.5])
 X1 = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
 SC0 = np.array([0.0, 1.0, 2.0, 0.5])
@@ -149,6 +150,45 @@ def _arrays(base, *, ndim):
                 ("one-row", b[:1].copy(), None), ("1d", b[0].copy(), None),
                 ("fewer-rows", b[:-1].copy(), None), ("more-cols", np.hstack([b, b[:, :1]]), None),
                 ("fewer-cols", b[:, :-1].copy(), None)]
+    return out
+
+
+def _sparse_X(base, *, converted=False):
+    """scipy.sparse spellings of the (n, d) float64 array ``base`` (empty without scipy).
+
+    A CSR X (matrix or array, int32 or int64 indices, duplicate entries) is a
+    valid spelling of ``base``: the fit must equal the dense one (the entry's
+    ``rtol``: the CSR kernel sums rows in another order).  Other formats are
+    refused naming X, unless ``converted`` (the estimators convert them).
+    """
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover - scipy is in the test extra
+        return []
+    b = np.asarray(base, dtype=np.float64)
+    csr = sp.csr_matrix(b)
+    i64 = csr.copy()
+    i64.indices, i64.indptr = i64.indices.astype(np.int64), i64.indptr.astype(np.int64)
+    half = csr.copy()
+    half.data = half.data / 2
+    segs = [slice(half.indptr[i], half.indptr[i + 1]) for i in range(b.shape[0])]
+    dup = sp.csr_matrix((np.concatenate([half.data[g] for g in segs for _ in (0, 1)]),
+                         np.concatenate([half.indices[g] for g in segs for _ in (0, 1)]), 2 * half.indptr),
+                        shape=b.shape)  # every stored value twice, halved: non-canonical, summing to b
+    nan, huge = csr.copy(), csr.copy()
+    nan.data[0] = np.nan
+    huge.data[0] = 1e308
+    badcol = sp.csr_matrix((csr.data.copy(), csr.indices.copy(), csr.indptr.copy()), shape=b.shape)
+    badcol.indices[0] = b.shape[1] + 5
+    out = [("csr", csr, b), ("csr-array", sp.csr_array(b), b), ("csr-int64", i64, b),
+           ("csr-nan", nan, None), ("csr-huge", huge, None), ("csr-f32", sp.csr_matrix(b.astype(np.float32)), None),
+           ("csr-int", sp.csr_matrix(np.round(b * 3).astype(np.int64)), None),
+           ("csr-empty", sp.csr_matrix((0, b.shape[1])), None), ("csr-fewer-rows", csr[:-1], None),
+           ("csr-more-cols", sp.hstack([csr, csr[:, :1]], format="csr"), None),
+           ("csr-complex", sp.csr_matrix(b.astype(complex)), None), ("csr-duplicates", dup, b)]
+    if not converted:  # scikit-learn's own format check words its error its way
+        out.append(("csr-bad-column", badcol, None))
+    out += [("csc", sp.csc_matrix(b), b if converted else None), ("coo", sp.coo_matrix(b), b if converted else None)]
     return out
 
 
@@ -438,7 +478,8 @@ def _entries():
             E.append(Entry(f"losses.{lname}.smoothness", _loss_call(lcls, "smoothness"),
                            dict(data_norm=1.0, label_bound=1.0, radius=1.0),
                            dict(data_norm=pos(), label_bound=pos(), radius=pos())))
-    E.append(Entry("losses.row_norms", L.row_norms, dict(X=X0), dict(X=_arrays(X0, ndim=2))))
+    E.append(Entry("losses.row_norms", L.row_norms, dict(X=X0), dict(X=_arrays(X0, ndim=2) + _sparse_X(X0)),
+                   rtol=1e-15))
     E.append(Entry("losses.Logistic(l2)", lambda l2, **k: L.Logistic(l2=l2).value(**k), dict(l2=0.1, w=V0, X=X0, y=Y0),
                    dict(l2=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)])))
     # optimisation
@@ -483,6 +524,32 @@ def _entries():
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
                    batch_size=2.0, epochs=2.0, data_norm=1.0, random_state=0),
               dict(batch_size=pos(), epochs=pos())),
+        # scipy.sparse X: CSR is a spelling of the dense X (equal fits to rounding), other formats named
+        Entry("noisy_pgd(csr)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0),
+              dict(X=_sparse_X(X0)), rtol=1e-12),
+        Entry("noisy_gd(csr)", fe.noisy_gd,
+              dict(loss=L.Squared(), X=X0, y=YR, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, label_bound=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(X=_sparse_X(X0)), rtol=1e-12),
+        Entry("noisy_sgd(csr)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   sample_rate=0.5, data_norm=1.0, random_state=0),
+              dict(X=_sparse_X(X0)), rtol=1e-12),
+        # sample weights: hostile values are mapped into [0, weight_bound] (a finite fit), shapes named
+        Entry("noisy_pgd(sample_weight)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
+        Entry("noisy_gd(sample_weight)", fe.noisy_gd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
+        Entry("noisy_sgd(sample_weight)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   sample_rate=0.5, data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
         Entry("expmech_erm", fe.expmech_erm,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, data_norm=1.0, steps=3,
                    random_state=0),
@@ -783,6 +850,20 @@ def _entries():
                             random_state=rs(), method=_choice(["objpert"])),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
+    def _weighted_fit(cls):
+        def call(X, y, sample_weight, **params):
+            est = cls(**params).fit(X, y, sample_weight=sample_weight)
+            return est.coef_, est.intercept_
+        return call
+
+    for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
+        E.append(Entry(f"{cls.__name__}.fit(csr)", _estimator(cls, "fit"), dict(X=X0, y=y, random_state=0, steps=5),
+                       dict(X=_sparse_X(X0, converted=True)), rtol=1e-12,
+                       aliases={"X": ["array", "data", "dim", "samples", "features", "sparse"]}))
+        E.append(Entry(f"{cls.__name__}.fit(sample_weight)", _weighted_fit(cls),
+                       dict(X=X0, y=y, sample_weight=SW0, weight_bound=2.0, random_state=0, steps=5),
+                       dict(sample_weight=_arrays(SW0, ndim=1),
+                            weight_bound=_not_spellings(pos(), "0d", reason=_SKLEARN_0D))))
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
@@ -1008,7 +1089,11 @@ def test_catalogue_covers_every_public_function():
                "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
                "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
                "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
-               "DPLinearSVC.predict", "DPLinearRegression.fit", "DPLogisticRegression.fit(multiclass)",
+               "DPLinearSVC.predict", "DPLinearRegression.fit", "noisy_pgd(sample_weight)",
+               "noisy_gd(sample_weight)", "noisy_sgd(sample_weight)", "DPLogisticRegression.fit(sample_weight)",
+               "DPLinearSVC.fit(sample_weight)", "DPLinearRegression.fit(sample_weight)", "noisy_pgd(csr)",
+               "noisy_gd(csr)", "noisy_sgd(csr)", "DPLogisticRegression.fit(csr)", "DPLinearSVC.fit(csr)",
+               "DPLinearRegression.fit(csr)", "DPLogisticRegression.fit(multiclass)",
                "DPLinearSVC.predict(multiclass)", "PrivateSearch.fit",
                "accounting.private_search_epsilon", "accounting.calibrate_private_search"):
         assert fn in names
