@@ -23,6 +23,7 @@ S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
 M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
+W = "tests/test_sample_weight.py"
 
 
 @dataclass(frozen=True)
@@ -344,4 +345,24 @@ MUTANTS = [
         (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
         "K drawn with more runs than the accounting's distribution",
         (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
+    # --- sample weights: the declared bound B ----------------------------------
+    Mutant(
+        "weights-not-clipped-to-bound", "_validation.py",
+        (("    out = np.clip(w, 0.0, bound)  # a new array: NaN stays NaN here\n",
+          "    out = np.clip(w, 0.0, None)  # a new array: NaN stays NaN here\n"),),
+        "weights above the declared weight_bound are used as given (Δ₂ no longer covers a record)",
+        (f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity",
+         f"{W}::test_weights_are_mapped_into_the_bound_never_refused")),
+    Mutant(
+        "pgd-sensitivity-ignores-weight-bound", "optimize.py",
+        (("    G_priv = wb * G_clip\n", "    G_priv = G_clip\n"),),
+        "noisy_pgd calibrates its noise to weight 1 whatever weight_bound declares",
+        (f"{W}::test_gaussian_calibration_scales_with_weight_bound",
+         f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity")),
+    Mutant(
+        "gd-sensitivity-ignores-weight-bound", "solvers.py",
+        (("    weights, wb = _sample_weights(sample_weight, weight_bound, n)\n    beta = _smoothness(loss, data_norm, label_bound, wb)\n    if beta == 0.0",
+          "    weights, wb = _sample_weights(sample_weight, weight_bound, n)\n    wb = 1.0\n    beta = _smoothness(loss, data_norm, label_bound, wb)\n    if beta == 0.0"),),
+        "noisy_gd takes B = 1 for its sensitivity while the weights go up to weight_bound",
+        (f"{W}::test_gd_and_sgd_calibration_scale_with_weight_bound",)),
 ]
