@@ -66,6 +66,11 @@ constexpr index_t kMaxBlock = 64;
 constexpr index_t kChunkBytes = 1024 * 1024;   // less work than this does not pay a thread
 constexpr index_t kMaxChunks = 64;
 constexpr index_t kPartialBudget = 1 << 22;    // doubles in all partial sums (32 MiB)
+// Up to this size X counts as cache resident (Options::hot).  Measured (one
+// thread, d = 100, AMD Zen 4 with 1 MiB L2 and a 32 MiB L3): reading cached
+// norms instead of recomputing them took 0.65-0.7 of the time up to 8 MB
+// (float64) and 16 MB (float32), and ~1.05-1.4 of it at 32 MB and beyond.
+constexpr index_t kHotBytes = index_t(16) << 20;
 
 // Caller-declared bounds.  data_norm <= 0: rows are not rescaled; clip <= 0:
 // no per-example clipping; label_bound = inf: labels are not clipped.
@@ -73,6 +78,11 @@ struct Options {
     double data_norm;
     double clip;
     double label_bound;
+    // Set by the entry points (callers leave it): X is small enough to stay
+    // in cache from one call to the next (kHotBytes), so that cached row
+    // norms are read instead of being recomputed in the pass (see
+    // grad_sum_range).
+    bool hot = false;
 };
 
 // GCC/Clang vector extensions; -DFASTERM_NO_VECTOR_EXTENSIONS builds the
@@ -243,6 +253,14 @@ struct Simd {
     static V load(const T* p) { V v; std::memcpy(&v, p, sizeof v); return v; }
     static void store(T* p, const V& v) { std::memcpy(p, &v, sizeof v); }
     static V splat(T a) {
+#ifdef FASTERM_VECTOR_EXTENSIONS
+        // A broadcast in registers.  (Filling an array and loading it as a
+        // vector cost a failed store forward per splat: at d = 31 the four
+        // splats of each group of rows took a third of the gradient sum.)
+        if constexpr (N == 2) return V{a, a};
+        else if constexpr (N == 4) return V{a, a, a, a};
+        else if constexpr (N == 8) return V{a, a, a, a, a, a, a, a};
+#endif
         T t[N];
         for (int k = 0; k < N; ++k) t[k] = a;
         return load(t);
@@ -698,11 +716,17 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
             yv = vload(yt);
             nv = vload(nt);
         }
+        // The row scales, only when a row of the four exceeds the data norm
+        // (a scale of 1 changes no bit, and rows usually come clipped:
+        // the division was a tenth of a small problem's gradient sum).
         vd s = one;
-        if (o.data_norm > 0.0) s = nv > o.data_norm ? o.data_norm / nv : one;
-        z = s * z;
-        // Rare: a dot product that overflowed, on a row the data norm scales down.
-        if (o.data_norm > 0.0) {
+        vi over = vi{0, 0, 0, 0};
+        if (o.data_norm > 0.0) over = (vi)(nv > o.data_norm);
+        const bool scaled = (over[0] | over[1] | over[2] | over[3]) != 0;
+        if (scaled) {
+            s = over ? o.data_norm / nv : one;
+            z = s * z;
+            // Rare: a dot product that overflowed, on a row the data norm scales down.
             const vi bad = (!(vabs(z) <= std::numeric_limits<double>::max())) & (s < 1.0);
             if (bad[0] | bad[1] | bad[2] | bad[3]) {
                 alignas(32) double zt[4];
@@ -713,7 +737,8 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
             }
         }
         const vd yl = L::vlabel(yv, o.label_bound);
-        vd a = L::vderiv(z, yl) * s;
+        vd a = L::vderiv(z, yl);
+        if (scaled) a = a * s;
         if (o.clip > 0.0) {
             const vd c = o.clip / nv;  // inf on zero rows, never selected there
             a = vabs(a) * nv > o.clip ? (a < 0.0 ? -c : c) : a;
@@ -828,6 +853,12 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     index_t pending = 0;  // rows in the float scratch row
     if (!direct) std::fill(bacc, bacc + d, T(0));
     const index_t row_bytes = d * index_t(sizeof(T));
+    // Norms in the pass even when they are cached or unused, unless X stays
+    // in cache: streaming from memory, the same loop without them ran ~20%
+    // slower on float data (AMD Zen 4; the loads then run ahead of the
+    // accumulation) and the extra arithmetic hides under the loads; from
+    // cache, it is a third of the time (kHotBytes).
+    const bool norms_in_pass = fused || !o.hot;
 
     // Labels and cached norms of the m rows from b into slot k's buffers
     // (IndexedRows only; dense blocks read them in place).
@@ -842,12 +873,11 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
             (void)b, (void)m, (void)k;
         }
     };
-    // The norms are computed even when they are not used (cached, or no
-    // clip and no data norm): the same loop without them ran ~20% slower on
-    // float data in this pipeline (AMD Zen 4; the loads then run ahead of
-    // the accumulation), and the extra arithmetic is hidden under the loads.
     auto group = [&](index_t i, index_t m, int k, index_t g) {
-        dot_group<true>(rows, i + g, m, w, d, zbuf[k] + g, nbuf[k] + g, true);
+        if (norms_in_pass)
+            dot_group<true>(rows, i + g, m, w, d, zbuf[k] + g, nbuf[k] + g, true);
+        else
+            dot_group<false>(rows, i + g, m, w, d, zbuf[k] + g, nbuf[k] + g, true);
     };
     auto labels = [&](index_t b, int k) {
         if constexpr (R::dense) {
@@ -1038,11 +1068,14 @@ void grad_sum(int kind, const T* X, const T* y, const T* w, const double* norms,
               int n_threads) {
     const Plan p = make_plan(n, d, sizeof(T));
     const int workers = worker_count(p.nchunks, n_threads);
+    Options oh = o;
+    // (A subsample's rows are scattered over a larger X: not counted as hot.)
+    oh.hot = idx == nullptr && n * d * index_t(sizeof(T)) <= kHotBytes;
     std::vector<double> partial(std::size_t(p.nchunks * d), 0.0);
     std::vector<T> scratch(std::is_same<T, double>::value ? 0 : std::size_t(workers * d));
     for_each_chunk(p.nchunks, workers, [&](index_t k, int t) {
         const index_t r0 = k * p.chunk, r1 = std::min(n, r0 + p.chunk);
-        Chunks<T>::grad_sum(kind, X, y, w, norms, idx, r0, r1, d, p.block, o, &partial[k * d],
+        Chunks<T>::grad_sum(kind, X, y, w, norms, idx, r0, r1, d, p.block, oh, &partial[k * d],
                             scratch.empty() ? nullptr : &scratch[t * d]);
     });
     for (index_t j = 0; j < d; ++j) {
