@@ -56,6 +56,7 @@ N, D = 6, 3
 _rng = np.random.default_rng(0)
 X0 = _rng.uniform(-1, 1, (N, D)) / math.sqrt(D)
 Y0 = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+Y3 = np.array([0.0, 1.0, 2.0, 2.0, 1.0, 0.0])  # three classes: the multiclass estimators
 YR = _rng.uniform(-1, 1, N)  # regression labels
 V0 = np.array([0.3, -0.2, 0.5])
 X1 = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
@@ -252,6 +253,12 @@ def _estimator(cls, method):
     return call
 
 
+def _search_fit(X, y, param_grid, **kw):
+    from fasterm.model_selection import PrivateSearch
+    s = PrivateSearch(fe.DPLogisticRegression(), param_grid, **kw).fit(X, y)
+    return s.best_estimator_.coef_, s.best_score_, s.epsilon_, s.delta_
+
+
 def _rwm_update(losses=None, **kw):
     r = fe.online.RWM(**kw)  # default losses: one per expert, whatever n_experts is
     return r.update(np.linspace(0.0, 1.0, r.n_experts) if losses is None else losses)
@@ -360,6 +367,14 @@ def _entries():
               dict(sample_rate=0.1, steps=10, epsilon=1.0, delta=1e-5),
               dict(sample_rate=_delta(), steps=it(5), epsilon=eps(), delta=dl(),
                    neighbors=_choice(["add_remove"]))),
+        Entry("accounting.private_search_epsilon", R.private_search_epsilon,
+              dict(mu=0.5, delta=1e-5, eta=0.0, gamma=0.1),
+              dict(mu=pos(), delta=dl(), eta=_positive() + [("-1", -1.0, None), ("-2", -2.0, None)],
+                   gamma=_delta())),
+        Entry("accounting.calibrate_private_search", R.calibrate_private_search,
+              dict(epsilon=1.0, delta=1e-5, eta=0.0, expected_runs=8.0),
+              dict(epsilon=eps(), delta=dl(), eta=_positive() + [("-1", -1.0, None)],
+                   expected_runs=pos() + [("one", 1.0, None), ("1e30", 1e30, None)])),
         Entry("accounting.calibrate_steps", R.calibrate_steps,
               dict(noise="laplace", calibration="l2", l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0,
                    delta=1e-5),
@@ -786,6 +801,43 @@ def _entries():
                            # predictions at 1e308 features overflow to inf (IEEE); BLAS may sum a
                            # non-contiguous X in another order (last-bit differences)
                            inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
+    E.append(Entry("PrivateSearch.fit", _search_fit,
+                   dict(X=X0, y=Y0, param_grid={"max_steps": [2, 3]}, epsilon=1.0, delta=1e-5, random_state=0),
+                   dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1),
+                        epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                        delta=_not_spellings(dl(), "0d", "zero", "int0", reason=_SKLEARN_0D + "; delta=0 "
+                                             "is refused (the search's accounting is Rényi DP)"),
+                        random_state=[(lab, v, eq) for lab, v, eq in rs() if lab not in ("os", "OSRandom")]
+                        + [("os", "os", None)],
+                        param_grid=[("empty-list", [], None), ("scalar", {"alpha": 1.0}, None),
+                                    ("str", "alpha", None), ("none", None, None), ("unknown", {"C": [1.0]}, None),
+                                    ("reserved", {"epsilon": [1.0]}, None), ("laplace", {"noise": ["laplace"]}, None),
+                                    ("nan", {"alpha": [NAN]}, None), ("object", object(), None)],
+                        expected_runs=[("one", 1.0, None), ("nan", NAN, None), ("inf", INF, None),
+                                       ("neg", -3.0, None), ("str", "3", None), ("huge", 1e30, None)],
+                        eta=[("neg", -0.5, None), ("nan", NAN, None), ("inf", INF, None), ("str", "0", None)],
+                        score_fraction=[("zero", 0.0, None), ("one", 1.0, None), ("nan", NAN, None)]),
+                   aliases={"X": ["array", "data", "dim", "samples", "features"],
+                            "y": ["array", "samples", "classes", "labels", "data"],
+                            "param_grid": ["parameter", "C", "epsilon", "noise", "alpha", "Gaussian"],
+                            "expected_runs": ["calibration", "gamma"]}))
+    for cls in (fe.DPLogisticRegression, fe.DPLinearSVC):  # K > 2 classes: fasterm._multiclass
+        for method in ("fit", "predict"):
+            E.append(Entry(f"{cls.__name__}.{method}(multiclass)", _estimator(cls, method),
+                           dict(X=X0, y=Y3, random_state=0, steps=5),
+                           dict(X=_arrays(X0, ndim=2), y=_arrays(Y3, ndim=1),
+                                epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                                delta=_not_spellings(dl(), "0d", reason=_SKLEARN_0D),
+                                random_state=rs(), solver=_choice(["auto", "pgd"]),
+                                classes=[("pair", [0.0, 1.0], None), ("one", [0.0], None),
+                                         ("repeated", [0.0, 1.0, 0.0], None), ("2d", [[0.0, 1.0, 2.0]], None),
+                                         ("empty", [], None), ("strings", ["a", "b", "c"], None),
+                                         ("declared", [2.0, 0.0, 1.0], None)],
+                                **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
+                           aliases={"X_pred": ["X", "array", "data", "dim", "features"],
+                                    "X": ["array", "data", "dim", "samples", "features"],
+                                    "y": ["array", "samples", "classes", "labels", "data"]},
+                           inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
     return E
 
 
@@ -956,7 +1008,9 @@ def test_catalogue_covers_every_public_function():
                "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
                "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
                "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
-               "DPLinearSVC.predict", "DPLinearRegression.fit"):
+               "DPLinearSVC.predict", "DPLinearRegression.fit", "DPLogisticRegression.fit(multiclass)",
+               "DPLinearSVC.predict(multiclass)", "PrivateSearch.fit",
+               "accounting.private_search_epsilon", "accounting.calibrate_private_search"):
         assert fn in names
     for fn in fe.accounting.__all__:
         if fn not in ("BudgetExceededError", "BudgetAccountant"):
