@@ -50,7 +50,14 @@ def _design_block(X, data_norm, intercept_scaling):
         return _design_block_csr(X, data_norm, intercept_scaling)
     n, d = X.shape
     A = np.empty((n, d + 1), dtype=X.dtype)
-    A[:, :d] = clip_rows(X, data_norm)
+    # clip_rows(X, data_norm), written into A: rows within the bound are copied
+    # (their scale is 1, which changes no bit), the others scaled in place.
+    norms = row_norms(X)
+    A[:, :d] = X
+    over = norms > data_norm
+    if over.any():
+        scale = data_norm / np.maximum(norms[over], np.finfo(np.float64).tiny)
+        A[over, :d] *= scale.astype(X.dtype)[:, None]
     A[:, d] = intercept_scaling
     return A
 

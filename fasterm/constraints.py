@@ -226,7 +226,7 @@ class L2Ball(Constraint):
                 center, "center", ndim=1, dtype=np.float64, shape=(self._dim,)
             ).copy()
         self._kernel_center = {}  # the centre in each input dtype, made on first use
-        self._scale = self._R + _norm2(self._center)
+        self._scale = self._R + (_norm2(self._center) if self._has_center else 0.0)
 
     @property
     def radius(self) -> float:
@@ -240,6 +240,8 @@ class L2Ball(Constraint):
     @property
     def norm_bound(self) -> float:
         """max_{w ∈ C} ‖w‖₂ = ‖center‖₂ + R (attained at c + R·c/‖c‖)."""
+        if not self._has_center:
+            return self._R  # 0 + R, without a pass over the zero centre
         return _norm2(self._center) + self._R
 
     def _project(self, v, out):

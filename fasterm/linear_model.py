@@ -62,19 +62,20 @@ scikit-learn.  K > 2 needs ``method="noisy_pgd"`` (or "auto" with δ > 0),
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask, _linear, _multiclass
 from .secure import resolve as resolve_secure
-from ._validation import labels_as
+from ._validation import labels_as, plain_X_y
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
 
@@ -133,6 +134,65 @@ _FLOATS = [np.float64, np.float32]
 _D = _linear.DEFAULTS  # one source for the defaults shared with `python -m fasterm`
 
 
+@functools.lru_cache(maxsize=None)
+def _accepts(kind, t) -> bool:
+    return issubclass(t, kind)
+
+
+def _within(value, interval) -> bool:
+    """``value in interval`` (scikit-learn's ``Interval.__contains__``) for a plain int or float."""
+    if value != value:  # NaN
+        return False
+    left = -math.inf if interval.left is None else interval.left
+    right = math.inf if interval.right is None else interval.right
+    if (value < left) if interval.closed in ("left", "both") else (value <= left):
+        return False
+    if (value > right) if interval.closed in ("right", "both") else (value >= right):
+        return False
+    return True
+
+
+def _plainly_satisfied(value, constraints) -> bool:
+    """Whether ``value`` meets one of scikit-learn's ``constraints`` as a plain value.
+
+    A cheap subset of scikit-learn's own check (``validate_parameter_constraints``):
+    None, a Python bool, int, float or str, or an instance of a listed class,
+    tested against the same Interval and StrOptions objects.  False means
+    "ask scikit-learn", which accepts or raises with its own message.
+    """
+    t = type(value)
+    for c in constraints:
+        if c is None:
+            if value is None:
+                return True
+        elif isinstance(c, Interval):
+            if (t is int or t is float) and _accepts(c.type, t) and _within(value, c):
+                return True
+        elif isinstance(c, Options):
+            if t is c.type and value in c.options and value not in c.deprecated:
+                return True
+        elif c == "boolean":
+            if t is bool:
+                return True
+        elif isinstance(c, type):
+            if isinstance(value, c):
+                return True
+    return False
+
+
+def _integral_labels(classes) -> bool:
+    """Labels that scikit-learn's ``check_classification_targets`` accepts without a
+    doubt: bools, integers, or floats with integral values (never "continuous");
+    anything else is left to that check."""
+    kind = classes.dtype.kind
+    if kind in "biu":
+        return True
+    if kind == "f":
+        with np.errstate(invalid="ignore"):
+            return bool(np.all(classes == classes.astype(np.int64)))
+    return False
+
+
 def _declared_index(y, classes):
     """Class indices for a declared label set: ``classes[k]`` → k for k ≥ 1, any other label → 0.
 
@@ -171,8 +231,16 @@ class _DPLinearModel(BaseEstimator):
 
     def _check_params(self):
         """All parameter checks, run first in ``fit``: the declared constraints, then
-        the rules linking several parameters (an open-ended Interval excludes inf)."""
-        self._validate_params()
+        the rules linking several parameters (an open-ended Interval excludes inf).
+
+        Plain values (numbers, strings, None, a Generator) are checked against
+        the constraints directly; scikit-learn's generic validation (its
+        messages, its other types) runs whenever one is not plainly valid.
+        """
+        constraints = self._parameter_constraints
+        if not all(_plainly_satisfied(getattr(self, name), constraints[name])
+                   for name in self._get_param_names()):
+            self._validate_params()
         method = _linear.resolve_method(self.method, self.delta, self.secure)
         if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
@@ -192,6 +260,18 @@ class _DPLinearModel(BaseEstimator):
                              "secure=False; use solver='pgd' (or 'auto')")
         if method == "noisy_pgd" and self.solver == "sgd" and self.noise != "gaussian":
             raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+
+    def _validate_fit_data(self, X, y, **kw):
+        """``validate_data(self, X, y, dtype=(float64, float32), **kw)``, skipped when
+        :func:`fasterm._validation.plain_X_y` shows it would return X and y unchanged
+        (then only its attribute updates remain: ``n_features_in_``, and no
+        ``feature_names_in_`` for an ndarray X)."""
+        if plain_X_y(X, y):
+            self.n_features_in_ = X.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return X, y
+        return validate_data(self, X, y, dtype=_FLOATS, **kw)
 
     def _validate_dask(self, X, y):
         """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
@@ -291,8 +371,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
-        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS,
-                                                                       accept_sparse="csr")
+        X, y = self._validate_dask(X, y) if chunked else self._validate_fit_data(X, y, accept_sparse="csr")
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
@@ -312,7 +391,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         # type_of_target on all of y sorts y again).  For dask, only the label set
         # comes to the client, never y itself.
         classes = _dask.unique(y) if chunked else np.unique(y)
-        check_classification_targets(classes)
+        if not _integral_labels(classes):
+            check_classification_targets(classes)
         if classes.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
                              "class (pass classes=(negative, positive) to declare them)")
@@ -563,7 +643,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             # clipped into X's dtype, not cast: a huge finite label must not become inf
             y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
         else:
-            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True, accept_sparse="csr")
+            X, y = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
         coef, intercept = self._fit_linear(X, y, sample_weight)
         self.coef_ = coef
