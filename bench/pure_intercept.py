@@ -29,18 +29,26 @@ import fasterm as fe
 from fasterm.datasets import load_breast_cancer, scale_to_unit_ball, train_test_split
 
 
-def comparison_sets():
+def real_sets(digits_below=5, wine_class=0, diabetes_above=140):
+    """digits, wine and diabetes as binary problems, rows in the unit ball (public or widened ranges)."""
     from sklearn.datasets import load_diabetes, load_digits, load_wine
     D = load_digits()
-    yield "digits", scale_to_unit_ball(D.data, np.zeros(64), np.full(64, 16.0)), (D.target < 5).astype(int)
+    yield (f"digits<{digits_below}", scale_to_unit_ball(D.data, np.zeros(64), np.full(64, 16.0)),
+           (D.target < digits_below).astype(int))
     W = load_wine()
     Xw = W.data
-    yield ("wine", scale_to_unit_ball(Xw, np.floor(Xw.min(0) * 0.9), np.ceil(Xw.max(0) * 1.1)),
-           (W.target == 0).astype(int))
+    yield (f"wine{wine_class}", scale_to_unit_ball(Xw, np.floor(Xw.min(0) * 0.9), np.ceil(Xw.max(0) * 1.1)),
+           (W.target == wine_class).astype(int))
     Dd = load_diabetes(scaled=False)
     Xd = Dd.data
-    yield ("diabetes", scale_to_unit_ball(Xd, np.floor(Xd.min(0) * 0.9) - 1, np.ceil(Xd.max(0) * 1.1) + 1),
-           (Dd.target > 140).astype(int))
+    yield (f"diabetes>{diabetes_above}",
+           scale_to_unit_ball(Xd, np.floor(Xd.min(0) * 0.9) - 1, np.ceil(Xd.max(0) * 1.1) + 1),
+           (Dd.target > diabetes_above).astype(int))
+
+
+def comparison_sets():
+    for (_, X, y), name in zip(real_sets(), ("digits", "wine", "diabetes")):
+        yield name, X, y
     r = np.random.default_rng(123)
     for name, n, d, sep in [("synA", 600, 20, 0.15), ("synB", 2000, 10, 0.1)]:
         u = r.standard_normal(d)

@@ -48,7 +48,7 @@ from ._config import version as __version__
 
 __all__ = [
     "Box", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
-    "OptimizeResult", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
+    "OptimizeResult", "PrivateSearch", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
     "mean", "median", "noise", "noisy_gd", "noisy_pgd", "noisy_sgd", "online", "pgd", "quantile", "secure", "secure_mode",
     "set_secure", "show_config", "__version__",
 ]
@@ -56,20 +56,25 @@ __all__ = [
 # The scikit-learn estimators load on first use, so that `import fasterm`
 # works without scikit-learn (an optional extra: fasterm[sklearn]).
 _ESTIMATORS = ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression")
+_SEARCH = ("PrivateSearch",)
 if TYPE_CHECKING:  # type checkers see them; at run time __getattr__ imports them
     from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
+    from .model_selection import PrivateSearch
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ESTIMATORS:
+    if name in _ESTIMATORS or name in _SEARCH:
         try:
-            from . import linear_model
+            if name in _SEARCH:
+                from . import model_selection as module
+            else:
+                from . import linear_model as module
         except ImportError as exc:
             raise ImportError(
                 f"fasterm.{name} needs scikit-learn: pip install 'fasterm[sklearn]'") from exc
-        return getattr(linear_model, name)
+        return getattr(module, name)
     raise AttributeError(f"module 'fasterm' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ESTIMATORS))
+    return sorted(set(globals()) | set(_ESTIMATORS) | set(_SEARCH))

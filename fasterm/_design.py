@@ -1,10 +1,12 @@
 """The design matrix of the linear models: rows clipped to the declared bound, an intercept column.
 
-One place for numpy and ``dask.array`` input (the estimators, the main job and
-the benchmarks call :func:`design`): row i becomes x_i·min(1, X/‖x_i‖) and,
-with ``fit_intercept``, the constant ``intercept_scaling`` s is appended
-(augmented rows have norm ≤ √(X² + s²); :mod:`fasterm._linear`).  A dask X is
-transformed chunk by chunk, lazily, by the same function as a numpy X.
+One place for numpy, scipy.sparse CSR and ``dask.array`` input (the
+estimators, the main job and the benchmarks call :func:`design`): row i
+becomes x_i·min(1, X/‖x_i‖) and, with ``fit_intercept``, the constant
+``intercept_scaling`` s is appended (augmented rows have norm ≤ √(X² + s²);
+:mod:`fasterm._linear`).  A dask X is transformed chunk by chunk, lazily, by
+the same function as a numpy X; a CSR X stays sparse (its design is a CSR
+matrix with one more stored value per row, never a dense array).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dask
+from ._validation import is_sparse
 from .losses import row_norms
 
 __all__ = ["clip_rows", "design"]
@@ -21,10 +24,30 @@ def clip_rows(X, data_norm):
     """x ↦ x·min(1, X/‖x‖) row by row (a copy; rows within the bound unchanged)."""
     norms = row_norms(X)
     scale = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(np.float64).tiny))
+    if is_sparse(X):
+        out = X.copy()
+        out.data *= np.repeat(scale.astype(X.dtype), np.diff(X.indptr))
+        return out
     return X * scale.astype(X.dtype)[:, None]
 
 
+def _design_block_csr(X, data_norm, intercept_scaling):
+    """The CSR design: the clipped rows with the value s stored in column d of every row."""
+    import scipy.sparse as sp
+
+    n, d = X.shape
+    C = clip_rows(X, data_norm)
+    ends = C.indptr[1:]
+    idx_dtype = np.result_type(C.indices.dtype, np.min_scalar_type(C.nnz + n), np.min_scalar_type(d + 1))
+    data = np.insert(C.data, ends, np.asarray(intercept_scaling, dtype=C.dtype))
+    indices = np.insert(C.indices.astype(idx_dtype, copy=False), ends, d)
+    indptr = C.indptr.astype(idx_dtype) + np.arange(n + 1, dtype=idx_dtype)
+    return sp.csr_matrix((data, indices, indptr), shape=(n, d + 1))
+
+
 def _design_block(X, data_norm, intercept_scaling):
+    if is_sparse(X):
+        return _design_block_csr(X, data_norm, intercept_scaling)
     n, d = X.shape
     A = np.empty((n, d + 1), dtype=X.dtype)
     A[:, :d] = clip_rows(X, data_norm)

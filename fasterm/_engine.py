@@ -59,6 +59,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _losses
+from .losses import _grad_sum_kernel
+from ._validation import is_sparse
 
 __all__ = ["descend", "finish", "run"]
 
@@ -119,33 +121,40 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
 
 
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
-        momentum=None):
+        momentum=None, weights=None):
     """Projected (noisy) gradient descent of a linear-model loss on in-memory X.
 
     Inputs are validated once here (``loss._prepare``, in the backend's work
     dtype; X's dtype is kept otherwise); then the fused compiled loop when
     possible (module docstring), else :func:`descend` around the compiled
-    clipped gradient sum.  Returns the point in X's dtype.
+    clipped gradient sum.  ``weights``: checked sample weights (float64,
+    one per row, :func:`fasterm._validation.check_sample_weight`) that
+    multiply the clipped per-example gradients, or None.  Returns the point
+    in X's dtype.
     """
     out_dtype = X.dtype
     dtype = np.dtype(noise.work_dtype(X.dtype))
+    sparse = is_sparse(X)
     if dtype != X.dtype:
-        X = np.asarray(X, dtype=dtype)
+        X = X.astype(dtype) if sparse else np.asarray(X, dtype=dtype)
         y = None if y is None else np.asarray(y, dtype=dtype)
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(dtype), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound)
+        constraint.center.astype(dtype), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound,
+        accept_sparse=True)
     spec = constraint._loop_spec(dtype)
-    fused = noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None else None
+    # A CSR X runs descend() around its compiled gradient sum (the fused loop reads dense rows).
+    fused = (noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None and not sparse
+             else None)
     if fused is not None:
         code, scale, bit_generator = fused
         acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
         _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                         scale, bit_generator, *spec, acc, nt)
+                         scale, bit_generator, *spec, acc, nt, weights)
         return finish(constraint, w, acc, steps, out_dtype)
     kind = loss._kind
 
     def grad_sum(w, out):
-        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt)
+        _grad_sum_kernel(kind, X, y, w, norms, dn, c, ybound, out, nt, weights)
 
     return descend(grad_sum, w, constraint, steps, lr, scale=1.0 / X.shape[0], noise=noise,
                    reg=float(loss.l2), average=average, momentum=momentum, out_dtype=out_dtype)

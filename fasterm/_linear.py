@@ -100,6 +100,7 @@ from .optimize import noisy_pgd
 from . import solvers as _solvers
 from .solvers import _noisy_sgd, noisy_gd
 from .secure import resolve as resolve_secure
+from ._validation import check_csr, check_positive, is_sparse
 
 __all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
@@ -109,7 +110,7 @@ KINDS = ("logistic", "hinge", "squared")
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
     intercept_scaling="auto", method="auto", noise="gaussian", calibration="l2",
-    clip="auto", steps=None, max_steps=None, solver="auto",
+    clip="auto", steps=None, max_steps=None, solver="auto", weight_bound=1.0,
 )
 SOLVERS = ("auto", "pgd", "gd", "sgd")
 
@@ -293,7 +294,8 @@ def resolve_method(method, delta, secure=None, chunked=False) -> str:
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None, secure=None, solver="auto"):
+               random_state, label_bound=None, secure=None, solver="auto", sample_weight=None,
+               weight_bound=1.0):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -301,9 +303,21 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     dtype and shape (d,); ``intercept`` is a float (0.0 without intercept);
     ``result`` is the :class:`fasterm.OptimizeResult` with the (ε, δ) spent.
     Parameters are those of the estimators (module docstring); callers
-    validate them.
+    validate them.  ``sample_weight`` (None or n weights, mapped into
+    [0, ``weight_bound``]) is passed to the noisy gradient solvers, whose
+    sensitivity scales with ``weight_bound`` (:func:`fasterm.noisy_pgd`);
+    the other methods refuse it.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    if is_sparse(X):
+        if method != "noisy_pgd":
+            raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by method='noisy_pgd' only, "
+                            f"not {method!r} (delta=0 with sparse X: method='noisy_pgd', noise='laplace')")
+        X = check_csr(X, "X")  # canonical once, for every pass of the fit
+    if sample_weight is not None and method != "noisy_pgd":
+        raise ValueError(f"sample_weight is supported by method='noisy_pgd' only, not {method!r}"
+                         + (" (delta=0 under method='auto' is objective perturbation; for pure epsilon "
+                            "with weights use method='noisy_pgd', noise='laplace')" if delta == 0.0 else ""))
     intercept_scaling = resolve_intercept_scaling(kind, method, intercept_scaling)
     if method in ("objpert", "objpert_threshold", "expmech"):
         _check_float_in_memory(method, X, secure)
@@ -348,13 +362,16 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                              "and secure=False; use solver='pgd' (or 'auto')")
         if solver == "sgd" and noise != "gaussian":
             raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
-        common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound)
+        common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound,
+                      sample_weight=sample_weight, weight_bound=weight_bound)
         if solver == "pgd":
             result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
                                calibration=calibration, max_steps=max_steps or PGD_MAX_STEPS,
                                secure=secure, **common)
         else:
-            beta = loss.smoothness(dn, label_bound=label_bound) + loss.l2
+            # the weighted objective's smoothness: B·β + l2, B = 1 unweighted
+            wb = 1.0 if sample_weight is None else check_positive(weight_bound, "weight_bound")
+            beta = _solvers._smoothness(loss, dn, label_bound, wb)
             lr = LR_MULTIPLE / beta
             if solver == "gd":
                 result = noisy_gd(loss, A, y, ball, epsilon, delta, steps=steps, noise=noise,

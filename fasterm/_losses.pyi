@@ -18,6 +18,7 @@ def grad_sum(
     label_bound: float,
     out: npt.NDArray[np.floating],
     n_threads: int = 1,
+    weights: npt.NDArray[np.float64] | None = None,
 ) -> None: ...
 def grad_sum_rows(
     kind: int,
@@ -31,6 +32,7 @@ def grad_sum_rows(
     rows: npt.NDArray[np.int64],
     out: npt.NDArray[np.floating],
     n_threads: int = 1,
+    weights: npt.NDArray[np.float64] | None = None,
 ) -> None: ...
 def value_sum(
     kind: int,
@@ -86,4 +88,5 @@ def pgd_loop(
     set_b: npt.NDArray[np.floating] | None,
     acc: npt.NDArray[np.float64] | None,
     n_threads: int = 1,
+    weights: npt.NDArray[np.float64] | None = None,
 ) -> None: ...

@@ -20,6 +20,7 @@ __all__ = [
     "FLOAT_DTYPES",
     "check_array",
     "check_bounds",
+    "check_csr",
     "check_delta",
     "check_derived",
     "check_epsilon",
@@ -27,10 +28,12 @@ __all__ = [
     "check_positive",
     "check_random_state",
     "check_row_norms",
+    "check_sample_weight",
     "check_scalar",
     "check_size",
     "check_X_y",
     "derived_from",
+    "is_sparse",
     "labels_as",
     "result_dtype",
 ]
@@ -177,6 +180,9 @@ def check_array(
     """
     if a is None:
         raise TypeError(f"{name} must be an array, got None")
+    if is_sparse(a):
+        raise TypeError(f"{name} is a scipy.sparse matrix, which this function does not take (sparse input "
+                        f"is not supported here: pass a dense array, {name}.toarray())")
     try:
         arr = np.asarray(a) if not isinstance(a, np.ndarray) else a
     except (ValueError, TypeError) as exc:  # ragged nested sequences
@@ -207,13 +213,66 @@ def check_array(
     return arr
 
 
-def check_X_y(X, y, *, y_required: bool = True, dtype=None) -> tuple[np.ndarray, np.ndarray | None]:
+def is_sparse(a) -> bool:
+    """Whether ``a`` is a scipy.sparse matrix or array (without importing scipy)."""
+    return type(a).__module__.startswith("scipy.sparse") and hasattr(a, "format")
+
+
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def check_csr(X, name: str = "X", *, dtype=None):
+    """A scipy.sparse CSR matrix or array (n, d), checked for the CSR kernels.
+
+    Other sparse formats (CSC, COO, ...) raise ``TypeError`` naming ``name``
+    (convert with ``X.tocsr()``, a copy the caller chooses to make; the
+    scikit-learn estimators convert them, as scikit-learn does).  The
+    values keep float32 or float64 (other real dtypes are converted to
+    float64, a copy of the values only; ``dtype`` forces one); the indices
+    are int32 or int64.  A matrix with duplicate entries is summed into a
+    canonical copy first (scipy's ``sum_duplicates``), so every row holds
+    its dense row's values once.  Values must be finite, the shape
+    non-empty; nothing else about the data is looked at.  No copy for a
+    canonical float32/float64 matrix: the result shares X's arrays.
+    """
+    if X.format != "csr":
+        raise TypeError(f"{name} is a scipy.sparse matrix in {X.format!r} format; sparse input is taken in "
+                        f"CSR format only: pass {name}.tocsr()")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must have 2 dimensions, got {X.ndim}")
+    n, d = X.shape
+    if n == 0 or d == 0:
+        raise ValueError(f"{name} must not be empty (shape {X.shape})")
+    kind = X.dtype.kind
+    if kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    target = np.dtype(dtype) if dtype is not None else (
+        X.dtype if X.dtype in FLOAT_DTYPES else np.dtype(np.float64))
+    if X.indptr.dtype not in _INDEX_DTYPES or X.indices.dtype != X.indptr.dtype:
+        raise TypeError(f"{name}: sparse indices must be int32 or int64 (one dtype for indices and indptr), got "
+                        f"{X.indices.dtype} and {X.indptr.dtype}")
+    if X.dtype != target:
+        X = X.astype(target)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if not _all_finite(X.data):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return X
+
+
+def check_X_y(X, y, *, y_required: bool = True, dtype=None,
+              accept_sparse: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """Design matrix X (n, d) and labels y (n,), of one floating dtype.
 
     X keeps float32 or float64; y is checked in its own dtype and converted to
     X's by :func:`labels_as` (labels are small and a copy of y is cheap next to X).
+    ``accept_sparse``: a scipy.sparse CSR X is taken (:func:`check_csr`).
     """
-    X = check_array(X, "X", ndim=2, dtype=dtype)
+    if accept_sparse and is_sparse(X):
+        X = check_csr(X, "X", dtype=dtype)
+    else:
+        X = check_array(X, "X", ndim=2, dtype=dtype)
     if y is None:
         if y_required:
             raise ValueError("y is required for this loss")
@@ -245,6 +304,27 @@ def labels_as(y: np.ndarray, dtype) -> np.ndarray:
         if big.any():
             out[big] = np.copysign(np.finfo(dtype).max, y[big])
     return out
+
+
+def check_sample_weight(sample_weight, n: int, weight_bound, name: str = "sample_weight"):
+    """Sample weights of n records, mapped into the declared public range [0, ``weight_bound``].
+
+    Returns ``(weights, bound)``: a new float64 array (the caller's is never
+    written) and the bound as a float.  Shape, dtype and the bound are
+    checked (errors name ``name`` or ``weight_bound``); values are not: each
+    weight is mapped, record by record, by the fixed map
+    w ↦ min(max(w, 0), B) with NaN ↦ 0 (a record with a NaN weight counts
+    for nothing; ±inf go to B and 0), the declared-bound rule of the library
+    (data beyond a bound are clipped, never refused), so every weight lies
+    in [0, B] whatever the input.
+    """
+    bound = check_positive(weight_bound, "weight_bound")
+    if sample_weight is None:
+        raise TypeError(f"{name} must be an array of n weights, got None")
+    w = check_array(sample_weight, name, ndim=1, dtype=np.float64, finite=False, shape=(n,))
+    out = np.clip(w, 0.0, bound)  # a new array: NaN stays NaN here
+    out[np.isnan(out)] = 0.0
+    return out, bound
 
 
 def check_out(out, name: str, shape: tuple, dtype) -> np.ndarray:
@@ -323,7 +403,8 @@ def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.nda
     idx = np.unique(np.linspace(0, n - 1, min(n, _ROW_NORM_PROBES)).astype(np.intp))
     if idx.size:
         with np.errstate(over="ignore"):
-            rows = X[idx].astype(np.float64)
+            rows = X[idx]
+            rows = (rows.toarray() if is_sparse(rows) else rows).astype(np.float64)  # 16 rows at most
             scale = np.max(np.abs(rows), axis=1)
             safe = np.where(scale > 0, scale, 1.0)
             exact = scale * np.sqrt(np.sum((rows / safe[:, None]) ** 2, axis=1))

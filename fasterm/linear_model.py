@@ -39,10 +39,25 @@ hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
 ``ValueError`` if it is absent).
 
-Classifiers are binary.  For K classes, fit one model per class on the same
-data with ε/K each (basic composition gives ε in total), each with fresh
-randomness — e.g. ``OneVsRestClassifier(DPLogisticRegression(epsilon=eps / K))``
-with ``random_state=None``.
+Sparse input.  ``fit``, ``predict`` and ``decision_function`` take a
+scipy.sparse matrix (any format, converted to CSR by scikit-learn's
+``validate_data``); ``method="noisy_pgd"`` fits it with the compiled CSR
+kernel of :func:`fasterm.noisy_pgd` — the intercept column is stored as one
+more value per row, X is never densified — and gives the dense fit for the
+same seed up to rounding.  The other methods refuse sparse X (``TypeError``
+naming X).  Sample weights: ``fit(X, y, sample_weight)`` with the declared
+bound ``weight_bound`` (see :class:`DPLogisticRegression`).
+
+Multiclass.  With K > 2 classes the classifiers fit one K-class model on the
+whole budget (:mod:`fasterm._multiclass`): the multinomial logistic loss for
+``DPLogisticRegression``, the Crammer–Singer multiclass hinge for
+``DPLinearSVC``; every step releases one noisy gradient of the whole
+(d + 1) × K weight matrix, with the per-example sensitivity of that matrix,
+so the fit spends (``epsilon_``, ``delta_``) in total, not per class
+(one-vs-rest with ε/K per class is far less accurate: docs/multiclass.rst).
+``coef_`` then has shape (K, d) and ``intercept_`` (K,), as in
+scikit-learn.  K > 2 needs ``method="noisy_pgd"`` (or "auto" with δ > 0),
+``solver`` "auto", "gd" or "pgd", and X in memory.
 """
 
 from __future__ import annotations
@@ -51,13 +66,13 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _dask, _linear
+from . import _dask, _linear, _multiclass
 from .secure import resolve as resolve_secure
 from ._validation import labels_as
 
@@ -65,23 +80,27 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTE
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
 #: reason, per estimator (passed as ``expected_failed_checks`` in the tests).
-#: Empty: every applicable check passes with ``random_state`` fixed.  The
+#: Only the sample-weight equivalence checks (dense and sparse X), by design
+#: (their reason); every other applicable check passes with ``random_state`` fixed.  The
 #: tags that make scikit-learn skip or relax checks are explained in
 #: :data:`TAG_REASONS`.  scikit-learn also skips, by itself, checks whose
 #: optional dependencies are absent: the ``*_data_not_an_array`` checks
 #: without pandas (the ``test`` extra installs it) and, from scikit-learn 1.9,
 #: ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` (it passes when set).
+_WEIGHTS_ARE_NOT_REPETITIONS = (
+    "a weight is not a repetition under differential privacy: the weighted objective is normalised "
+    "by the public n (not by the data-dependent sum of the weights), weights are clipped to the "
+    "declared weight_bound, and the noise is calibrated to one record of weight at most weight_bound, "
+    "while k copies of a row are k records (a different n, hence a different noise and step); "
+    "sample_weight=ones equals the unweighted fit bit for bit (tests/test_sample_weight.py)")
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "DPLogisticRegression": {},
-    "DPLinearSVC": {},
-    "DPLinearRegression": {},
+    name: {f"check_sample_weight_equivalence_on_{kind}_data": _WEIGHTS_ARE_NOT_REPETITIONS
+           for kind in ("dense", "sparse")}
+    for name in ("DPLogisticRegression", "DPLinearSVC", "DPLinearRegression")
 }
 
 #: Why each estimator sets the tags that make scikit-learn skip or relax checks.
 TAG_REASONS = {
-    "classifier_tags.multi_class = False": (
-        "the classifiers are binary by design (a K-class model spends the budget K times; "
-        "see the module docstring), so the checks run on binary data only"),
     "regressor_tags.poor_score = True": (
         "DPLinearRegression only: check_regressors_train asks for R^2 > 0.5 on standardized "
         "data whose rows have norm about sqrt(10) and whose labels are standardized, while the "
@@ -107,10 +126,24 @@ _PRIVATE_PARAMS = {
     "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
                      StrOptions({"os"})],
     "secure": ["boolean", None],
+    "weight_bound": [Interval(Real, 0, None, closed="neither")],
 }
 
 _FLOATS = [np.float64, np.float32]
 _D = _linear.DEFAULTS  # one source for the defaults shared with `python -m fasterm`
+
+
+def _declared_index(y, classes):
+    """Class indices for a declared label set: ``classes[k]`` → k for k ≥ 1, any other label → 0.
+
+    No label of y is checked against the set (that would reveal whether the
+    data hold a label outside it): the binary rule "not positive is
+    negative", extended to K classes.
+    """
+    index = np.zeros(y.shape[0], dtype=np.intp)
+    for k in range(1, classes.shape[0]):
+        index[y == classes[k]] = k
+    return index
 
 
 class _DPLinearModel(BaseEstimator):
@@ -118,6 +151,13 @@ class _DPLinearModel(BaseEstimator):
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
+
+    def __sklearn_tags__(self):
+        """``input_tags.sparse = True``: a scipy.sparse X is fitted by the CSR kernels
+        (other formats are converted to CSR by scikit-learn's ``validate_data``)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     @classmethod
     def _get_param_names(cls):
@@ -175,24 +215,28 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _fit_linear(self, X, y):
+    def _fit_linear(self, X, y, sample_weight=None):
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver)
+            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
+            sample_weight=sample_weight, weight_bound=self.weight_bound)
+        self._record(result)
+        return coef, intercept
+
+    def _record(self, result):
         self.result_ = result
         self.epsilon_ = float(result.epsilon)
         # None: an approximate release whose δ is not certified (method="expmech").
         self.delta_ = math.nan if result.delta is None else float(result.delta)
         self.n_iter_ = int(result.steps)
-        return coef, intercept
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=_FLOATS)
+        X = validate_data(self, X, reset=False, dtype=_FLOATS, accept_sparse="csr")
         return X @ self.coef_.T + self.intercept_
 
 
@@ -204,7 +248,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None, solver=_D["solver"]) -> None:
+                 classes=None, secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+        self.weight_bound = weight_bound
         self.solver = solver
         self.classes = classes
         self.secure = secure
@@ -223,28 +268,41 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
+            sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y).  Returns ``self``.
 
-        Labels.  With ``classes=(neg, pos)`` given (the private way), the label
-        set is public: a label equal to ``pos`` is the positive class and every
-        other label the negative one, record by record — nothing about y is
-        released or checked beyond that.  With ``classes=None`` (the
-        scikit-learn convention, the default so that the estimator works as a
-        drop-in), ``classes_`` is ``np.unique(y)``: the *set of label values*
-        is then treated as public, like n and d, and a y with one or more than
-        two distinct labels raises — pass ``classes`` when the label set itself
-        is sensitive.  Rows with ‖x‖ > ``data_norm`` are clipped to it.
+        ``sample_weight``: None or one weight per row, mapped into the
+        declared range [0, ``weight_bound``] (see ``weight_bound``).
+
+        Labels.  With ``classes`` given (the private way), the label set is
+        public: a label equal to ``classes[k]`` for k ≥ 1 is class k and every
+        other label is class 0 (``classes[0]``; for a pair (neg, pos): a label
+        equal to ``pos`` is the positive class and every other label the
+        negative one), record by record — nothing about y is released or
+        checked beyond that.  With ``classes=None`` (the scikit-learn
+        convention, the default so that the estimator works as a drop-in),
+        ``classes_`` is ``np.unique(y)``: the *set of label values* is then
+        treated as public, like n and d, and a y with a single label raises —
+        pass ``classes`` when the label set itself is sensitive.  Two classes
+        fit the binary model, K > 2 the multiclass model on the same budget
+        (:mod:`fasterm._multiclass`).  Rows with ‖x‖ > ``data_norm`` are
+        clipped to it.
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
-        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS)
+        X, y = self._validate_dask(X, y) if chunked else validate_data(self, X, y, dtype=_FLOATS,
+                                                                       accept_sparse="csr")
         if self.classes is not None:
             classes = np.asarray(self.classes)
-            if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
-                raise ValueError("classes must be a pair of two distinct labels (negative, positive)")
+            if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
+                raise ValueError("classes must be a sequence of at least two distinct labels "
+                                 "(for two: negative, positive)")
+            if classes.shape[0] > 2:
+                return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
+                                            chunked, sample_weight)
             y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-            coef, intercept = self._fit_linear(X, y_pm)
+            coef, intercept = self._fit_linear(X, y_pm, sample_weight)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -255,47 +313,58 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         # comes to the client, never y itself.
         classes = _dask.unique(y) if chunked else np.unique(y)
         check_classification_targets(classes)
-        if classes.shape[0] > 2:
-            raise ValueError(
-                f"Only binary classification is supported; y has {classes.shape[0]} classes. "
-                "For K classes fit one model per class with epsilon/K each (basic composition), "
-                "e.g. OneVsRestClassifier(DPLogisticRegression(epsilon=eps / K)).")
         if classes.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of 2 classes; y has only one "
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
                              "class (pass classes=(negative, positive) to declare them)")
+        if classes.shape[0] > 2:
+            index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
+            return self._fit_multiclass(X, index, classes, chunked, sample_weight)
         y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-        coef, intercept = self._fit_linear(X, y_pm)
+        coef, intercept = self._fit_linear(X, y_pm, sample_weight)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
         return self
 
+    def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
+        """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm._multiclass`)."""
+        coef, intercept, result = _multiclass.fit_multiclass(
+            self._kind, X, index, classes.shape[0], epsilon=self.epsilon, delta=self.delta,
+            data_norm=self.data_norm, radius=self.radius, alpha=self.alpha,
+            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
+            method=self.method, noise=self.noise, calibration=self.calibration, clip=self.clip,
+            steps=self.steps, max_steps=self.max_steps, random_state=self.random_state,
+            secure=self.secure, solver=self.solver, chunked=chunked, sample_weight=sample_weight,
+            weight_bound=self.weight_bound)
+        self._record(result)
+        self.classes_ = classes
+        self.coef_ = coef
+        self.intercept_ = intercept
+        return self
+
     def decision_function(self, X: np.typing.ArrayLike) -> np.ndarray:
-        """Signed score ⟨coef, x⟩ + intercept; positive means ``classes_[1]``."""
-        return self._decision(X).ravel()
+        """Binary: the signed score ⟨coef, x⟩ + intercept, shape (n,), positive
+        meaning ``classes_[1]``; K > 2 classes: the (n, K) class scores."""
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
-        """The class of each row: ``classes_[1]`` where the decision function is > 0."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(np.intp)]
-
-    def __sklearn_tags__(self):
-        """Binary only (``multi_class = False``); reason in :data:`TAG_REASONS`.
-
-        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty);
-        the fits are deterministic for a fixed ``random_state``.
-        """
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+        """The class of each row: ``classes_[1]`` where the binary decision
+        function is > 0; for K > 2 the class of the largest score."""
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
 
 
 class DPLogisticRegression(_DPLinearClassifier):
-    """Differentially private binary logistic regression.
+    """Differentially private logistic regression: binary, or multinomial for K > 2 classes.
 
     Minimises (1/n) Σ log(1 + exp(−y_i(⟨w, x_i⟩ + b))) + α/2·‖(w, b/s)‖² over
-    ‖(w, b/s)‖₂ ≤ ``radius`` privately; see the module docstring for the
-    privacy statement and :mod:`fasterm._linear` for the defaults.
+    ‖(w, b/s)‖₂ ≤ ``radius`` privately; for K > 2 classes the multinomial
+    loss (1/n) Σ −log softmax(Wᵀ(x_i, s))_{y_i} + α/2·‖W‖²_F over the
+    Frobenius ball ‖W‖_F ≤ ``radius`` (:mod:`fasterm._multiclass`).  See the
+    module docstring for the privacy statement and :mod:`fasterm._linear` for
+    the defaults.
 
     Parameters
     ----------
@@ -352,7 +421,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         Number of gradient steps T; None: the solver's rule (:mod:`fasterm._linear`).
     max_steps : int >= 1 or None, default=None
         Compute budget for the default T of noisy_pgd (None: 100) and
-        noisy_gd (None: 40); unused by noisy_sgd.
+        noisy_gd (None: 40; 80 for K > 2 classes); unused by noisy_sgd.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None
@@ -367,17 +436,30 @@ class DPLogisticRegression(_DPLinearClassifier):
         noisy SGD (:func:`fasterm.noisy_sgd`).  "auto" picks one from n, the
         loss, the noise and the mode only (docs/solvers.rst; hinge loss,
         secure mode and dask arrays use "pgd").
-    classes : pair (negative, positive) or None, default=None
-        The declared label set.  Given, labels equal to ``positive`` form the
-        positive class and all others the negative one, and nothing about y
+    weight_bound : float > 0, default=1.0
+        Public bound B on the sample weights of ``fit(X, y, sample_weight)``
+        (declared like ``data_norm``): each weight is mapped to
+        min(max(w, 0), B) (NaN to 0), never refused.  The objective becomes
+        (1/n) Σ w_i ℓ_i + α/2·‖(w, b/s)‖² (normalised by n, which is
+        public, not by Σ w_i).  A record is the triple (x_i, y_i, w_i); its
+        clipped gradient times w_i has norm ≤ B·c, so the sensitivity — and
+        the noise — scale by B (:func:`fasterm.noisy_pgd`).  Unused without
+        weights; ``sample_weight=np.ones(n)`` with B = 1 gives the
+        unweighted fit bit for bit.  Only ``method="noisy_pgd"`` takes
+        weights (other methods raise ``ValueError`` naming sample_weight).
+    classes : sequence of K ≥ 2 distinct labels or None, default=None
+        The declared label set (for two: (negative, positive)).  Given, a
+        label equal to ``classes[k]`` (k ≥ 1) is class k and every other
+        label class 0 — for two, labels equal to ``positive`` form the
+        positive class and all others the negative one — and nothing about y
         beyond that enters the fit.  None: ``np.unique(y)`` (scikit-learn's
         convention; the set of label values is then treated as public).
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features)
-    intercept_ : ndarray of shape (1,)
-    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features), or (K, n_features) for K > 2 classes
+    intercept_ : ndarray of shape (1,), or (K,)
+    classes_ : ndarray of shape (K,)
     n_features_in_ : int
     epsilon_, delta_ : float
         The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
@@ -390,8 +472,11 @@ class DPLogisticRegression(_DPLinearClassifier):
     _kind = "logistic"
 
     def predict_proba(self, X: np.typing.ArrayLike) -> np.ndarray:
-        """[P(classes_[0]), P(classes_[1])] = [1 − σ(z), σ(z)] for the decision value z."""
+        """[P(classes_[0]), P(classes_[1])] = [1 − σ(z), σ(z)] for the binary decision
+        value z; for K > 2 classes softmax of the K scores (the multinomial model)."""
         z = self.decision_function(X)
+        if z.ndim == 2:
+            return softmax(z, axis=1)
         return np.column_stack([expit(-z), expit(z)])
 
     def predict_log_proba(self, X: np.typing.ArrayLike) -> np.ndarray:
@@ -403,7 +488,9 @@ class DPLinearSVC(_DPLinearClassifier):
     """Differentially private linear support vector classifier (hinge loss + L2).
 
     Minimises (1/n) Σ max(0, 1 − y_i(⟨w, x_i⟩ + b)) + α/2·‖(w, b/s)‖² over
-    ‖(w, b/s)‖₂ ≤ ``radius`` privately.  Parameters and attributes are those of
+    ‖(w, b/s)‖₂ ≤ ``radius`` privately; for K > 2 classes the Crammer–Singer
+    multiclass hinge (1/n) Σ [max_k (z_k + [k ≠ y_i]) − z_{y_i}] of the scores
+    z = Wᵀ(x_i, s), over the Frobenius ball (:mod:`fasterm._multiclass`).  Parameters and attributes are those of
     :class:`DPLogisticRegression` (no ``predict_proba``), except that
     ``clip="auto"`` is c = X_aug/2 (clipped hinge gradients are scale-free, so
     the fit depends little on c).
@@ -442,7 +529,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, solver=_D["solver"]) -> None:
+                 secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+        self.weight_bound = weight_bound
         self.solver = solver
         self.secure = secure
         self.epsilon = epsilon
@@ -461,11 +549,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
-    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike):  # returns self
+    def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
+            sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y); returns ``self``.
 
         Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
-        are clipped to the bounds.
+        are clipped to the bounds; ``sample_weight`` (None or one weight per
+        row) is mapped into [0, ``weight_bound``].
         """
         self._check_params()
         if _dask.is_dask_collection(X):
@@ -473,9 +563,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             # clipped into X's dtype, not cast: a huge finite label must not become inf
             y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
         else:
-            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True)
+            X, y = validate_data(self, X, y, dtype=_FLOATS, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
-        coef, intercept = self._fit_linear(X, y)
+        coef, intercept = self._fit_linear(X, y, sample_weight)
         self.coef_ = coef
         self.intercept_ = intercept
         return self
@@ -487,7 +577,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         """``poor_score = True``: the default bounds clip the checks' data; :data:`TAG_REASONS`.
 
-        No check is expected to fail (:data:`EXPECTED_FAILED_CHECKS` is empty).
+        Only the sample-weight equivalence checks are expected to fail
+        (:data:`EXPECTED_FAILED_CHECKS`, by design).
         """
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True

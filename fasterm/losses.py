@@ -55,9 +55,9 @@ import os
 
 import numpy as np
 
-from . import _losses
-from ._validation import (check_array, check_derived, check_out, check_positive, check_row_norms, check_scalar,
-                          labels_as)
+from . import _losses, _sparse
+from ._validation import (check_array, check_csr, check_derived, check_out, check_positive, check_row_norms,
+                          check_scalar, is_sparse, labels_as)
 
 __all__ = ["Absolute", "Hinge", "Linear", "Logistic", "Squared", "row_norms"]
 
@@ -80,15 +80,38 @@ def row_norms(X, *, n_threads=None) -> np.ndarray:
 
     Compute them once and pass them as ``row_norms=`` to repeated ``grad_sum``
     calls on the same X (as an optimizer does): clipping and the data-norm
-    row scale need them, and they cost one pass over X.
+    row scale need them, and they cost one pass over X.  X may be a
+    scipy.sparse CSR matrix (the norms of its stored values, never densified).
     """
-    X = check_array(X, "X", ndim=2, finite=False)
     nt = _check_threads(n_threads)
+    if is_sparse(X):
+        X = check_csr(X, "X")
+        out = np.empty(X.shape[0], dtype=np.float64)
+        _row_norms_kernel(X, out, nt)
+        return out
+    X = check_array(X, "X", ndim=2, finite=False)
     out = np.empty(X.shape[0], dtype=np.float64)
     _losses.row_norms(X, out, nt)
     if not np.isfinite(out).all():  # a NaN/inf entry, or a norm above 1.8e308
         check_array(X, "X", ndim=2)
     return out
+
+
+# The compiled kernels for a dense X (fasterm._losses) or a checked CSR X
+# (fasterm._sparse, fasterm._validation.check_csr): one call site each for the solvers.
+def _row_norms_kernel(X, out, nt):
+    if is_sparse(X):
+        _sparse.row_norms(X.data, X.indices, X.indptr, X.shape[1], out, nt)
+    else:
+        _losses.row_norms(X, out, nt)
+
+
+def _grad_sum_kernel(kind, X, y, w, norms, dn, c, ybound, out, nt, weights=None):
+    if is_sparse(X):
+        _sparse.grad_sum(kind, X.data, X.indices, X.indptr, X.shape[1], y, w, norms, dn, c, ybound, out, nt,
+                         weights)
+    else:
+        _losses.grad_sum(kind, X, y, w, norms, dn, c, ybound, out, nt, weights)
 
 
 def _finite_constant(method):
@@ -135,13 +158,17 @@ class _LinearModelLoss:
         return check_positive(label_bound, "label_bound", allow_inf=True)
 
     def _prepare(self, w, X, y, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
-                 n_threads=None, check_X_finite=False, kernel_norms=False):
+                 n_threads=None, check_X_finite=False, kernel_norms=False, accept_sparse=False):
         # X's finiteness is checked up front only on request: a check is a full
         # extra pass over X, as long as the kernel itself.  The kernels' outputs
         # are non-finite whenever X holds a NaN or an infinity (see
         # _check_finite_output), so callers verify it afterwards, for free.
         # kernel_norms: the kernel computes missing row norms in its own pass.
-        X = check_array(X, "X", ndim=2, finite=check_X_finite)
+        # accept_sparse: a CSR X (its values are always checked: they are small).
+        if accept_sparse and is_sparse(X):
+            X = check_csr(X, "X")
+        else:
+            X = check_array(X, "X", ndim=2, finite=check_X_finite)
         n, d = X.shape
         if y is None:
             if self._uses_labels:
@@ -166,7 +193,7 @@ class _LinearModelLoss:
             norms = check_row_norms(row_norms, X)
         elif (c > 0 or dn > 0) and not kernel_norms:
             norms = np.empty(n, dtype=np.float64)
-            _losses.row_norms(X, norms, nt)
+            _row_norms_kernel(X, norms, nt)
         return w, X, y, c, dn, ybound, norms, nt
 
     @staticmethod
@@ -181,7 +208,7 @@ class _LinearModelLoss:
         costs the full check.  (The value needs the kernel's count of
         non-finite margins instead: φ can be finite at an infinite margin.)
         """
-        if not np.isfinite(result).all():
+        if not np.isfinite(result).all() and not is_sparse(X):  # a CSR X's values were checked up front
             check_array(X, "X", ndim=2)
 
     # -- objective and gradients -----------------------------------------------
@@ -241,16 +268,20 @@ class _LinearModelLoss:
 
         One pass over X in row blocks that stay in L1 between their dot
         products (and norms) and their accumulation; the n×d matrix is never
-        formed.  Returns ``out`` (shape (d,), X's dtype) if given.
+        formed.  Returns ``out`` (shape (d,), X's dtype) if given.  X may be
+        a scipy.sparse CSR matrix: the compiled CSR kernel reads its stored
+        values only, with the same per-row calculus (the sums over a row's
+        values run in another order, in double: equal to the dense result
+        up to rounding).
         """
         w, X, y, c, dn, ybound, norms, nt = self._prepare(
             w, X, y, clip=clip, data_norm=data_norm, row_norms=row_norms,
-            label_bound=label_bound, n_threads=n_threads, kernel_norms=True)
+            label_bound=label_bound, n_threads=n_threads, kernel_norms=True, accept_sparse=True)
         if out is None:
             out = np.empty(X.shape[1], dtype=X.dtype)
         else:
             out = check_out(out, "out", (X.shape[1],), X.dtype)
-        _losses.grad_sum(self._kind, X, y, w, norms, dn, c, ybound, out, nt)
+        _grad_sum_kernel(self._kind, X, y, w, norms, dn, c, ybound, out, nt)
         self._check_finite_output(out, X)
         return out
 

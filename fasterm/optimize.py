@@ -84,6 +84,7 @@ from ._validation import (
     check_derived,
     check_epsilon,
     check_positive,
+    check_sample_weight,
     check_scalar,
     check_X_y,
     derived_from,
@@ -94,7 +95,7 @@ __all__ = ["OptimizeResult", "noisy_pgd", "pgd", "noise_scale"]
 
 _NOISES = accounting.STEP_NOISES
 _CALIBRATIONS = accounting.STEP_CALIBRATIONS
-_USER_SCALES = ("epsilon", "delta", "data_norm", "clip", "label_bound", "steps")
+_USER_SCALES = ("epsilon", "delta", "data_norm", "clip", "label_bound", "steps", "weight_bound")
 
 
 @dataclass
@@ -246,6 +247,21 @@ def _check_private_params(loss, constraint, epsilon, delta, noise, data_norm, cl
     return eps, delta, data_norm, clip, label_bound, lr
 
 
+def _sample_weights(sample_weight, weight_bound, n, chunked=False):
+    """(weights or None, the factor B of the sensitivity): B = 1 without weights.
+
+    The weights are checked and mapped into [0, B] by
+    :func:`fasterm._validation.check_sample_weight`; unweighted fits ignore
+    ``weight_bound`` (every record then has weight 1).
+    """
+    check_positive(weight_bound, "weight_bound")  # checked even when unused
+    if sample_weight is None:
+        return None, 1.0
+    if chunked:
+        raise ValueError("sample_weight is not supported for a dask X (fit in memory, or without weights)")
+    return check_sample_weight(sample_weight, n, weight_bound)
+
+
 def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
               constraint: _constraints.Constraint, epsilon: float, delta: float = 0.0,
               steps: int | None = None, noise: str = "laplace", calibration: str = "l2",
@@ -253,7 +269,8 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
               random_state: None | int | np.random.Generator | str = None, *,
               label_bound: float | None = None, lr: float | None = None, average: bool = True,
               max_steps: int = 1000, secure: bool | None = None, granularity: float | None = None,
-              client: object = None) -> OptimizeResult:
+              client: object = None, sample_weight: np.typing.ArrayLike | None = None,
+              weight_bound: float = 1.0) -> OptimizeResult:
     """Differentially private projected gradient descent (Stemmer lecture 10).
 
     Parameters
@@ -263,7 +280,13 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     X, y : data, (n, d) and (n,); float32 or float64 (X's dtype is kept).
         Rows with ‖x_i‖ > ``data_norm`` are scaled to norm ``data_norm`` and
         labels clipped to [−label_bound, label_bound] inside the kernels —
-        never rejected, never used to choose a bound.
+        never rejected, never used to choose a bound.  X may be a
+        ``scipy.sparse`` CSR matrix or array (int32/int64 indices; other
+        sparse formats raise ``TypeError``: pass ``X.tocsr()``): the
+        compiled CSR kernel (:mod:`fasterm._sparse`) reads its stored values
+        only, never a dense copy, with the dense kernel's per-row calculus;
+        the result equals the fit on ``X.toarray()`` for the same seed up to
+        the rounding of the sums over each row (the same noise, T and η).
     constraint : a feasible set (:mod:`fasterm.constraints`).
     epsilon, delta : the privacy budget; ``delta = 0`` needs
         ``noise="laplace", calibration="pure"`` or ``"l2"`` (which then is pure).
@@ -293,6 +316,20 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         client (:mod:`fasterm._dask`), so the result, the noise stream and
         the privacy spent are those of the in-memory call (secure mode
         included).
+    sample_weight : None, or n weights: the objective becomes
+        (1/n) Σ w_i ℓ(w; x_i, y_i) + Λ(w) (normalised by the public n, not
+        by Σ w_i).  Each weight is mapped to the declared public range
+        [0, ``weight_bound``] (NaN ↦ 0; never refused,
+        :func:`fasterm._validation.check_sample_weight`).  Not for a dask X.
+    weight_bound : B > 0, the declared bound on the weights (used only with
+        ``sample_weight``).  **Weighted sensitivity.**  The record is the
+        triple (x_i, y_i, w_i); its contribution w_i·ĝ_i, ĝ_i the gradient
+        clipped at c, has norm ≤ B·c, so replacing one record moves the
+        gradient sum by at most 2Bc: Δ₂ = 2B·c/n, and every calibration
+        above applies with this Δ₂ (G is replaced by B·G, the Lipschitz
+        constant of the weighted loss, in T, η and Theorem 2).  With
+        ``sample_weight=np.ones(n)`` and B = 1 the fit is bit for bit the
+        unweighted one.
 
     Returns
     -------
@@ -312,14 +349,17 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     client = _dask.check_client(client)
     # A dask X is checked from its metadata: check_X_y would pull it to the client.
     chunked = _dask.is_dask_collection(X)
-    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False)
+    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n, chunked)
 
     R = float(constraint.diameter)
     G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
-    G_priv = G_loss if clip is None else min(clip, G_loss)
+    G_clip = G_loss if clip is None else min(clip, G_loss)
+    # Weighted records contribute w_i·(clipped gradient), of norm ≤ B·c (docstring).
+    G_priv = wb * G_clip
     sens = 2.0 * G_priv / n
     # Clipped below G, the steps are those of the c-Lipschitz Huberized
     # surrogate (module docstring): its constant sets the default T and η.
@@ -339,12 +379,13 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         check_derived(1.0 + lr * (G_bound + bias + 64.0 * scale * math.sqrt(d)), "the largest step",
                       "lr, " + scales)
 
-    # Clip per-example gradients at G_priv even when the user gave no clip: for
+    # Clip per-example gradients at G_clip even when the user gave no clip: for
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
     run = functools.partial(_dask.run, client=client) if chunked else _engine.run
-    w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,
-            label_bound=label_bound, noise=backend)
+    extra = {} if weights is None else {"weights": weights}
+    w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,
+            label_bound=label_bound, noise=backend, **extra)
 
     bound = surrogate_bound = None
     if average and lr > 0:
@@ -357,5 +398,6 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         lipschitz=G_priv, sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "diameter": R, "lipschitz_loss": G_loss,
               "surrogate_utility_bound": surrogate_bound,
-              "secure": backend.secure_calibration},
+              "secure": backend.secure_calibration,
+              "weight_bound": None if weights is None else wb},
     )

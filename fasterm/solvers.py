@@ -78,11 +78,12 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine, _losses, accounting
+from . import _backends, _engine, accounting
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._design import _design_block
-from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz
+from .losses import _grad_sum_kernel, _row_norms_kernel
+from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz, _sample_weights
 from ._validation import (
     check_derived,
     check_array,
@@ -95,7 +96,7 @@ from ._validation import (
 __all__ = ["noisy_gd", "noisy_sgd", "gd_default_steps"]
 
 _OUTPUTS = ("last", "average")
-_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr and steps"
+_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr, steps and weight_bound"
 
 #: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
 GD_MAX_STEPS = 40
@@ -103,10 +104,14 @@ GD_MAX_STEPS = 40
 ACCELERATE_BELOW = 0.2
 
 
-def _smoothness(loss, data_norm, label_bound):
+def _smoothness(loss, data_norm, label_bound, weight_bound=1.0):
+    """β_L = B·β + l2: weights in [0, B] scale each loss term, and its curvature, by at most B."""
     if not hasattr(loss, "smoothness"):
         raise ValueError(f"{type(loss).__name__} loss is not smooth; use fasterm.noisy_pgd")
-    return float(loss.smoothness(data_norm, label_bound=label_bound)) + float(loss.l2)
+    beta = float(loss.smoothness(data_norm, label_bound=label_bound))
+    if beta > 0.0 and weight_bound != 1.0:
+        beta = check_derived(beta * weight_bound, "the weighted smoothness", "data_norm, label_bound and weight_bound")
+    return beta + float(loss.l2)
 
 
 
@@ -151,7 +156,7 @@ def _start_distance(constraint) -> float:
 def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
     """Validated arrays, the start point and the row norms (computed once per fit)."""
     return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-                         label_bound=label_bound)
+                         label_bound=label_bound, accept_sparse=True)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -159,11 +164,13 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
              steps: int | None = None, noise: str = "gaussian", data_norm: float | None = None,
              clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
              label_bound: float | None = None, lr: float | None = None, accelerate: bool | str = False,
-             output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2") -> OptimizeResult:
+             output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2",
+             sample_weight: np.typing.ArrayLike | None = None, weight_bound: float = 1.0) -> OptimizeResult:
     """Differentially private full-batch gradient descent for smooth losses.
 
-    Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y``, the
-    declared ``data_norm`` and ``label_bound``, per-example ``clip``), and:
+    Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y`` — X may
+    be a scipy.sparse CSR matrix —, the declared ``data_norm`` and
+    ``label_bound``, per-example ``clip``), and:
 
     steps : T; default min(T*, ``max_steps``) with T* the minimiser of
         Theorem A's bound (:func:`gd_default_steps`; Laplace noise uses the
@@ -186,9 +193,13 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         (:mod:`fasterm._engine`): plain steps with the last iterate in its
         fused compiled loop, the other variants around the compiled gradient
         sum.
+    sample_weight, weight_bound : per-record weights, mapped into the
+        declared range [0, B] (as in :func:`fasterm.noisy_pgd`): the
+        objective is (1/n) Σ w_i ψ_i + Λ, its smoothness B·β + l2 (the
+        default step), and Δ₂ = 2B·c/n.
 
     Privacy: (ε, δ)-DP under replace-one neighbours — T Gaussian releases of
-    sensitivity Δ₂ = 2c/n, μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
+    sensitivity Δ₂ = 2c/n (2B·c/n with weights), μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
     σ from :func:`fasterm.accounting.calibrate_gaussian`; or Laplace noise
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
     ``epsilon``/``delta`` are what was spent.
@@ -208,14 +219,16 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
-    beta = _smoothness(loss, data_norm, label_bound)
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    beta = _smoothness(loss, data_norm, label_bound, wb)
     if beta == 0.0 and lr is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
-    G_loss, c = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    G_loss, c_clip = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     R = _start_distance(constraint)
     with derived_from(_USER_SCALES):
@@ -239,10 +252,10 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     momentum = _fista(steps) if accelerate else None
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
-        w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c, noise=backend,
-                        label_bound=label_bound, momentum=momentum)
+        w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
+                        label_bound=label_bound, momentum=momentum, weights=weights)
     else:
-        w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+        w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
 
         def grad_sum(point, out):
@@ -250,7 +263,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
             if calls[0]:
                 np.add(acc, point, out=acc)
             calls[0] += 1
-            _losses.grad_sum(kind, X, y, point, norms, dn, c_k, ybound, out, nt)
+            _grad_sum_kernel(kind, X, y, point, norms, dn, c_k, ybound, out, nt, weights)
 
         last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
                                reg=float(loss.l2), average=False, momentum=momentum)
@@ -270,7 +283,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "solver": "gd", "smoothness": beta, "accelerate": accelerate,
               "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
-              "secure": None},
+              "secure": None, "weight_bound": None if weights is None else wb},
     )
 
 
@@ -301,7 +314,8 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
               batch_size: float | None = None, epochs: float = 1.0, data_norm: float | None = None,
               clip: float | None = None, random_state: None | int | np.random.Generator = None,
               label_bound: float | None = None, lr: float | None = None, output: str = "last",
-              neighbors: str = "replace_one") -> OptimizeResult:
+              neighbors: str = "replace_one", sample_weight: np.typing.ArrayLike | None = None,
+              weight_bound: float = 1.0) -> OptimizeResult:
     """Differentially private minibatch SGD with Poisson subsampling (DP-SGD).
 
     Each of the T steps samples every row independently with probability q,
@@ -315,6 +329,11 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         most one; default q = min(1, 512/n)).
     neighbors : "replace_one" (fasterm's relation) or "add_remove": the
         relation the reported (ε, δ) holds for.
+    sample_weight, weight_bound : per-record weights mapped into [0, B]
+        (:func:`fasterm.noisy_pgd`); a record's contribution is then at most
+        B·c, so the noise is N(0, σ²B²c²I) with the same σ (the accountant's
+        noise multiplier is relative to the contribution bound), and the
+        default step uses the smoothness B·β + l2.
 
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
 
@@ -329,11 +348,12 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
                       random_state=random_state, label_bound=label_bound, lr=lr, output=output,
-                      neighbors=neighbors)
+                      neighbors=neighbors, sample_weight=sample_weight, weight_bound=weight_bound)
 
 
 def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
-               data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None):
+               data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None,
+               sample_weight=None, weight_bound=1.0):
     """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
     minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
     ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
@@ -350,22 +370,24 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     if sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if intercept is not None:
         d += 1
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
     if sample_rate is not None:
         q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
     else:
         b = 512.0 if batch_size is None else check_scalar(batch_size, "batch_size", low=0.0,
                                                              low_inclusive=False)
         q = min(1.0, b / n)
-    beta = _smoothness(loss, data_norm, label_bound)
+    beta = _smoothness(loss, data_norm, label_bound, wb)
     if beta == 0.0 and lr is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
-    G_loss, c = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    G_loss, c_clip = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     R = _start_distance(constraint)
     scales = _USER_SCALES + ", sample_rate, batch_size and epochs"
     with derived_from(scales):
@@ -386,7 +408,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
 
     kind = loss._kind
     if intercept is None:
-        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c, label_bound)
+        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
 
         def gather(rows):
             return X[rows], None if y is None else y[rows], None if norms is None else norms[rows]
@@ -394,7 +416,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         row_bound, s_col = intercept
         w = constraint.center.astype(X.dtype)
         _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:-1], X[:1], None if y is None else y[:1],
-                                                         clip=c, data_norm=data_norm, label_bound=label_bound)
+                                                         clip=c_clip, data_norm=data_norm, label_bound=label_bound,
+                                                         accept_sparse=True)
         if y is not None:
             y = check_array(y, "y", ndim=1, dtype=X.dtype)
             if y.shape[0] != n:
@@ -404,7 +427,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
             A = _design_block(X[rows], row_bound, s_col)
             nb = np.empty(rows.shape[0], dtype=np.float64)
-            _losses.row_norms(A, nb, nt)
+            _row_norms_kernel(A, nb, nt)
             return A, None if y is None else y[rows], nb
 
     def batch(point, out):
@@ -416,7 +439,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             return
         rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
         Xb, yb, nb = gather(rows)
-        _losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)
+        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,
+                         None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
     if output == "last":
@@ -447,5 +471,6 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=bound,
         info={"n": n, "d": d, "solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
               "neighbors": neighbors, "smoothness": beta, "output": output,
-              "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None},
+              "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None,
+              "weight_bound": None if weights is None else wb},
     )

@@ -211,22 +211,22 @@ def test_accountant_delta_budget_and_validation():
 # ---------------------------------------------------------------------------
 def test_gaussian_calibration_never_overspends_in_exact_arithmetic():
     mp = pytest.importorskip("mpmath")
-    mp.mp.dps = 50
+    with mp.workdps(50):  # local: other tests keep mpmath's default precision
 
-    def delta_exact(mu, eps):
-        mu, eps = mp.mpf(mu), mp.mpf(eps)
-        return mp.ncdf(-eps / mu + mu / 2) - mp.e**eps * mp.ncdf(-eps / mu - mu / 2)
+        def delta_exact(mu, eps):
+            mu, eps = mp.mpf(mu), mp.mpf(eps)
+            return mp.ncdf(-eps / mu + mu / 2) - mp.e**eps * mp.ncdf(-eps / mu - mu / 2)
 
-    rng = np.random.default_rng(1)
-    for _ in range(150):
-        eps = 10 ** rng.uniform(-3, math.log10(60))
-        delta = 10 ** rng.uniform(-14, -0.3)
-        mu = A.gaussian_mu(eps, delta)
-        assert delta_exact(mu, eps) <= delta  # the σ it implies is never too small
-        assert delta_exact(mu * (1 + 1e-9), eps) > delta  # and not loose by more than 1e-9
-        assert delta_exact(mu, A.gaussian_epsilon(mu, delta)) <= delta  # ε never under-reported
-        sigma = A.calibrate_gaussian(1.0, 7, eps, delta)
-        assert delta_exact(math.sqrt(7) / sigma, eps) <= delta
+        rng = np.random.default_rng(1)
+        for _ in range(150):
+            eps = 10 ** rng.uniform(-3, math.log10(60))
+            delta = 10 ** rng.uniform(-14, -0.3)
+            mu = A.gaussian_mu(eps, delta)
+            assert delta_exact(mu, eps) <= delta  # the σ it implies is never too small
+            assert delta_exact(mu * (1 + 1e-9), eps) > delta  # and not loose by more than 1e-9
+            assert delta_exact(mu, A.gaussian_epsilon(mu, delta)) <= delta  # ε never under-reported
+            sigma = A.calibrate_gaussian(1.0, 7, eps, delta)
+            assert delta_exact(math.sqrt(7) / sigma, eps) <= delta
 
 
 def test_laplace_calibrations_report_at_most_the_budget_exactly():

@@ -259,8 +259,10 @@ def test_estimator_refuses(client, estimators):
     Xd = da.from_array(X, chunks=(700, D))
     with pytest.raises(ValueError, match="method='expmech' needs X in memory"):
         LogReg(method="expmech").fit(Xd, y)
-    with pytest.raises(ValueError, match="Only binary classification"):
+    with pytest.raises(ValueError, match="more than two classes need X in memory"):
         LogReg().fit(Xd, da.from_array(np.arange(N) % 3, chunks=700))
+    with pytest.raises(ValueError, match="more than two classes need X in memory"):
+        LogReg(classes=[0, 1, 2]).fit(Xd, da.from_array(np.arange(N) % 3, chunks=700))
     with pytest.raises(ValueError, match="X must be chunked along rows"):
         LogReg().fit(da.from_array(X, chunks=(700, 3)), y)
 

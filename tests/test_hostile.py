@@ -56,7 +56,9 @@ N, D = 6, 3
 _rng = np.random.default_rng(0)
 X0 = _rng.uniform(-1, 1, (N, D)) / math.sqrt(D)
 Y0 = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+Y3 = np.array([0.0, 1.0, 2.0, 2.0, 1.0, 0.0])  # three classes: the multiclass estimators
 YR = _rng.uniform(-1, 1, N)  # regression labels
+SW0 = np.array([0.5, 1.0, 2.0, 0.0, 1.5, 1.0])  # sample weights (bound 2)
 V0 = np.array([0.3, -0.2, 0.5])
 X1 = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
 SC0 = np.array([0.0, 1.0, 2.0, 0.5])
@@ -148,6 +150,45 @@ def _arrays(base, *, ndim):
                 ("one-row", b[:1].copy(), None), ("1d", b[0].copy(), None),
                 ("fewer-rows", b[:-1].copy(), None), ("more-cols", np.hstack([b, b[:, :1]]), None),
                 ("fewer-cols", b[:, :-1].copy(), None)]
+    return out
+
+
+def _sparse_X(base, *, converted=False):
+    """scipy.sparse spellings of the (n, d) float64 array ``base`` (empty without scipy).
+
+    A CSR X (matrix or array, int32 or int64 indices, duplicate entries) is a
+    valid spelling of ``base``: the fit must equal the dense one (the entry's
+    ``rtol``: the CSR kernel sums rows in another order).  Other formats are
+    refused naming X, unless ``converted`` (the estimators convert them).
+    """
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover - scipy is in the test extra
+        return []
+    b = np.asarray(base, dtype=np.float64)
+    csr = sp.csr_matrix(b)
+    i64 = csr.copy()
+    i64.indices, i64.indptr = i64.indices.astype(np.int64), i64.indptr.astype(np.int64)
+    half = csr.copy()
+    half.data = half.data / 2
+    segs = [slice(half.indptr[i], half.indptr[i + 1]) for i in range(b.shape[0])]
+    dup = sp.csr_matrix((np.concatenate([half.data[g] for g in segs for _ in (0, 1)]),
+                         np.concatenate([half.indices[g] for g in segs for _ in (0, 1)]), 2 * half.indptr),
+                        shape=b.shape)  # every stored value twice, halved: non-canonical, summing to b
+    nan, huge = csr.copy(), csr.copy()
+    nan.data[0] = np.nan
+    huge.data[0] = 1e308
+    badcol = sp.csr_matrix((csr.data.copy(), csr.indices.copy(), csr.indptr.copy()), shape=b.shape)
+    badcol.indices[0] = b.shape[1] + 5
+    out = [("csr", csr, b), ("csr-array", sp.csr_array(b), b), ("csr-int64", i64, b),
+           ("csr-nan", nan, None), ("csr-huge", huge, None), ("csr-f32", sp.csr_matrix(b.astype(np.float32)), None),
+           ("csr-int", sp.csr_matrix(np.round(b * 3).astype(np.int64)), None),
+           ("csr-empty", sp.csr_matrix((0, b.shape[1])), None), ("csr-fewer-rows", csr[:-1], None),
+           ("csr-more-cols", sp.hstack([csr, csr[:, :1]], format="csr"), None),
+           ("csr-complex", sp.csr_matrix(b.astype(complex)), None), ("csr-duplicates", dup, b)]
+    if not converted:  # scikit-learn's own format check words its error its way
+        out.append(("csr-bad-column", badcol, None))
+    out += [("csc", sp.csc_matrix(b), b if converted else None), ("coo", sp.coo_matrix(b), b if converted else None)]
     return out
 
 
@@ -250,6 +291,12 @@ def _estimator(cls, method):
             return est.coef_, est.intercept_
         return getattr(est, method)(X0 if X_pred is None else X_pred)
     return call
+
+
+def _search_fit(X, y, param_grid, **kw):
+    from fasterm.model_selection import PrivateSearch
+    s = PrivateSearch(fe.DPLogisticRegression(), param_grid, **kw).fit(X, y)
+    return s.best_estimator_.coef_, s.best_score_, s.epsilon_, s.delta_
 
 
 def _rwm_update(losses=None, **kw):
@@ -360,6 +407,14 @@ def _entries():
               dict(sample_rate=0.1, steps=10, epsilon=1.0, delta=1e-5),
               dict(sample_rate=_delta(), steps=it(5), epsilon=eps(), delta=dl(),
                    neighbors=_choice(["add_remove"]))),
+        Entry("accounting.private_search_epsilon", R.private_search_epsilon,
+              dict(mu=0.5, delta=1e-5, eta=0.0, gamma=0.1),
+              dict(mu=pos(), delta=dl(), eta=_positive() + [("-1", -1.0, None), ("-2", -2.0, None)],
+                   gamma=_delta())),
+        Entry("accounting.calibrate_private_search", R.calibrate_private_search,
+              dict(epsilon=1.0, delta=1e-5, eta=0.0, expected_runs=8.0),
+              dict(epsilon=eps(), delta=dl(), eta=_positive() + [("-1", -1.0, None)],
+                   expected_runs=pos() + [("one", 1.0, None), ("1e30", 1e30, None)])),
         Entry("accounting.calibrate_steps", R.calibrate_steps,
               dict(noise="laplace", calibration="l2", l2_sensitivity=1.0, dim=3, steps=10, epsilon=1.0,
                    delta=1e-5),
@@ -423,7 +478,8 @@ def _entries():
             E.append(Entry(f"losses.{lname}.smoothness", _loss_call(lcls, "smoothness"),
                            dict(data_norm=1.0, label_bound=1.0, radius=1.0),
                            dict(data_norm=pos(), label_bound=pos(), radius=pos())))
-    E.append(Entry("losses.row_norms", L.row_norms, dict(X=X0), dict(X=_arrays(X0, ndim=2))))
+    E.append(Entry("losses.row_norms", L.row_norms, dict(X=X0), dict(X=_arrays(X0, ndim=2) + _sparse_X(X0)),
+                   rtol=1e-15))
     E.append(Entry("losses.Logistic(l2)", lambda l2, **k: L.Logistic(l2=l2).value(**k), dict(l2=0.1, w=V0, X=X0, y=Y0),
                    dict(l2=_scalar_bad() + [("neg", -1.0, None), ("huge", 1e308, None)])))
     # optimisation
@@ -468,6 +524,32 @@ def _entries():
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
                    batch_size=2.0, epochs=2.0, data_norm=1.0, random_state=0),
               dict(batch_size=pos(), epochs=pos())),
+        # scipy.sparse X: CSR is a spelling of the dense X (equal fits to rounding), other formats named
+        Entry("noisy_pgd(csr)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0),
+              dict(X=_sparse_X(X0)), rtol=1e-12),
+        Entry("noisy_gd(csr)", fe.noisy_gd,
+              dict(loss=L.Squared(), X=X0, y=YR, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, label_bound=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(X=_sparse_X(X0)), rtol=1e-12),
+        Entry("noisy_sgd(csr)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   sample_rate=0.5, data_norm=1.0, random_state=0),
+              dict(X=_sparse_X(X0)), rtol=1e-12),
+        # sample weights: hostile values are mapped into [0, weight_bound] (a finite fit), shapes named
+        Entry("noisy_pgd(sample_weight)", fe.noisy_pgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
+        Entry("noisy_gd(sample_weight)", fe.noisy_gd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
+        Entry("noisy_sgd(sample_weight)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
+                   sample_rate=0.5, data_norm=1.0, random_state=0, sample_weight=SW0, weight_bound=2.0),
+              dict(sample_weight=_arrays(SW0, ndim=1), weight_bound=pos())),
         Entry("expmech_erm", fe.expmech_erm,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, data_norm=1.0, steps=3,
                    random_state=0),
@@ -768,6 +850,20 @@ def _entries():
                             random_state=rs(), method=_choice(["objpert"])),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
+    def _weighted_fit(cls):
+        def call(X, y, sample_weight, **params):
+            est = cls(**params).fit(X, y, sample_weight=sample_weight)
+            return est.coef_, est.intercept_
+        return call
+
+    for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
+        E.append(Entry(f"{cls.__name__}.fit(csr)", _estimator(cls, "fit"), dict(X=X0, y=y, random_state=0, steps=5),
+                       dict(X=_sparse_X(X0, converted=True)), rtol=1e-12,
+                       aliases={"X": ["array", "data", "dim", "samples", "features", "sparse"]}))
+        E.append(Entry(f"{cls.__name__}.fit(sample_weight)", _weighted_fit(cls),
+                       dict(X=X0, y=y, sample_weight=SW0, weight_bound=2.0, random_state=0, steps=5),
+                       dict(sample_weight=_arrays(SW0, ndim=1),
+                            weight_bound=_not_spellings(pos(), "0d", reason=_SKLEARN_0D))))
     for cls, y in [(fe.DPLogisticRegression, Y0), (fe.DPLinearSVC, Y0), (fe.DPLinearRegression, YR)]:
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}", _estimator(cls, method),
@@ -785,6 +881,43 @@ def _entries():
                                     "y": ["array", "samples", "classes", "labels", "data"]},
                            # predictions at 1e308 features overflow to inf (IEEE); BLAS may sum a
                            # non-contiguous X in another order (last-bit differences)
+                           inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
+    E.append(Entry("PrivateSearch.fit", _search_fit,
+                   dict(X=X0, y=Y0, param_grid={"max_steps": [2, 3]}, epsilon=1.0, delta=1e-5, random_state=0),
+                   dict(X=_arrays(X0, ndim=2), y=_arrays(Y0, ndim=1),
+                        epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                        delta=_not_spellings(dl(), "0d", "zero", "int0", reason=_SKLEARN_0D + "; delta=0 "
+                                             "is refused (the search's accounting is Rényi DP)"),
+                        random_state=[(lab, v, eq) for lab, v, eq in rs() if lab not in ("os", "OSRandom")]
+                        + [("os", "os", None)],
+                        param_grid=[("empty-list", [], None), ("scalar", {"alpha": 1.0}, None),
+                                    ("str", "alpha", None), ("none", None, None), ("unknown", {"C": [1.0]}, None),
+                                    ("reserved", {"epsilon": [1.0]}, None), ("laplace", {"noise": ["laplace"]}, None),
+                                    ("nan", {"alpha": [NAN]}, None), ("object", object(), None)],
+                        expected_runs=[("one", 1.0, None), ("nan", NAN, None), ("inf", INF, None),
+                                       ("neg", -3.0, None), ("str", "3", None), ("huge", 1e30, None)],
+                        eta=[("neg", -0.5, None), ("nan", NAN, None), ("inf", INF, None), ("str", "0", None)],
+                        score_fraction=[("zero", 0.0, None), ("one", 1.0, None), ("nan", NAN, None)]),
+                   aliases={"X": ["array", "data", "dim", "samples", "features"],
+                            "y": ["array", "samples", "classes", "labels", "data"],
+                            "param_grid": ["parameter", "C", "epsilon", "noise", "alpha", "Gaussian"],
+                            "expected_runs": ["calibration", "gamma"]}))
+    for cls in (fe.DPLogisticRegression, fe.DPLinearSVC):  # K > 2 classes: fasterm._multiclass
+        for method in ("fit", "predict"):
+            E.append(Entry(f"{cls.__name__}.{method}(multiclass)", _estimator(cls, method),
+                           dict(X=X0, y=Y3, random_state=0, steps=5),
+                           dict(X=_arrays(X0, ndim=2), y=_arrays(Y3, ndim=1),
+                                epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
+                                delta=_not_spellings(dl(), "0d", reason=_SKLEARN_0D),
+                                random_state=rs(), solver=_choice(["auto", "pgd"]),
+                                classes=[("pair", [0.0, 1.0], None), ("one", [0.0], None),
+                                         ("repeated", [0.0, 1.0, 0.0], None), ("2d", [[0.0, 1.0, 2.0]], None),
+                                         ("empty", [], None), ("strings", ["a", "b", "c"], None),
+                                         ("declared", [2.0, 0.0, 1.0], None)],
+                                **({"X_pred": _arrays(X0, ndim=2)} if method == "predict" else {})),
+                           aliases={"X_pred": ["X", "array", "data", "dim", "features"],
+                                    "X": ["array", "data", "dim", "samples", "features"],
+                                    "y": ["array", "samples", "classes", "labels", "data"]},
                            inf_ok=method == "predict", rtol=1e-12 if method == "predict" else 0.0))
     return E
 
@@ -956,7 +1089,13 @@ def test_catalogue_covers_every_public_function():
                "mean", "quantile", "online.run_rwm", "online.RWM.update", "online.PrivateRWM.run",
                "online.linear_learner", "learning.private_pac_learner", "learning.SQOracle.query",
                "L2Ball", "Box", "Simplex", "L1Ball", "losses.row_norms", "DPLogisticRegression.fit",
-               "DPLinearSVC.predict", "DPLinearRegression.fit"):
+               "DPLinearSVC.predict", "DPLinearRegression.fit", "noisy_pgd(sample_weight)",
+               "noisy_gd(sample_weight)", "noisy_sgd(sample_weight)", "DPLogisticRegression.fit(sample_weight)",
+               "DPLinearSVC.fit(sample_weight)", "DPLinearRegression.fit(sample_weight)", "noisy_pgd(csr)",
+               "noisy_gd(csr)", "noisy_sgd(csr)", "DPLogisticRegression.fit(csr)", "DPLinearSVC.fit(csr)",
+               "DPLinearRegression.fit(csr)", "DPLogisticRegression.fit(multiclass)",
+               "DPLinearSVC.predict(multiclass)", "PrivateSearch.fit",
+               "accounting.private_search_epsilon", "accounting.calibrate_private_search"):
         assert fn in names
     for fn in fe.accounting.__all__:
         if fn not in ("BudgetExceededError", "BudgetAccountant"):

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
 
 LAYERS = [
     # compiled kernels (src/fasterm/*.pyx) and the build record CMake writes
-    {"_discrete", "_expmech", "_hitrun", "_losses", "_noise", "_online", "_projections", "_config"},
+    {"_discrete", "_expmech", "_hitrun", "_losses", "_noise", "_online", "_projections", "_sparse", "_config"},
     {"_validation", "_buildinfo"},  # parameter checks; the build report
     {"_exact"},  # exact integer samplers, the randomness sources
     {"accounting"},  # composition theorems and every noise calibration
@@ -30,7 +30,9 @@ LAYERS = [
     {"learning", "objpert"},  # built on mechanisms (objpert: its private threshold)
     {"solvers"},  # noisy_gd / noisy_sgd: step rules on the engine, built on optimize's checks
     {"_linear"},  # the linear-model fit (numpy only)
+    {"_multiclass"},  # the K-class fit on one budget, on the binary fit's rules
     {"linear_model"},  # scikit-learn estimators
+    {"model_selection"},  # private hyperparameter search over the estimators
     {"__init__"},  # the public namespace
     {"__main__"},  # the command-line job
 ]

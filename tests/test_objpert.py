@@ -45,10 +45,9 @@ def test_calibration_matches_the_theorem(eps, n, d):
     mu = max(8.0 * L * L / (eps * n), c / (n * math.expm1(0.5 * eps)))
     assert r.lipschitz == pytest.approx(L, rel=1e-15) and r.curvature == pytest.approx(c, rel=1e-14)
     assert r.regularization == pytest.approx(mu, rel=1e-12)
-    mp = mpmath.mp
-    mp.dps = 50
-    jac = mpmath.log(1 + mpmath.mpf(c) / (n * mpmath.mpf(r.regularization)))
-    total = mpmath.mpf(r.noise_epsilon) + jac + mpmath.mpf(r.output_epsilon)
+    with mpmath.workdps(50):
+        jac = mpmath.log(1 + mpmath.mpf(c) / (n * mpmath.mpf(r.regularization)))
+        total = mpmath.mpf(r.noise_epsilon) + jac + mpmath.mpf(r.output_epsilon)
     assert total <= eps  # the three terms never exceed the budget ...
     assert float(total) == pytest.approx(eps, rel=1e-12)  # ... and use all of it
     assert r.jacobian_epsilon >= float(jac)
@@ -289,8 +288,9 @@ def test_default_estimator_at_delta_0_on_breast_cancer():
         c = L * L / (4 * 0.25)
         mu = max(1e-4, 8 * L * L / n, c / (n * math.expm1(0.5)))
         assert r.regularization == pytest.approx(mu, rel=1e-12) and r.curvature == pytest.approx(c, rel=1e-14)
-        total = (mpmath.mpf(r.noise_epsilon) + mpmath.log(1 + mpmath.mpf(c) / (n * mpmath.mpf(mu)))
-                 + mpmath.mpf(r.output_epsilon))
+        with mpmath.workdps(50):
+            total = (mpmath.mpf(r.noise_epsilon) + mpmath.log(1 + mpmath.mpf(c) / (n * mpmath.mpf(mu)))
+                     + mpmath.mpf(r.output_epsilon))
         assert total <= 1.0 and float(total) == pytest.approx(1.0, rel=1e-12)
         assert r.noise_scale == pytest.approx(2 * L / r.noise_epsilon, rel=1e-15)
         assert m.epsilon_ == pytest.approx(1.0, rel=1e-12)

@@ -11,14 +11,6 @@ import fasterm as fe
 from fasterm import accounting as A
 
 
-def _logistic_data(n, d, seed, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) / math.sqrt(d)
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    w = rng.standard_normal(d)
-    w *= 2.0 / np.linalg.norm(w)
-    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
-    return X.astype(dtype), y.astype(dtype)
 
 
 def _logistic_value(w, X, y):
@@ -35,8 +27,8 @@ def _logistic_min(X, y, R):
 
 
 @pytest.fixture(scope="module")
-def problem():
-    X, y = _logistic_data(4000, 5, seed=1)
+def problem(logistic_data):
+    X, y = logistic_data(4000, 5, seed=1)
     R = 5.0
     return X, y, R, _logistic_min(X, y, R)
 
@@ -65,8 +57,8 @@ def test_pgd_converges_and_last_iterate(problem):
 
 
 @pytest.mark.parametrize("loss", [fe.losses.Hinge(), fe.losses.Absolute()])
-def test_pgd_nonsmooth_losses_meet_theorem1(loss):
-    X, y = _logistic_data(2000, 3, seed=4)
+def test_pgd_nonsmooth_losses_meet_theorem1(loss, logistic_data):
+    X, y = logistic_data(2000, 3, seed=4)
     C = fe.L2Ball(2.0, 3)
     long = fe.pgd(loss, X, y, C, steps=20000, lr=0.01, average=True)
     L_star = loss.value(long.w, X, y)
@@ -98,8 +90,8 @@ def test_noisy_pgd_mean_excess_within_theorem2(problem, noise, cal, eps):
 
 
 @pytest.mark.parametrize("noise,cal", OPTIONS)
-def test_reported_privacy_and_scale(noise, cal):
-    X, y = _logistic_data(1000, 8, seed=2)
+def test_reported_privacy_and_scale(noise, cal, logistic_data):
+    X, y = logistic_data(1000, 8, seed=2)
     C = fe.L2Ball(3.0, 8)
     eps, delta, T = 0.7, 1e-5, 37
     res = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, eps, delta=delta, steps=T, noise=noise,
@@ -140,9 +132,9 @@ def test_noise_path_has_calibrated_variance(noise, cal):
     assert np.var(finals) == pytest.approx(T * per_coord_var, rel=0.15)
 
 
-def test_defaults_depend_only_on_public_quantities():
-    X1, y1 = _logistic_data(3000, 6, seed=10)
-    X2, y2 = _logistic_data(3000, 6, seed=11)
+def test_defaults_depend_only_on_public_quantities(logistic_data):
+    X1, y1 = logistic_data(3000, 6, seed=10)
+    X2, y2 = logistic_data(3000, 6, seed=11)
     X2 *= 0.1  # very different data, same public bounds
     C = fe.L2Ball(2.0, 6)
     r1 = fe.noisy_pgd(fe.losses.Logistic(), X1, y1, C, 1.0, delta=1e-6, data_norm=1.0, random_state=0)
@@ -150,8 +142,8 @@ def test_defaults_depend_only_on_public_quantities():
     assert (r1.steps, r1.lr, r1.noise_scale) == (r2.steps, r2.lr, r2.noise_scale)
 
 
-def test_rows_beyond_data_norm_are_clipped_not_rejected():
-    X, y = _logistic_data(500, 4, seed=3)
+def test_rows_beyond_data_norm_are_clipped_not_rejected(logistic_data):
+    X, y = logistic_data(500, 4, seed=3)
     X_big = X.copy()
     X_big[:50] *= 10.0  # rows far outside the declared bound
     clipped = X_big / np.maximum(1.0, np.linalg.norm(X_big, axis=1, keepdims=True))
@@ -162,8 +154,8 @@ def test_rows_beyond_data_norm_are_clipped_not_rejected():
     np.testing.assert_allclose(X_big[:50] / 10.0, X[:50], rtol=1e-15)  # input untouched
 
 
-def test_seed_reproduces_and_float32_agrees():
-    X, y = _logistic_data(2000, 5, seed=6)
+def test_seed_reproduces_and_float32_agrees(logistic_data):
+    X, y = logistic_data(2000, 5, seed=6)
     C = fe.L2Ball(2.0, 5)
     kw = dict(delta=1e-6, steps=50, noise="gaussian", data_norm=1.0)
     a = fe.noisy_pgd(fe.losses.Logistic(), X, y, C, 2.0, random_state=9, **kw)
@@ -208,18 +200,18 @@ def test_regression_with_label_bound():
         (dict(random_state="x"), "random_state", TypeError),
     ],
 )
-def test_bad_parameters(kwargs, param, exc):
-    X, y = _logistic_data(100, 3, seed=0)
+def test_bad_parameters(kwargs, param, exc, logistic_data):
+    X, y = logistic_data(100, 3, seed=0)
     args = dict(epsilon=1.0, delta=1e-6, data_norm=1.0)
     args.update(kwargs)
     with pytest.raises(exc, match=param):
         fe.noisy_pgd(fe.losses.Logistic(), X, y, fe.L2Ball(1.0, 3), **args)
 
 
-def test_bad_data():
+def test_bad_data(logistic_data):
     C = fe.L2Ball(1.0, 3)
     good = dict(epsilon=1.0, delta=1e-6, data_norm=1.0)
-    X, y = _logistic_data(100, 3, seed=0)
+    X, y = logistic_data(100, 3, seed=0)
     with pytest.raises(ValueError, match="X"):
         fe.noisy_pgd(fe.losses.Logistic(), np.ones((100, 4)), y, C, **good)
     with pytest.raises(ValueError, match="y"):
@@ -317,8 +309,8 @@ def test_compiled_loop_matches_numpy_loop(set_name, loss_name, noise, dtype):
         assert not np.array_equal(ref, C.center.astype(dtype))  # the loop did move
 
 
-def test_set_without_compiled_projection_uses_numpy_loop():
-    X, y = _logistic_data(200, 4, 3)
+def test_set_without_compiled_projection_uses_numpy_loop(logistic_data):
+    X, y = logistic_data(200, 4, 3)
     base = fe.constraints.L2Ball(1.0, 4)
     kw = dict(epsilon=1.0, delta=1e-6, noise="gaussian", data_norm=1.0, random_state=5, steps=40)
     a = fe.noisy_pgd(fe.losses.Logistic(), X, y, base, **kw)

@@ -4,21 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, optimize as sopt, special, stats
+from scipy import integrate, optimize as sopt, stats
 
 import fasterm as fe
 from fasterm import accounting as A
 from fasterm import solvers
-
-
-def _data(n, d, seed, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) / math.sqrt(d)
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    w = rng.standard_normal(d)
-    w *= 2.0 / np.linalg.norm(w)
-    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
-    return X.astype(dtype), y.astype(dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -107,8 +97,8 @@ def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, o
 
 @pytest.mark.parametrize("accelerate", [False, True])
 @pytest.mark.parametrize("output", ["last", "average"])
-def test_noisy_gd_matches_reference(accelerate, output):
-    X, y = _data(300, 6, seed=3)
+def test_noisy_gd_matches_reference(accelerate, output, logistic_data):
+    X, y = logistic_data(300, 6, seed=3)
     loss, C = fe.losses.Logistic(l2=1e-3), fe.L2Ball(3.0, 6)
     r = fe.noisy_gd(loss, X, y, C, 1.0, 1e-5, steps=7, data_norm=1.0, clip=0.3, random_state=5,
                     accelerate=accelerate, output=output)
@@ -122,10 +112,10 @@ def _gdp_delta(mu, eps):
 
 
 @pytest.mark.parametrize("eps, delta, T", [(1.0, 1e-5, 12), (0.3, 1e-6, 3), (4.0, 1e-3, 20)])
-def test_noisy_gd_gaussian_calibration(eps, delta, T):
+def test_noisy_gd_gaussian_calibration(eps, delta, T, logistic_data):
     # T releases with sensitivity 2c/n and N(0, σ²): μ = √T·Δ/σ-GDP; the δ(ε)
     # of μ-GDP (Dong-Roth-Su Cor. 2.13) written here with scipy.
-    X, y = _data(500, 3, seed=1)
+    X, y = logistic_data(500, 3, seed=1)
     r = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 3), eps, delta, steps=T, data_norm=1.0,
                     clip=0.4, random_state=0)
     assert r.sensitivity == pytest.approx(2 * 0.4 / 500)
@@ -135,9 +125,9 @@ def test_noisy_gd_gaussian_calibration(eps, delta, T):
     assert r.epsilon <= eps and r.delta == delta
 
 
-def test_noisy_gd_meets_theorem_a():
+def test_noisy_gd_meets_theorem_a(logistic_data):
     # E L(w̄) − L(w*) ≤ R²/(2ηT) + η·d·σ² (module docstring), no clipping binding (c = G).
-    X, y = _data(2000, 4, seed=7)
+    X, y = logistic_data(2000, 4, seed=7)
     R = 4.0
     f = lambda w: float(np.mean(np.logaddexp(0, -y * (X @ w))))  # noqa: E731
     L_star = sopt.minimize(f, np.zeros(4), method="BFGS", options={"gtol": 1e-10}).fun
@@ -151,23 +141,23 @@ def test_noisy_gd_meets_theorem_a():
     assert np.mean(excess) <= bounds[0] and min(excess) >= -1e-9
 
 
-def test_noisy_gd_default_steps_rule():
+def test_noisy_gd_default_steps_rule(logistic_data):
     # T* = β R μ/(Δ √(2d)), capped by max_steps.
     mu = A.gaussian_mu(1.0, 1e-5)
     beta, R, sens, d = 0.25, 2.0, 2 * 0.3 / 50, 3
     t_star = beta * R * mu / (sens * math.sqrt(2 * d))
     assert solvers.gd_default_steps(beta, R, sens, d, 1.0, 1e-5, 1000) == math.ceil(t_star)
     assert solvers.gd_default_steps(beta, R, sens, d, 1.0, 1e-5, 3) == 3
-    X, y = _data(50, 3, seed=0)
+    X, y = logistic_data(50, 3, seed=0)
     r = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(R, 3), 1.0, 1e-5, data_norm=1.0, clip=0.3,
                     max_steps=1000, random_state=0)
     assert r.steps == math.ceil(t_star)
 
 
 @pytest.mark.parametrize("n, eps", [(400, 1.0), (400, 10.0), (3000, 1.0), (3000, 0.1)])
-def test_noisy_gd_accelerate_auto_rule(n, eps):
+def test_noisy_gd_accelerate_auto_rule(n, eps, logistic_data):
     # momentum iff the noise norm per step σ√d ≤ 0.2·c, σ√d/c = 2√(T d)/(n μ) (Gaussian)
-    X, y = _data(n, 8, seed=1)
+    X, y = logistic_data(n, 8, seed=1)
     r = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 8), eps, 1e-5, steps=30, data_norm=1.0,
                     clip=0.3, random_state=0, accelerate="auto")
     mu = A.gaussian_mu(eps, 1e-5)
@@ -176,8 +166,8 @@ def test_noisy_gd_accelerate_auto_rule(n, eps):
         fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 8), eps, data_norm=1.0, accelerate="yes")
 
 
-def test_noisy_gd_float32_reproducible_and_laplace():
-    X, y = _data(200, 5, seed=2, dtype=np.float32)
+def test_noisy_gd_float32_reproducible_and_laplace(logistic_data):
+    X, y = logistic_data(200, 5, seed=2, dtype=np.float32)
     kw = dict(data_norm=1.0, steps=5, random_state=11)
     a = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(2.0, 5), 1.0, 1e-5, **kw)
     b = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(2.0, 5), 1.0, 1e-5, **kw)
@@ -282,8 +272,8 @@ def test_accounting_rejects_bad_input():
 # ---------------------------------------------------------------------------
 # noisy_sgd
 # ---------------------------------------------------------------------------
-def test_noisy_sgd_matches_reference():
-    X, y = _data(400, 5, seed=4)
+def test_noisy_sgd_matches_reference(logistic_data):
+    X, y = logistic_data(400, 5, seed=4)
     C, q, T = fe.L2Ball(3.0, 5), 0.1, 12
     r = fe.noisy_sgd(fe.losses.Logistic(), X, y, C, 2.0, 1e-5, steps=T, sample_rate=q, data_norm=1.0,
                      clip=0.5, random_state=9)
@@ -303,8 +293,8 @@ def test_noisy_sgd_matches_reference():
     np.testing.assert_allclose(r.w, w, rtol=1e-9, atol=1e-11)
 
 
-def test_noisy_sgd_defaults_and_float32():
-    X, y = _data(3000, 4, seed=5, dtype=np.float32)
+def test_noisy_sgd_defaults_and_float32(logistic_data):
+    X, y = logistic_data(3000, 4, seed=5, dtype=np.float32)
     r = fe.noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 4), 1.0, 1e-5, data_norm=1.0,
                      batch_size=300, epochs=2, random_state=1)
     assert r.steps == 20 and r.info["sample_rate"] == pytest.approx(0.1) and r.w.dtype == np.float32
@@ -319,12 +309,12 @@ def test_noisy_sgd_defaults_and_float32():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept):
+def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, logistic_data):
     # fit_linear's sgd builds each minibatch's design rows itself; the result must be
     # that of noisy_sgd on the full design matrix (rows clipped, constant column).
     from fasterm import _linear
 
-    X, y = _data(6000, 5, seed=8, dtype=dtype)
+    X, y = logistic_data(6000, 5, seed=8, dtype=dtype)
     X[:50] *= 3.0  # rows beyond data_norm = 1: clipped in both paths
     p = dict(_linear.DEFAULTS, radius=50.0, random_state=4, fit_intercept=fit_intercept, solver="sgd")
     coef, b, res = _linear.fit_linear("logistic", X, y, **p)
@@ -344,9 +334,9 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept):
 # ---------------------------------------------------------------------------
 # The estimators' solver parameter and the default rule
 # ---------------------------------------------------------------------------
-def test_estimator_solver_rule_and_refusals():
+def test_estimator_solver_rule_and_refusals(logistic_data):
     pytest.importorskip("sklearn")
-    X, y = _data(6000, 5, seed=9)
+    X, y = logistic_data(6000, 5, seed=9)
     y01 = (y > 0).astype(int)
     small = fe.DPLogisticRegression(random_state=0).fit(X[:400], y01[:400])
     assert small.result_.info["solver"] == "gd" and small.n_iter_ == 40

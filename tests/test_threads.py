@@ -162,10 +162,16 @@ def test_gil_check_detects_a_kernel_that_holds_the_gil():
     # Control (the power of the check above): sorting a list of Python floats
     # is C code (list.sort, C float comparisons) that keeps the GIL for the
     # whole call.
-    floats = np.random.default_rng(11).random(1_000_000).tolist()
-    steps, wall = _main_thread_steps_during(lambda: floats.sort())
+    # As above, up to 5 attempts absorb a loaded machine (where the main thread
+    # can also run between the timer start and the call's first instruction).
+    data = np.random.default_rng(11).random(1_000_000).tolist()
+    for _ in range(5):
+        floats = list(data)  # unsorted again for each attempt
+        steps, wall = _main_thread_steps_during(lambda: floats.sort())
+        if steps <= 3:
+            break
     assert wall > 0.1
-    assert steps <= 3
+    assert steps <= 3, f"the main thread woke {steps} times while list.sort held the GIL"
 
 
 # ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
         double data_norm
         double clip
         double label_bound
+        const double* weights
 
     void cpp_grad_sum "fasterm::losses::grad_sum"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
@@ -77,13 +78,27 @@ cdef Options _options(int kind, Py_ssize_t n, Py_ssize_t d, Py_ssize_t y_len, Py
     o.data_norm = data_norm
     o.clip = clip
     o.label_bound = label_bound
+    o.weights = NULL
     return o
+
+
+cdef const double* _weights(const double[::1] weights, Py_ssize_t n) except? NULL:
+    """The sample-weights pointer of Options (NULL: unweighted), length-checked."""
+    if weights is None:
+        return NULL
+    if weights.shape[0] != n:
+        raise ValueError(f"weights have {weights.shape[0]} entries but X has {n} rows")
+    return &weights[0]
 
 
 def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
              const floating[::1] w, const double[::1] norms, double data_norm,
-             double clip, double label_bound, floating[::1] out, int n_threads=1):
+             double clip, double label_bound, floating[::1] out, int n_threads=1,
+             const double[::1] weights=None):
     """out = sum_i of the (clipped) per-example gradients, in one pass over X.
+
+    weights: per-row multipliers of the clipped gradients (sample weights,
+    float64, length n), or None.
 
     data_norm <= 0: rows are not rescaled; clip <= 0: no clipping;
     label_bound = inf: regression labels are not clipped.  norms: row norms
@@ -96,6 +111,7 @@ def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
                               data_norm, clip, label_bound, n_threads)
     if out.shape[0] != d:
         raise ValueError(f"out has {out.shape[0]} entries but X has {d} columns")
+    o.weights = _weights(weights, n)
     cdef const floating* yp = NULL
     cdef const double* np_ = NULL
     if y is not None:
@@ -109,13 +125,14 @@ def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
 def grad_sum_rows(int kind, const floating[:, ::1] X, const floating[::1] y,
                   const floating[::1] w, const double[::1] norms, double data_norm,
                   double clip, double label_bound, const int64_t[::1] rows,
-                  floating[::1] out, int n_threads=1):
+                  floating[::1] out, int n_threads=1, const double[::1] weights=None):
     """grad_sum over the rows ``rows`` of X only (a minibatch), read in place.
 
     rows: int64 row indices, ascending for a sequential read (any order is
     correct), possibly empty (out = 0).  Bit-for-bit grad_sum(X[rows],
     y[rows], w, norms[rows], ...); y and norms are X's, full length.  Indices
-    outside [0, n) raise IndexError before the kernel runs.
+    outside [0, n) raise IndexError before the kernel runs.  weights: X's
+    (length n), as in grad_sum.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
@@ -125,6 +142,7 @@ def grad_sum_rows(int kind, const floating[:, ::1] X, const floating[::1] y,
         raise ValueError(f"out has {out.shape[0]} entries but X has {d} columns")
     if rows is None:
         raise ValueError("rows is required")
+    o.weights = _weights(weights, n)
     cdef Py_ssize_t m = rows.shape[0], k
     cdef bint bad = False
     with nogil:
@@ -296,7 +314,7 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
              floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
              double scale, object bit_generator, int set_kind, double set_param,
              const floating[::1] set_a, const floating[::1] set_b, double[::1] acc,
-             int n_threads=1):
+             int n_threads=1, const double[::1] weights=None):
     """Run ``steps`` projected (noisy) gradient steps in place on ``w``.
 
     Step: g = grad_sum(w)/n + reg·w + h_t;  w ← Π_C(w − lr·g), with h_t the
@@ -306,8 +324,9 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
     (w_0 … w_{T−1}) is added to it (float64).  C: set_kind 0 L2 ball
     (set_param = radius, set_a = centre or None), 1 box (set_a = low,
     set_b = high), 2 simplex (set_param = total), 3 L1 ball (radius).
-    Values are validated by fasterm.optimize; here only what keeps the
-    kernels inside their buffers.
+    weights: sample weights of the rows (as in grad_sum), or None.  Values
+    are validated by fasterm.optimize; here only what keeps the kernels
+    inside their buffers.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
@@ -329,6 +348,7 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
         raise ValueError(f"set_param must be > 0, got {set_param}")
     if acc is not None and acc.shape[0] != d:
         raise ValueError(f"acc has {acc.shape[0]} entries but X has {d} columns")
+    o.weights = _weights(weights, n)
     cdef bitgen_t* rng = NULL
     if noise != kNoiseNone:
         if bit_generator is None:

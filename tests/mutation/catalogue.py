@@ -21,6 +21,8 @@ C = "tests/test_calibration_refs.py"
 A = "tests/test_audit_sharp.py"
 S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
+M = "tests/test_multiclass.py"
+P = "tests/test_model_selection.py"
 
 
 @dataclass(frozen=True)
@@ -293,4 +295,53 @@ MUTANTS = [
           "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
         "method='expmech' accepts delta=0 for an inexact chain",
         ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
+    # --- multiclass (one (d + 1) × K gradient per step) ------------------------
+    Mutant(
+        "multiclass-loop-clips-at-1.1x", "_multiclass.py",
+        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c, out.reshape(p, K))",
+          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c, out.reshape(p, K))"),),
+        "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
+        (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
+         f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
+    Mutant(
+        "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
+        (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
+        "G = X for the matrix gradient (‖p − e_y‖ ≤ 1 assumed; it reaches √2): clip=None under-noised",
+        (f"{M}::test_per_example_gradient_norm_bound_and_start_curvature",)),
+    Mutant(
+        "multiclass-sensitivity-per-class", "_multiclass.py",
+        (("    sens = 2.0 * c / n\n", "    sens = 2.0 * c / (n * math.sqrt(K))\n"),),
+        "Δ₂ divided by √K (as if each class's column were a separate release)",
+        (f"{M}::test_gaussian_calibration_against_gdp_reference",
+         f"{M}::test_mirrored_row_attains_the_reported_sensitivity")),
+
+    # --- private hyperparameter search (random stopping) -----------------------
+    Mutant(
+        "search-inner-term-without-1-plus-eta", "accounting.py",
+        (("rdp = 0.5 * mu * mu * lam + (1.0 + eta) * inner + math.log(",
+          "rdp = 0.5 * mu * mu * lam + inner + math.log("),),
+        "the search's RDP drops the factor 1 + η of Papernot–Steinke's second and third terms",
+        (f"{P}::test_private_search_epsilon_against_reference",)),
+    Mutant(
+        "search-no-log-expected-runs", "accounting.py",
+        (("math.log(_tnb_expected_runs(eta, gamma)) / (lam - 1.0)", "0.0 / (lam - 1.0)"),),
+        "the search's RDP leaves out log E[K]/(λ − 1)",
+        (f"{P}::test_private_search_epsilon_against_reference",)),
+    Mutant(
+        "search-score-noise-uses-whole-mu", "model_selection.py",
+        (("noisy = value + float(child.normal(0.0, sens / mu_score))",
+          "noisy = value + float(child.normal(0.0, sens / mu))"),),
+        "the score's noise is calibrated to the whole run's μ, not its share",
+        (f"{P}::test_score_noise_has_the_planned_scale",)),
+    Mutant(
+        "search-fit-spends-whole-mu", "model_selection.py",
+        (("run_eps = accounting.gaussian_epsilon(mu_fit * (1.0 - _MU_MARGIN), run_delta)",
+          "run_eps = accounting.gaussian_epsilon(mu * (1.0 - _MU_MARGIN), run_delta)"),),
+        "each fit spends the whole run's μ (the score's share counted twice)",
+        (f"{P}::test_search_never_reports_more_than_the_budget",)),
+    Mutant(
+        "search-runs-drawn-with-wrong-gamma", "model_selection.py",
+        (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
+        "K drawn with more runs than the accounting's distribution",
+        (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
 ]

@@ -70,10 +70,15 @@ constexpr index_t kPartialBudget = 1 << 22;    // doubles in all partial sums (3
 
 // Caller-declared bounds.  data_norm <= 0: rows are not rescaled; clip <= 0:
 // no per-example clipping; label_bound = inf: labels are not clipped.
+// weights: per-row multipliers of the (clipped) gradients (sample weights,
+// indexed like y and the norms), or null: unweighted.  Applied to each row's
+// coefficient after the clip (weigh() below), so weights of 1 give the
+// unweighted bits.
 struct Options {
     double data_norm;
     double clip;
     double label_bound;
+    const double* weights = nullptr;
 };
 
 // GCC/Clang vector extensions; -DFASTERM_NO_VECTOR_EXTENSIONS builds the
@@ -625,8 +630,9 @@ inline double row_scale(double norm, double data_norm) {
 // coefficient a with gradient a * x, where z = s <w, x> for the row scale s
 // that brings x to the data norm.  (The reference for coefficients() below,
 // and its version without vector extensions.)
-template <class L, class T>
-inline double coefficient(const T* x, double dot_xw, double y_raw, double norm, const T* w,
+// (Row: a dense row, const T*, or another row type with a dot_scaled overload: csr.hpp.)
+template <class L, class T, class Row>
+inline double coefficient(const Row& x, double dot_xw, double y_raw, double norm, const T* w,
                           index_t d, const Options& o) {
     const double s = o.data_norm > 0.0 ? row_scale(norm, o.data_norm) : 1.0;
     double z = s * dot_xw;
@@ -720,6 +726,14 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
 #endif
 }
 
+// coef[r] *= weight of row rows.at(i0 + r), for the m rows of a block.  The
+// coefficient is already rounded to T: for float data the weighted one is
+// T(double(T(a)) * w), a second rounding (none for w = 1 or double data).
+template <class R, class T>
+inline void weigh(const R& rows, index_t i0, index_t m, const double* weights, T* coef) {
+    for (index_t r = 0; r < m; ++r) coef[r] = T(double(coef[r]) * weights[rows.at(i0 + r)]);
+}
+
 // phi(z_i, y_i); margins that are not finite are counted in *nonfinite: a NaN
 // or an infinity in x_i always makes z_i non-finite, though phi may map an
 // infinite margin to a finite value (hinge, logistic at z y = +inf).
@@ -802,6 +816,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
                            double* acc, T* scratch) {
     const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
     const bool fused = need_norms && norms == nullptr;
+    const double* const weights = o.weights;  // sample weights, or null (loop-invariant)
     double zbuf[2][kMaxBlock], nbuf[2][kMaxBlock];
     // Labels of an indexed block, gathered when its dot products are taken.
     double ybuf[R::dense ? 1 : 2][R::dense ? 1 : kMaxBlock];
@@ -854,6 +869,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     for (index_t g = 0; g < m; g += 4) group(b, std::min<index_t>(4, m - g), k, g);
     while (m > 0) {
         coefficients<L>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
+        if (weights != nullptr) weigh(rows, b, m, weights, coef);
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
         const index_t nn = nb + mn;  // the block after next: prefetched (indexed rows)

@@ -1,0 +1,27 @@
+import numpy as np
+import numpy.typing as npt
+
+def grad_sum(
+    kind: int,
+    data: npt.NDArray[np.floating],
+    indices: npt.NDArray[np.int32 | np.int64],
+    indptr: npt.NDArray[np.int32 | np.int64],
+    d: int,
+    y: npt.NDArray[np.floating] | None,
+    w: npt.NDArray[np.floating],
+    norms: npt.NDArray[np.float64] | None,
+    data_norm: float,
+    clip: float,
+    label_bound: float,
+    out: npt.NDArray[np.floating],
+    n_threads: int = 1,
+    weights: npt.NDArray[np.float64] | None = None,
+) -> None: ...
+def row_norms(
+    data: npt.NDArray[np.floating],
+    indices: npt.NDArray[np.int32 | np.int64],
+    indptr: npt.NDArray[np.int32 | np.int64],
+    d: int,
+    out: npt.NDArray[np.float64],
+    n_threads: int = 1,
+) -> None: ...

@@ -1,0 +1,129 @@
+# Compiled kernels of the linear-model losses over a CSR matrix (fasterm.losses).
+#
+# The arithmetic lives in src/cpp/fasterm/csr.hpp (the per-row calculus of
+# losses.hpp, summed over the stored values).  These wrappers check what keeps
+# the kernels inside their buffers — array lengths and the row offsets; a
+# column index outside [0, d) is skipped by the kernel and reported here as a
+# ValueError — then run the kernel with the GIL released.  Values (finiteness,
+# declared bounds) are validated upstream, in fasterm._validation.
+from cython cimport floating
+from libc.stdint cimport int32_t, int64_t
+
+from fasterm._codes cimport kLinear, kLogistic
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
+    cdef struct Options:
+        double data_norm
+        double clip
+        double label_bound
+        const double* weights
+
+cdef extern from "fasterm/csr.hpp" namespace "fasterm::losses" nogil:
+    Py_ssize_t cpp_csr_grad_sum "fasterm::losses::csr_grad_sum"[T, I](
+        int kind, const I* indptr, const I* indices, const T* data, const T* y, const T* w,
+        const double* norms, Py_ssize_t n, Py_ssize_t d, Options o, T* out, int n_threads) except +
+    void cpp_csr_row_norms "fasterm::losses::csr_row_norms"[T, I](
+        const I* indptr, const I* indices, const T* data, Py_ssize_t n, Py_ssize_t d, double* out,
+        int n_threads) except +
+
+
+cdef Py_ssize_t _check_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+                           Py_ssize_t d) except -1:
+    """The number of rows n, after the structural checks (O(n), not O(nnz))."""
+    if indptr is None or indices is None or data is None:
+        raise ValueError("data, indices and indptr are required")
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i
+    if n < 1 or d < 1:
+        raise ValueError(f"X must be non-empty, got shape ({max(n, 0)}, {d})")
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError(f"indices has {indices.shape[0]} entries but data has {data.shape[0]}")
+    cdef bint ok = indptr[0] == 0
+    with nogil:
+        for i in range(n):
+            if indptr[i + 1] < indptr[i]:
+                ok = False
+                break
+    if not ok or indptr[n] > data.shape[0]:
+        raise ValueError("indptr must start at 0, not decrease and end within data")
+    return n
+
+
+def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+             Py_ssize_t d, const floating[::1] y, const floating[::1] w, const double[::1] norms,
+             double data_norm, double clip, double label_bound, floating[::1] out, int n_threads=1,
+             const double[::1] weights=None):
+    """out = sum_i of the (clipped) per-example gradients of the CSR rows.
+
+    As fasterm._losses.grad_sum for the n x d matrix (data, indices, indptr):
+    data_norm <= 0: rows not rescaled; clip <= 0: no clipping; norms: row
+    norms (float64, csr row_norms) or None (computed in the pass); weights:
+    sample weights (float64, length n) or None.
+    """
+    cdef Py_ssize_t n = _check_csr(data, indices, indptr, d)
+    if kind < kLogistic or kind > kLinear:
+        raise ValueError(f"kind must be in 0..4, got {kind}")
+    if w.shape[0] != d:
+        raise ValueError(f"w has {w.shape[0]} entries but X has {d} columns")
+    if out.shape[0] != d:
+        raise ValueError(f"out has {out.shape[0]} entries but X has {d} columns")
+    if kind != kLinear and y is None:
+        raise ValueError("y is required for this loss")
+    if y is not None and y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+    if norms is not None and norms.shape[0] != n:
+        raise ValueError(f"row norms have {norms.shape[0]} entries but X has {n} rows")
+    if weights is not None and weights.shape[0] != n:
+        raise ValueError(f"weights have {weights.shape[0]} entries but X has {n} rows")
+    if not label_bound > 0:
+        raise ValueError(f"label_bound must be > 0, got {label_bound}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    cdef Options o
+    o.data_norm = data_norm
+    o.clip = clip
+    o.label_bound = label_bound
+    o.weights = NULL
+    if weights is not None:
+        o.weights = &weights[0]
+    cdef const floating* yp = NULL
+    cdef const double* np_ = NULL
+    if y is not None:
+        yp = &y[0]
+    if norms is not None:
+        np_ = &norms[0]
+    # An empty data array still needs a valid pointer: no row then reads it.
+    cdef floating zero = 0
+    cdef index_t izero = 0
+    cdef const floating* dp = &zero
+    cdef const index_t* ip = &izero
+    if data.shape[0] > 0:
+        dp = &data[0]
+        ip = &indices[0]
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = cpp_csr_grad_sum(kind, &indptr[0], ip, dp, yp, &w[0], np_, n, d, o, &out[0], n_threads)
+    if bad:
+        raise ValueError(f"X has {bad} column indices outside [0, {d})")
+
+
+def row_norms(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+              Py_ssize_t d, double[::1] out, int n_threads=1):
+    """out[i] = ||X[i]||_2 of the CSR rows (float64, overflow-safe)."""
+    cdef Py_ssize_t n = _check_csr(data, indices, indptr, d)
+    if out.shape[0] != n:
+        raise ValueError(f"out has {out.shape[0]} entries but X has {n} rows")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    cdef floating zero = 0
+    cdef index_t izero = 0
+    cdef const floating* dp = &zero
+    cdef const index_t* ip = &izero
+    if data.shape[0] > 0:
+        dp = &data[0]
+        ip = &indices[0]
+    with nogil:
+        cpp_csr_row_norms(&indptr[0], ip, dp, n, d, &out[0], n_threads)

@@ -1,0 +1,238 @@
+"""fasterm.model_selection.PrivateSearch and its accounting (Papernot & Steinke 2022, Thm. 2).
+
+The accounting is checked against an independent evaluation of the theorem written here
+(the distribution's mean by summing its probabilities, the inner minimum and the RDP → (ε, δ)
+conversion by numerical minimisation); the search never reports more than its budget, its runs
+spend what the plan says, its score noise has the planned scale, and it is reproducible."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+pytest.importorskip("sklearn")
+
+import fasterm as fe  # noqa: E402
+from fasterm import accounting as A  # noqa: E402
+from fasterm.datasets import load_breast_cancer, train_test_split  # noqa: E402
+from fasterm.model_selection import SCORE_FRACTION, PrivateSearch, _draw_runs  # noqa: E402
+
+
+# ---------------------------------------------------------------------------
+# Independent reference of the theorem
+# ---------------------------------------------------------------------------
+def _tnb_pmf(eta, gamma, kmax):
+    """P[K = k], k = 1..kmax, from Papernot & Steinke's Definition 1:
+    (1 − γ)^k/(γ^{−η} − 1)·Π_{ℓ<k}(ℓ + η)/(ℓ + 1) (η ≠ 0), (1 − γ)^k/(k log(1/γ)) (η = 0)."""
+    k = np.arange(1, kmax + 1, dtype=np.float64)
+    if eta == 0:
+        return k, (1 - gamma) ** k / (k * math.log(1 / gamma))
+    logprod = np.cumsum(np.log((np.arange(kmax) + eta) / (np.arange(kmax) + 1.0)))
+    return k, np.exp(k * math.log(1 - gamma) + logprod) / (gamma ** (-eta) - 1)
+
+
+def _expected_runs(eta, gamma):
+    k, p = _tnb_pmf(eta, gamma, 200_000)
+    assert abs(p.sum() - 1) < 1e-9  # the truncation keeps all the mass
+    return float(np.dot(k, p))
+
+
+def _reference_epsilon(mu, delta, eta, gamma):
+    """Thm. 2 with ε_λ = λμ²/2, minimised numerically over λ̂ ≥ 1, then Balle et al. (2020,
+    Thm. 21): ε = min_λ ε′(λ) + log((λ − 1)/λ) − (log δ + log λ)/(λ − 1), minimised numerically."""
+    L = math.log(1 / gamma)
+    inner = minimize_scalar(lambda t: (1 - 1 / math.exp(t)) * math.exp(t) * mu * mu / 2 + L / math.exp(t),
+                            bounds=(0.0, 30.0), method="bounded", options={"xatol": 1e-12}).fun
+    log_ek = math.log(_expected_runs(eta, gamma))
+
+    def eps_of(t):  # λ = 1 + e^t
+        lam = 1 + math.exp(t)
+        rdp = lam * mu * mu / 2 + (1 + eta) * inner + log_ek / (lam - 1)
+        return rdp + math.log((lam - 1) / lam) - (math.log(delta) + math.log(lam)) / (lam - 1)
+
+    ts = np.linspace(-12, 16, 4000)
+    t0 = ts[int(np.argmin([eps_of(t) for t in ts]))]
+    return minimize_scalar(eps_of, bounds=(t0 - 0.05, t0 + 0.05), method="bounded",
+                           options={"xatol": 1e-12}).fun
+
+
+@pytest.mark.parametrize("mu", [0.02, 0.15, 0.6, 2.0])
+@pytest.mark.parametrize("eta, gamma", [(0.0, 0.05), (1.0, 0.25), (0.5, 0.01), (0.0, 0.5)])
+@pytest.mark.parametrize("delta", [1e-5, 1e-8])
+def test_private_search_epsilon_against_reference(mu, eta, gamma, delta):
+    ref = _reference_epsilon(mu, delta, eta, gamma)
+    got = A.private_search_epsilon(mu, delta, eta=eta, gamma=gamma)
+    assert got >= ref * (1 - 1e-9) - 1e-12  # never below the theorem's value
+    assert got <= ref * (1 + 1e-4) + 1e-9    # and tight (a fine grid of orders)
+
+
+@pytest.mark.parametrize("mu, eta, runs", [(0.15, 0.0, 8), (0.5, 1.0, 4), (2.0, 0.5, 10), (0.03, 0.0, 20)])
+def test_private_search_epsilon_against_dp_accounting(mu, eta, runs):
+    """Google's dp-accounting implements the same theorem (RepeatAndSelectDpEvent over a Gaussian
+    event of noise multiplier 1/μ, i.e. μ-GDP) on its own grid of orders: the two agree to 1e-4."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    orders = list(np.concatenate([np.linspace(1.01, 10, 500), np.geomspace(10, 1e5, 500)]))
+    acc = rdp.RdpAccountant(orders=orders, neighboring_relation=rdp.NeighborRel.REPLACE_ONE)
+    acc.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(1.0 / mu), runs, eta))
+    theirs = acc.get_epsilon(1e-5)
+    _, gamma = A.calibrate_private_search(1.0, 1e-5, eta=eta, expected_runs=runs)
+    ours = A.private_search_epsilon(mu, 1e-5, eta=eta, gamma=gamma)
+    assert ours == pytest.approx(theirs, rel=1e-4)
+
+
+@pytest.mark.parametrize("eta", [0.0, 1.0, 0.5])
+@pytest.mark.parametrize("eps, runs", [(1.0, 8), (0.3, 4), (5.0, 20)])
+def test_calibrate_private_search_meets_budget_tightly(eta, eps, runs):
+    mu, gamma = A.calibrate_private_search(eps, 1e-5, eta=eta, expected_runs=runs)
+    assert _expected_runs(eta, gamma) == pytest.approx(runs, rel=1e-6)
+    assert _expected_runs(eta, gamma) >= runs * (1 - 1e-9)
+    assert _reference_epsilon(mu, 1e-5, eta, gamma) <= eps * (1 + 1e-9)
+    assert A.private_search_epsilon(mu * (1 + 1e-4), 1e-5, eta=eta, gamma=gamma) > eps
+
+
+@pytest.mark.parametrize("eta", [0.0, 1.0, 0.5])
+def test_number_of_runs_follows_the_truncated_negative_binomial(eta):
+    gamma = 0.1
+    rng = np.random.default_rng(11)
+    draws = np.array([_draw_runs(rng, eta, gamma) for _ in range(20_000)])
+    k, p = _tnb_pmf(eta, gamma, 10_000)
+    mean = float(np.dot(k, p))
+    sd = math.sqrt(float(np.dot(k * k, p)) - mean * mean)
+    assert draws.min() >= 1
+    assert abs(draws.mean() - mean) < 4 * sd / math.sqrt(draws.size)
+    for j in range(1, 6):  # the first probabilities, each within 4 standard errors
+        pj = p[j - 1]
+        assert abs(np.mean(draws == j) - pj) < 4 * math.sqrt(pj * (1 - pj) / draws.size)
+
+
+# ---------------------------------------------------------------------------
+# The search
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(scaled=True)
+    return train_test_split(X, y, 0.3, random_state=0)
+
+
+GRID = {"max_steps": [10, 20, 40], "intercept_scaling": [0.25, 0.5]}
+
+
+@pytest.mark.parametrize("eps, delta", [(0.5, 1e-6), (1.0, 1e-5), (3.0, 1e-5)])
+@pytest.mark.parametrize("cls, eta", [(fe.DPLogisticRegression, 0.0), (fe.DPLinearSVC, 1.0)])
+def test_search_never_reports_more_than_the_budget(cancer, eps, delta, cls, eta):
+    Xtr, _, ytr, _ = cancer
+    for seed in range(3):
+        s = PrivateSearch(cls(), GRID, epsilon=eps, delta=delta, eta=eta, random_state=seed).fit(Xtr, ytr)
+        assert s.epsilon_ <= eps and s.delta_ <= delta
+        mu, gamma = A.calibrate_private_search(eps, delta, eta=eta, expected_runs=2 * 6)
+        assert s.mu_ <= mu * (1 + 1e-12)
+        # the released run spent its planned share: μ_fit = √T·Δ₂/σ ≤ μ·√(1 − f)
+        r = s.best_estimator_.result_
+        mu_fit = math.sqrt(r.steps) * r.sensitivity / r.noise_scale
+        assert mu_fit <= mu * math.sqrt(1 - SCORE_FRACTION) * (1 + 1e-12)
+        assert mu_fit >= mu * math.sqrt(1 - SCORE_FRACTION) * (1 - 1e-6)
+        assert s.best_params_ in [dict(max_steps=m, intercept_scaling=i) for m in (10, 20, 40) for i in (0.25, 0.5)]
+        assert s.n_runs_ >= 1
+
+
+def test_score_noise_has_the_planned_scale(cancer):
+    """One candidate and E[K] ≈ 1 (η = 1, K = 1 almost surely): the released noisy count minus the
+    model's true count is the score's N(0, (1/μ_score)²) noise; its spread over 800 searches
+    matches 1/μ_score within 10% (the standard error of a standard deviation is 2.5%)."""
+    Xtr, _, ytr, _ = cancer
+    n = Xtr.shape[0]
+    diffs = []
+    for seed in range(800):
+        s = PrivateSearch(fe.DPLogisticRegression(), {"max_steps": [20]}, epsilon=1.0, eta=1.0,
+                          expected_runs=1.0 + 1e-9, random_state=seed).fit(Xtr, ytr)
+        assert s.n_runs_ == 1
+        true = np.count_nonzero(s.best_estimator_.predict(Xtr) == ytr)
+        diffs.append(s.best_score_ * n - true)
+    mu, _ = A.calibrate_private_search(1.0, 1e-5, eta=1.0, expected_runs=1.0 + 1e-9)
+    assert np.std(diffs) == pytest.approx(1.0 / (mu * math.sqrt(SCORE_FRACTION)), rel=0.10)
+    assert abs(np.mean(diffs)) < 4 * np.std(diffs) / math.sqrt(800)
+
+
+def test_search_prefers_the_better_candidate_when_the_budget_is_large(cancer):
+    Xtr, Xte, ytr, yte = cancer
+    # one step from w = 0 predicts the majority class (training accuracy 0.65 against 0.96).
+    # Random stopping tries a random candidate per run: with geometric K of mean 200 (η = 1)
+    # only the bad one is tried with probability γ/(1 + γ) ≈ 0.005 per search.
+    picks = [PrivateSearch(fe.DPLogisticRegression(), {"max_steps": [1, 40]}, epsilon=5.0, eta=1.0,
+                           expected_runs=200, random_state=s).fit(Xtr, ytr).best_params_["max_steps"]
+             for s in range(20)]
+    assert picks.count(40) >= 19
+
+
+def test_reproducible_and_delegates(cancer):
+    Xtr, Xte, ytr, yte = cancer
+    a = PrivateSearch(fe.DPLogisticRegression(), GRID, epsilon=1.0, random_state=5).fit(Xtr, ytr)
+    b = PrivateSearch(fe.DPLogisticRegression(), GRID, epsilon=1.0, random_state=5).fit(Xtr, ytr)
+    c = PrivateSearch(fe.DPLogisticRegression(), GRID, epsilon=1.0,
+                      random_state=np.random.default_rng(5)).fit(Xtr, ytr)
+    for other in (b, c):
+        assert other.best_params_ == a.best_params_ and other.n_runs_ == a.n_runs_
+        np.testing.assert_array_equal(other.best_estimator_.coef_, a.best_estimator_.coef_)
+    np.testing.assert_array_equal(a.predict(Xte), a.best_estimator_.predict(Xte))
+    assert a.score(Xte, yte) == a.best_estimator_.score(Xte, yte)
+    np.testing.assert_array_equal(a.predict_proba(Xte), a.best_estimator_.predict_proba(Xte))
+    np.testing.assert_array_equal(a.decision_function(Xte), a.best_estimator_.decision_function(Xte))
+    assert list(a.classes_) == [0, 1]
+
+
+def test_regression_and_multiclass_candidates():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)) / 4
+    y = np.clip(X @ np.array([1.0, -0.5, 0.3, 0.0]), -1, 1)
+    s = PrivateSearch(fe.DPLinearRegression(), {"alpha": [1e-4, 1e-2]}, epsilon=2.0, random_state=0).fit(X, y)
+    assert s.epsilon_ <= 2.0 and s.best_score_ <= 4.0 * 1.0  # −noisy MSE, Δ = 4Y² per row
+    y3 = np.digitize(X[:, 0], [-0.1, 0.1])
+    m = PrivateSearch(fe.DPLogisticRegression(), {"max_steps": [20, 40]}, epsilon=2.0, random_state=0).fit(X, y3)
+    assert m.best_estimator_.coef_.shape == (3, 4) and m.epsilon_ <= 2.0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(param_grid={"epsilon": [1.0, 2.0]}), "may not set 'epsilon'"),
+    (dict(param_grid={"random_state": [1]}), "may not set 'random_state'"),
+    (dict(param_grid={"nonsense": [1]}), "not a parameter"),
+    (dict(param_grid={"noise": ["laplace"]}), "Gaussian-noise fits"),
+    (dict(param_grid={"secure": [True]}), "Gaussian-noise fits"),
+    (dict(param_grid={"method": ["objpert"]}), "Gaussian-noise fits"),
+    (dict(param_grid={"solver": ["sgd"]}), "Gaussian-noise fits"),
+    (dict(param_grid=[]), "no candidate"),
+    (dict(param_grid={"alpha": 3.0}), "param_grid"),
+    (dict(delta=0.0), "delta"),
+    (dict(epsilon=-1.0), "epsilon"),
+    (dict(eta=-0.5), "eta"),
+    (dict(expected_runs=1.0), "expected_runs"),
+    (dict(score_fraction=1.0), "score_fraction"),
+])
+def test_bad_parameters_raise_before_any_fit(cancer, kwargs, match):
+    Xtr, _, ytr, _ = cancer
+    params = dict(param_grid={"alpha": [1e-4]}, epsilon=1.0)
+    params.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        PrivateSearch(fe.DPLogisticRegression(), **params).fit(Xtr, ytr)
+
+
+def test_refuses_foreign_estimators_and_sgd_by_default():
+    from sklearn.linear_model import LogisticRegression
+    X = np.zeros((6000, 2))
+    y = np.arange(6000) % 2
+    with pytest.raises(TypeError, match="fasterm estimator"):
+        PrivateSearch(LogisticRegression(), {"C": [1.0]}).fit(X[:10], y[:10])
+    with pytest.raises(ValueError, match="solver='gd'"):
+        PrivateSearch(fe.DPLogisticRegression(), {"alpha": [1e-4]}).fit(X, y)
+    s = PrivateSearch(fe.DPLogisticRegression(solver="gd"), {"alpha": [1e-4]}, random_state=0).fit(X, y)
+    assert s.epsilon_ <= 1.0
+
+
+def test_exported():
+    assert fe.PrivateSearch is PrivateSearch
+    assert "PrivateSearch" in fe.__all__

@@ -1,0 +1,288 @@
+"""scipy.sparse CSR input: the compiled CSR kernels (fasterm._sparse) and the fits that use them.
+
+The CSR kernel reuses the per-row calculus of the dense kernel (losses.hpp's
+coefficients: row scale, label map, derivative, clip, sample weight) but sums
+each row's dot product and norm over its stored values only, in double, in
+storage order, and accumulates in double: its bits may differ from the dense
+kernel's by rounding.  So the checks are
+
+* the CSR gradient sum and row norms against a slow per-row Python reference
+  (to 1e-12 relative in float64) and against the dense kernel on the
+  densified matrix;
+* every fit (noisy_pgd, noisy_gd, noisy_sgd, the estimators, sample weights,
+  secure mode) on a CSR X against the same fit on ``X.toarray()`` with the same
+  seed: the same noise, a released model equal to 1e-12 relative (float64);
+* bit-for-bit reproducibility across thread counts, memory safety against
+  malformed CSR arrays, and the refusals that name X.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.sparse")
+
+import fasterm as fe  # noqa: E402
+from fasterm import _losses, _sparse  # noqa: E402
+
+KINDS = {"logistic": _losses.LOGISTIC, "hinge": _losses.HINGE, "squared": _losses.SQUARED,
+         "absolute": _losses.ABSOLUTE, "linear": _losses.LINEAR}
+
+
+def _csr(n=300, d=40, density=0.1, dtype=np.float64, index=np.int32, seed=0, empty_rows=True):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", dtype=np.float64, random_state=seed,
+                  data_rvs=lambda k: rng.normal(size=k))
+    X = X.multiply(rng.uniform(0.3, 4.0, size=(n, 1))).tocsr()  # some rows beyond data_norm 1
+    if empty_rows:
+        X = sp.vstack([X[:5], sp.csr_matrix((3, d)), X[5:]]).tocsr()
+    X = X.astype(dtype)
+    X.indices = X.indices.astype(index)
+    X.indptr = X.indptr.astype(index)
+    m = X.shape[0]
+    y = np.where(rng.uniform(size=m) < 0.5, 1.0, -1.0).astype(dtype)
+    yr = (rng.normal(size=m) * 1.5).astype(dtype)
+    return X, y, yr
+
+
+def _deriv(kind, z, y, ybound):
+    if kind == "logistic":
+        return -y / (1.0 + math.exp(y * z))
+    if kind == "hinge":
+        return -y if y * z < 1.0 else 0.0
+    if kind in ("squared", "absolute"):
+        yc = min(max(y, -ybound), ybound)
+        return 2.0 * (z - yc) if kind == "squared" else float(z > yc) - float(z < yc)
+    return 1.0
+
+
+def ref_grad_sum(kind, X, y, w, data_norm, clip, ybound, weights=None):
+    """Σ_i weight_i · clip_c(∇ℓ(w; s_i x_i, y_i)) row by row in double, from the stored values."""
+    out = np.zeros(X.shape[1])
+    X = X.tocsr()
+    for i in range(X.shape[0]):
+        cols = X.indices[X.indptr[i]:X.indptr[i + 1]]
+        vals = X.data[X.indptr[i]:X.indptr[i + 1]].astype(np.float64)
+        nx = math.sqrt(float(vals @ vals))
+        s = min(1.0, data_norm / nx) if nx > 0 and data_norm > 0 else 1.0
+        z = s * float(vals @ w[cols].astype(np.float64))
+        yi = 0.0 if y is None else (1.0 if y[i] > 0 else -1.0) if kind in ("logistic", "hinge") else float(y[i])
+        a = _deriv(kind, z, yi, ybound) * s
+        if clip > 0 and abs(a) * nx > clip:
+            a = math.copysign(clip / nx, a)
+        out[cols] += (1.0 if weights is None else weights[i]) * a * vals
+    return out
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64], ids=["i32", "i64"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_csr_grad_sum_against_reference_and_dense_kernel(kind, dtype, index):
+    X, y, yr = _csr(dtype=dtype, index=index)
+    yy = None if kind == "linear" else (yr if kind in ("squared", "absolute") else y)
+    w = (np.random.default_rng(1).normal(size=X.shape[1]) * 0.5).astype(dtype)
+    sw = np.random.default_rng(2).uniform(0, 2, X.shape[0])
+    tol = 1e-12 if dtype == np.float64 else 3e-5
+    for dn, c, weights in [(1.0, 0.4, None), (0.0, 0.0, None), (2.0, 0.0, sw), (0.0, 0.3, sw)]:
+        out = np.empty(X.shape[1], dtype=dtype)
+        _sparse.grad_sum(KINDS[kind], X.data, X.indices, X.indptr, X.shape[1], yy, w, None, dn, c, 1.2, out, 2,
+                         weights)
+        ref = ref_grad_sum(kind, X, yy, w, dn, c, 1.2, weights)
+        scale = max(np.abs(ref).max(), 1e-300)
+        np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * scale)
+        dense = np.empty_like(out)
+        _losses.grad_sum(KINDS[kind], X.toarray(), yy, w, None, dn, c, 1.2, dense, 2, weights)
+        np.testing.assert_allclose(out, dense, rtol=tol, atol=tol * scale)
+        # cached norms give the bits of norms computed in the pass
+        norms = fe.losses.row_norms(X)
+        cached = np.empty_like(out)
+        _sparse.grad_sum(KINDS[kind], X.data, X.indices, X.indptr, X.shape[1], yy, w, norms, dn, c, 1.2, cached, 2,
+                         weights)
+        assert np.array_equal(out, cached)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_csr_row_norms_and_loss_grad_sum(dtype):
+    X, y, _ = _csr(dtype=dtype)
+    ref = np.linalg.norm(X.toarray().astype(np.float64), axis=1)
+    np.testing.assert_allclose(fe.losses.row_norms(X), ref, rtol=1e-15, atol=0)
+    # the public loss method takes CSR too, and equals its dense result to rounding
+    w = np.linspace(-1, 1, X.shape[1]).astype(dtype)
+    a = fe.losses.Logistic().grad_sum(w, X, y, clip=0.3, data_norm=1.0)
+    b = fe.losses.Logistic().grad_sum(w, X.toarray(), y, clip=0.3, data_norm=1.0)
+    np.testing.assert_allclose(a, b, rtol=1e-12 if dtype == np.float64 else 3e-5, atol=1e-12 * np.abs(b).max())
+    # huge values: the norm does not overflow (rescaled path)
+    H = sp.csr_matrix(np.array([[1e300, 0.0, 1e300], [0.0, 3.0, 4.0]]))
+    np.testing.assert_allclose(fe.losses.row_norms(H), [math.sqrt(2) * 1e300, 5.0], rtol=1e-15)
+
+
+def test_csr_kernel_same_bits_for_any_thread_count():
+    X, y, _ = _csr(n=40_000, d=300, density=0.02, seed=3, empty_rows=False)
+    w = np.linspace(-1, 1, 300)
+    outs = []
+    for nt in (1, 2, 5):
+        out = np.empty(300)
+        _sparse.grad_sum(_losses.LOGISTIC, X.data, X.indices, X.indptr, 300, y, w, None, 1.0, 0.3, math.inf, out, nt)
+        outs.append(out)
+    assert all(np.array_equal(outs[0], o) for o in outs[1:])
+
+
+def test_malformed_csr_arrays_raise_instead_of_reading_out_of_bounds():
+    X, y, _ = _csr(n=20, d=6)
+    w, out = np.zeros(6), np.empty(6)
+    bad = X.indices.copy()
+    bad[3] = 6
+    with pytest.raises(ValueError, match="column indices"):
+        _sparse.grad_sum(_losses.LOGISTIC, X.data, bad, X.indptr, 6, y, w, None, 1.0, 1.0, math.inf, out)
+    bad[3] = -1
+    with pytest.raises(ValueError, match="column indices"):
+        _sparse.grad_sum(_losses.LOGISTIC, X.data, bad, X.indptr, 6, y, w, None, 1.0, 1.0, math.inf, out)
+    ptr = X.indptr.copy()
+    ptr[-1] += 5  # past the end of data
+    with pytest.raises(ValueError, match="indptr"):
+        _sparse.grad_sum(_losses.LOGISTIC, X.data, X.indices, ptr, 6, y, w, None, 1.0, 1.0, math.inf, out)
+    ptr = X.indptr.copy()
+    ptr[5] = ptr[4] - 1  # a decreasing offset
+    with pytest.raises(ValueError, match="indptr"):
+        _sparse.row_norms(X.data, X.indices, ptr, 6, np.empty(20))
+    with pytest.raises(ValueError, match="y has"):
+        _sparse.grad_sum(_losses.LOGISTIC, X.data, X.indices, X.indptr, 6, y[:-1], w, None, 1.0, 1.0, math.inf, out)
+    with pytest.raises(ValueError, match="weights"):
+        _sparse.grad_sum(_losses.LOGISTIC, X.data, X.indices, X.indptr, 6, y, w, None, 1.0, 1.0, math.inf, out, 1,
+                         np.ones(3))
+
+
+# ---------------------------------------------------------------------------
+# Fits: a CSR X gives the dense fit for the same seed (to rounding)
+# ---------------------------------------------------------------------------
+def _close(a, b, dtype):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    rtol = 1e-12 if dtype == np.float64 else 2e-4
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * max(1.0, float(np.abs(b).max())))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_solvers_csr_equal_dense(dtype):
+    X, y, yr = _csr(n=400, d=30, dtype=dtype)
+    D = X.toarray()
+    d = X.shape[1]
+    ball = fe.L2Ball(5.0, d)
+    sw = np.random.default_rng(4).uniform(0, 2, X.shape[0])
+    L = fe.losses
+    cases = [
+        lambda A: fe.noisy_pgd(L.Logistic(l2=1e-3), A, y, ball, 1.0, 1e-5, steps=8, noise="gaussian", data_norm=1.0,
+                               clip=0.3, random_state=3),
+        lambda A: fe.noisy_pgd(L.Hinge(), A, y, fe.Box(-1.0, 1.0, d), 1.0, 0.0, steps=6, data_norm=1.0,
+                               random_state=3),
+        lambda A: fe.noisy_pgd(L.Squared(), A, yr, ball, 2.0, 1e-5, steps=5, noise="gaussian", data_norm=1.0,
+                               label_bound=1.0, random_state=3, sample_weight=sw, weight_bound=2.0),
+        lambda A: fe.noisy_gd(L.Logistic(), A, y, ball, 1.0, 1e-5, steps=6, data_norm=1.0, random_state=3,
+                              accelerate=True),
+        lambda A: fe.noisy_gd(L.Squared(), A, yr, ball, 1.0, 1e-5, steps=6, data_norm=1.0, label_bound=1.0,
+                              random_state=3, output="average"),
+        lambda A: fe.noisy_sgd(L.Logistic(), A, y, ball, 1.0, 1e-5, steps=12, sample_rate=0.1, data_norm=1.0,
+                               random_state=3, sample_weight=sw),
+    ]
+    for i, fit in enumerate(cases):
+        a, b = fit(X), fit(D)
+        assert a.w.dtype == b.w.dtype == dtype, i
+        assert (a.noise_scale, a.steps, a.lr, a.epsilon, a.delta) == (b.noise_scale, b.steps, b.lr, b.epsilon,
+                                                                      b.delta), i
+        _close(a.w, b.w, dtype)
+
+
+def test_secure_mode_csr_close_to_dense():
+    X, y, _ = _csr(n=200, d=10)
+    kw = dict(steps=4, noise="gaussian", data_norm=1.0, random_state=3, secure=True)
+    a = fe.noisy_pgd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 10), 1.0, 1e-5, **kw)
+    b = fe.noisy_pgd(fe.losses.Logistic(), X.toarray(), y, fe.L2Ball(5.0, 10), 1.0, 1e-5, **kw)
+    # the released gradients are rounded to the grid: equal unless a sum sits on a rounding boundary
+    gamma = a.info["secure"].granularity if hasattr(a.info["secure"], "granularity") else 0.0
+    np.testing.assert_allclose(a.w, b.w, rtol=0, atol=a.steps * a.lr * (gamma + 1e-12) * math.sqrt(10) + 1e-12)
+
+
+@pytest.mark.parametrize("solver", ["pgd", "gd", "sgd"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_estimators_csr_equal_dense(solver, dtype):
+    n = 5200 if solver == "sgd" else 300
+    X, y, yr = _csr(n=n, d=25, density=0.2, dtype=dtype)
+    for est, labels in [(fe.DPLogisticRegression, y), (fe.DPLinearRegression, yr), (fe.DPLinearSVC, y)]:
+        if est is fe.DPLinearSVC and solver != "pgd":
+            continue
+        kw = dict(random_state=5, solver=solver, steps=None if solver == "sgd" else 6)
+        a = est(**kw).fit(X, labels)
+        b = est(**kw).fit(X.toarray(), labels)
+        _close(a.coef_, b.coef_, dtype)
+        _close(a.intercept_, b.intercept_, dtype)
+        assert a.coef_.dtype == b.coef_.dtype == dtype
+        _close(a.predict(X) if est is fe.DPLinearRegression else a.decision_function(X),
+               b.predict(X.toarray()) if est is fe.DPLinearRegression else b.decision_function(X.toarray()), dtype)
+    # the default solver rule on CSR input: sgd from n = 5000, gd below (logistic)
+    if solver != "pgd":
+        auto = fe.DPLogisticRegression(random_state=0).fit(X, y)
+        assert auto.result_.info["solver"] == solver
+
+
+def test_other_sparse_formats():
+    X, y, _ = _csr(n=100, d=8)
+    # the estimators convert them to CSR (scikit-learn's validate_data, a copy)
+    a = fe.DPLogisticRegression(random_state=0, steps=4).fit(X.tocoo(), y)
+    b = fe.DPLogisticRegression(random_state=0, steps=4).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_)
+    # the functions take CSR only, and say so
+    with pytest.raises(TypeError, match="X.*sparse.*tocsr"):
+        fe.noisy_pgd(fe.losses.Logistic(), X.tocsc(), y, fe.L2Ball(1.0, 8), 1.0, 1e-5, steps=2, data_norm=1.0)
+    # duplicates are summed (a canonical copy): the dense fit of the summed matrix
+    dup = sp.csr_matrix((np.r_[X.data, 0.5], np.r_[X.indices, X.indices[:1]],
+                         np.r_[X.indptr[:1], X.indptr[1:] + 1]), shape=X.shape)
+    dup.has_canonical_format = False
+    r = fe.noisy_pgd(fe.losses.Logistic(), dup, y, fe.L2Ball(1.0, 8), 1.0, 1e-5, steps=3, data_norm=1.0,
+                     random_state=0)
+    s = fe.noisy_pgd(fe.losses.Logistic(), dup.toarray(), y, fe.L2Ball(1.0, 8), 1.0, 1e-5, steps=3, data_norm=1.0,
+                     random_state=0)
+    _close(r.w, s.w, np.float64)
+
+
+def test_refusals_name_X():
+    X, y, _ = _csr(n=60, d=5)
+    for kw in (dict(delta=0.0), dict(method="objpert", delta=0.0), dict(method="expmech", steps=5)):
+        with pytest.raises(TypeError, match=r"X.*sparse"):
+            fe.DPLogisticRegression(random_state=0, **kw).fit(X, y)
+    with pytest.raises(TypeError, match=r"X.*sparse"):
+        fe.losses.Logistic().value(np.zeros(5), X, y)
+    with pytest.raises(TypeError, match=r"X.*sparse"):
+        fe.objective_perturbation(fe.objpert.SmoothHinge(), X, y, 1.0, data_norm=1.0)
+    bad = X.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        fe.noisy_pgd(fe.losses.Logistic(), bad, y, fe.L2Ball(1.0, 5), 1.0, 1e-5, steps=2, data_norm=1.0)
+    with pytest.raises(ValueError, match="X"):
+        fe.DPLogisticRegression(random_state=0).fit(bad, y)
+    with pytest.raises(ValueError, match="empty"):
+        fe.noisy_pgd(fe.losses.Logistic(), sp.csr_matrix((0, 5)), y[:0], fe.L2Ball(1.0, 5), 1.0, 1e-5, steps=2,
+                     data_norm=1.0)
+
+
+def test_intercept_design_stays_sparse():
+    from fasterm._design import design
+
+    X, _, _ = _csr(n=50, d=7)
+    A = design(X, 1.0, True, 0.25)
+    assert sp.issparse(A) and A.shape == (X.shape[0], 8) and A.nnz == X.nnz + X.shape[0]
+    ref = design(X.toarray(), 1.0, True, 0.25)
+    np.testing.assert_allclose(A.toarray(), ref, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("est", [fe.DPLogisticRegression, fe.DPLinearSVC])
+def test_multiclass_csr_equal_dense(est):
+    X, _, _ = _csr(n=300, d=12, density=0.3)
+    yk = np.random.default_rng(8).integers(0, 3, X.shape[0])
+    a = est(random_state=2, steps=6).fit(X, yk)
+    b = est(random_state=2, steps=6).fit(X.toarray(), yk)
+    assert a.coef_.shape == (3, 12)
+    _close(a.coef_, b.coef_, np.float64)
+    _close(a.intercept_, b.intercept_, np.float64)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X.toarray()))
