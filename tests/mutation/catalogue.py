@@ -23,6 +23,7 @@ S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
 M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
+W = "tests/test_sample_weight.py"
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,13 @@ MUTANTS = [
         (f"{C}::test_laplace_l2",)),
     Mutant(
         "loop-clips-at-1.1x", "optimize.py",
-        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
-          "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=1.1 * G_priv,"),),
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,",
+          "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=1.1 * G_clip,"),),
         "the loop clips per-example gradients at 1.1 × the clip used for Δ₂",
         (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
     Mutant(
         "loop-ignores-user-clip", "optimize.py",
-        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,",
           "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_loss,"),),
         "the loop clips at the loss's Lipschitz constant, not the user's clip",
         (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",
@@ -66,9 +67,9 @@ MUTANTS = [
     # --- clip / sensitivity hand-offs -----------------------------------------
     Mutant(
         "secure-loop-ignores-user-clip", "optimize.py",
-        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_priv,",
+        (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,",
           "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, "
-          "clip=G_loss if backend.secure_calibration is not None else G_priv,"),),
+          "clip=G_loss if backend.secure_calibration is not None else G_clip,"),),
         "secure mode's loop clips at the Lipschitz constant, not the user's clip",
         (f"{B}::test_secure_noisy_pgd_one_step_difference_within_grid_sensitivity",)),
     Mutant(
@@ -236,8 +237,8 @@ MUTANTS = [
          f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
     Mutant(
         "sgd-loop-clips-at-1.1x", "solvers.py",
-        (("_losses.grad_sum(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt)",
-          "_losses.grad_sum(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt)"),),
+        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,",
+          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt,"),),
         "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
     Mutant(
@@ -298,8 +299,8 @@ MUTANTS = [
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "_multiclass.py",
-        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c, out.reshape(p, K))",
-          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c, out.reshape(p, K))"),),
+        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)",
+          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c_clip, out.reshape(p, K), weights)"),),
         "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
@@ -344,4 +345,24 @@ MUTANTS = [
         (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
         "K drawn with more runs than the accounting's distribution",
         (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
+    # --- sample weights: the declared bound B ----------------------------------
+    Mutant(
+        "weights-not-clipped-to-bound", "_validation.py",
+        (("    out = np.clip(w, 0.0, bound)  # a new array: NaN stays NaN here\n",
+          "    out = np.clip(w, 0.0, None)  # a new array: NaN stays NaN here\n"),),
+        "weights above the declared weight_bound are used as given (Δ₂ no longer covers a record)",
+        (f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity",
+         f"{W}::test_weights_are_mapped_into_the_bound_never_refused")),
+    Mutant(
+        "pgd-sensitivity-ignores-weight-bound", "optimize.py",
+        (("    G_priv = wb * G_clip\n", "    G_priv = G_clip\n"),),
+        "noisy_pgd calibrates its noise to weight 1 whatever weight_bound declares",
+        (f"{W}::test_gaussian_calibration_scales_with_weight_bound",
+         f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity")),
+    Mutant(
+        "gd-sensitivity-ignores-weight-bound", "solvers.py",
+        (("    weights, wb = _sample_weights(sample_weight, weight_bound, n)\n    beta = _smoothness(loss, data_norm, label_bound, wb)\n    if beta == 0.0",
+          "    weights, wb = _sample_weights(sample_weight, weight_bound, n)\n    wb = 1.0\n    beta = _smoothness(loss, data_norm, label_bound, wb)\n    if beta == 0.0"),),
+        "noisy_gd takes B = 1 for its sensitivity while the weights go up to weight_bound",
+        (f"{W}::test_gd_and_sgd_calibration_scale_with_weight_bound",)),
 ]
