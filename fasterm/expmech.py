@@ -17,7 +17,7 @@ independent): a random direction u (uniform on the sphere; on the simplex in
 the hyperplane Σu = 0; see **Directions**), the chord of C through w along u in closed form, and
 an *exact* draw from the density restricted to the chord; the margins
 z = X̃w are kept and updated (z += t·X̃u), one O(nd) pass per step.  The
-line draws (``src/cpp/fasterm/hitrun.hpp``): squared loss → truncated normal;
+line draws (``src/cpp/fasterm/hitrun_line.hpp``): squared loss → truncated normal;
 linear → truncated exponential (truncated normal with ``l2``); hinge and
 absolute → the exact piecewise-exponential density over the sorted kinks (for
 n ≤ 2048 and l2 = 0; otherwise adaptive rejection sampling); logistic →

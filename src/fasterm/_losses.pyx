@@ -1,7 +1,7 @@
 # Compiled kernels for the losses of linear models (fasterm.losses).
 #
-# The arithmetic lives in src/cpp/fasterm/losses.hpp (header-only C++, one
-# template per kernel for float and double).  These wrappers re-check the
+# The arithmetic lives in src/cpp/fasterm/losses.hpp (C++ templates for float
+# and double; their entry points are compiled in src/cpp/fasterm/losses_*.cpp).  These wrappers re-check the
 # shapes they are given, so that no call from Python can read out of bounds,
 # then run the kernel with the GIL released.  Values (finiteness, declared
 # bounds) are validated once, upstream, in fasterm.losses.

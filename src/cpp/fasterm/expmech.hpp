@@ -33,10 +33,8 @@
 #include <vector>
 
 #include "numpy/random/bitgen.h"
-
-// numpy's ziggurat normal from libnpyrandom (numpy/random/distributions.h,
-// which cannot be included here because it pulls in Python.h).
-extern "C" double random_standard_normal(bitgen_t* bitgen_state);
+#include "fasterm/simd.hpp"
+#include "fasterm/truncnorm.hpp"
 
 namespace fasterm {
 
@@ -53,17 +51,8 @@ constexpr std::ptrdiff_t kPad = kBlock + 4;  // room to pad a block to a multipl
 // exponential mechanism over 1e6 scores took 1.6-2.0 ms with all three,
 // 2.2-2.4 ms without AVX-512 and 4.1-9.3 ms with the baseline alone; the
 // sampling pass of a median of 1e6 sorted points 2.8-4.4, 3.0-4.7 and
-// 11-21 ms.  -DFASTERM_NO_MULTIVERSIONING builds the baseline alone.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(FASTERM_NO_MULTIVERSIONING)
-#ifndef FASTERM_CLONES  // hitrun.hpp chooses its own set before including this header
-#define FASTERM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#define FASTERM_INLINE inline __attribute__((always_inline))
-#else
-#define FASTERM_CLONES
-#define FASTERM_INLINE inline
-#endif
+// 11-21 ms.  -DFASTERM_NO_MULTIVERSIONING builds the baseline alone (simd.hpp).
+#define FASTERM_EXPMECH_CLONES FASTERM_TARGET_CLONES("avx512f", "avx2", "default")
 
 // 0, 1, ..., kBlock - 1 as doubles: offsets inside a block without an
 // int64 -> double conversion, which SSE2 cannot vectorise.
@@ -76,67 +65,15 @@ struct BlockIota {
 };
 inline constexpr BlockIota kIota{};
 
-// ---------------------------------------------------------------------------
-// exp and expm1 of x <= 0, branch-free.
-//
-// x = k ln2 + r with |r| <= ln2 / 2 (Cody-Waite, fdlibm's split of ln2: k*ln2_hi
-// is exact), e^r - 1 = r + r^2 P(r) with the Taylor polynomial to r^13/13!
-// (truncation < 1.2e-17 relative), 2^k built in the exponent bits.  Then
-// e^x = 2^k (1 + q) and e^x - 1 = 2^k q + (2^k - 1), which keeps full relative
-// accuracy of expm1 for tiny |x| (k = 0: it is q itself) and needs no division.
-// Arguments below -708 give e = 0, em1 = -1 (2^k would be subnormal), and so
-// does NaN (the comparison with -708 fails).
-// ---------------------------------------------------------------------------
-inline double bits_to_double(std::uint64_t u) noexcept
-{
-    double d;
-    std::memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-inline std::uint64_t double_to_bits(double d) noexcept
-{
-    std::uint64_t u;
-    std::memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-// P(r) = sum_k r^k / (k + 2)!, k = 0..11, so that e^r - 1 = r + r^2 P(r) to
-// within 1.2e-17 relative for |r| <= ln2 / 2; Estrin's scheme keeps the
-// dependency chain short, so consecutive elements overlap in the pipeline.
-FASTERM_INLINE double expm1_poly(double r) noexcept
-{
-    const double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    const double p01 = 1.0 / 2.0 + r * (1.0 / 6.0);
-    const double p23 = 1.0 / 24.0 + r * (1.0 / 120.0);
-    const double p45 = 1.0 / 720.0 + r * (1.0 / 5040.0);
-    const double p67 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
-    const double p89 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
-    const double pab = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
-    return (p01 + r2 * p23) + r4 * (p45 + r2 * p67) + r8 * (p89 + r2 * pab);
-}
+// exp and expm1 of x <= 0, branch-free, and the fixed-order block sum: one
+// implementation each in simd.hpp, shared with hitrun.hpp.
+using simd::bits_to_double;
+using simd::block_sum;
+using simd::double_to_bits;
+using simd::exp_nonpos;
+using simd::expm1_poly;
 
 constexpr double kHalfLn2 = 0.34657359027997264;  // below ln2 / 2
-
-FASTERM_INLINE void exp_nonpos(double x, double& e, double& em1) noexcept
-{
-    // The selects are if-converted (vectorised) only when the module is built
-    // with -fno-trapping-math (CMakeLists.txt): GCC otherwise refuses to
-    // compute the polynomial for lanes whose result it can predict.
-    const bool under = !(x > -708.0);
-    const double xc = under ? 0.0 : (x < 0.0 ? x : 0.0);
-    constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer, kept in the low bits
-    const double ks = xc * 1.4426950408889634074 + kShift;
-    const std::uint64_t kbits = double_to_bits(ks);
-    const double kd = ks - kShift;
-    const double r = (xc - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
-    const double q = r + (r * r) * expm1_poly(r);
-    // The low 12 bits of kbits hold k (two's complement, k in [-1022, 0]);
-    // shifting k + 1023 into the exponent field gives 2^k.
-    const double s = bits_to_double((kbits + 1023u) << 52);
-    e = under ? 0.0 : s + s * q;
-    em1 = under ? -1.0 : s * q + (s - 1.0);
-}
 
 // ---------------------------------------------------------------------------
 // Inversion over block sums.
@@ -172,27 +109,10 @@ private:
     std::vector<double> cum_;
 };
 
-// Four partial sums: the loop is not a chain of dependent adds.  The same
-// function sums a block when the table is built and when it is searched, so
-// both see the same numbers.
-FASTERM_INLINE double block_sum(const double* w, std::ptrdiff_t cnt) noexcept
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    std::ptrdiff_t i = 0;
-    for (; i + 4 <= cnt; i += 4) {
-        s0 += w[i];
-        s1 += w[i + 1];
-        s2 += w[i + 2];
-        s3 += w[i + 3];
-    }
-    for (; i < cnt; ++i) s0 += w[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 // The index i of a block with sum_{k<i} w[k] <= t < sum_{k<=i} w[k]; when
 // rounding runs past the end, the last positive weight.  Never returns an
 // index of zero weight unless every weight is zero.
-FASTERM_INLINE std::ptrdiff_t pick_in_block(const double* w, std::ptrdiff_t cnt, double t) noexcept
+FASTERM_ALWAYS_INLINE std::ptrdiff_t pick_in_block(const double* w, std::ptrdiff_t cnt, double t) noexcept
 {
     double c = 0.0;
     std::ptrdiff_t last = 0;
@@ -224,7 +144,7 @@ public:
     std::ptrdiff_t n_blocks() const { return (n_ + kBlock - 1) / kBlock; }
     std::ptrdiff_t start(std::ptrdiff_t b) const { return b * kBlock; }
 
-    FASTERM_INLINE std::ptrdiff_t fill(std::ptrdiff_t b, double* w) const noexcept
+    FASTERM_ALWAYS_INLINE std::ptrdiff_t fill(std::ptrdiff_t b, double* w) const noexcept
     {
         const std::ptrdiff_t lo = b * kBlock;
         const std::ptrdiff_t cnt = std::min(kBlock, n_ - lo);
@@ -246,7 +166,7 @@ private:
 };
 
 template <class Weights>
-FASTERM_INLINE void build_table(const Weights& src, BlockCdf& cdf)
+FASTERM_ALWAYS_INLINE void build_table(const Weights& src, BlockCdf& cdf)
 {
     double w[kBlock];
     const std::ptrdiff_t nb = src.n_blocks();
@@ -255,7 +175,7 @@ FASTERM_INLINE void build_table(const Weights& src, BlockCdf& cdf)
 }
 
 template <class T>
-FASTERM_CLONES void expmech_sample(const T* scores, std::ptrdiff_t n, double s_min, double k, bitgen_t* rng,
+FASTERM_EXPMECH_CLONES void expmech_sample(const T* scores, std::ptrdiff_t n, double s_min, double k, bitgen_t* rng,
                     std::int64_t* out, std::ptrdiff_t size)
 {
     ScoreWeights<T> src(scores, n, s_min, k);
@@ -290,7 +210,7 @@ public:
     }
 
     // p[0..cnt] = p_lo .. p_{lo+cnt}; the interior loop has no branches.
-    FASTERM_INLINE void points(std::ptrdiff_t lo, std::ptrdiff_t cnt, double* p) const noexcept
+    FASTERM_ALWAYS_INLINE void points(std::ptrdiff_t lo, std::ptrdiff_t cnt, double* p) const noexcept
     {
         const std::ptrdiff_t i0 = lo == 0 ? 1 : 0;
         const std::ptrdiff_t i1 = lo + cnt > n_ ? n_ - lo : cnt;  // last interior i
@@ -348,7 +268,7 @@ public:
 
     // Masses of a block's pieces into w[0, cnt) by position (w needs kPad
     // entries).  Returns D at the block's outer end.
-    FASTERM_INLINE double fill(const Block& bl, double* w) const noexcept
+    FASTERM_ALWAYS_INLINE double fill(const Block& bl, double* w) const noexcept
     {
         const std::ptrdiff_t cnt = bl.hi - bl.lo;
         const double inv = br_.inv_width();
@@ -438,7 +358,7 @@ public:
         return off;
     }
 
-    FASTERM_INLINE void build(BlockCdf& cdf)
+    FASTERM_ALWAYS_INLINE void build(BlockCdf& cdf)
     {
         const std::ptrdiff_t n = br_.n();
         double w[kPad];
@@ -460,7 +380,7 @@ public:
         }
     }
 
-    FASTERM_INLINE double draw(const BlockCdf& cdf, bitgen_t* rng) const
+    FASTERM_ALWAYS_INLINE double draw(const BlockCdf& cdf, bitgen_t* rng) const
     {
         const double total = cdf.total();
         const double u = rng->next_double(rng->state);
@@ -495,7 +415,7 @@ private:
 };
 
 template <class T>
-FASTERM_CLONES void median_erm_sample(const T* x, std::ptrdiff_t n, double a, double b, double eps,
+FASTERM_EXPMECH_CLONES void median_erm_sample(const T* x, std::ptrdiff_t n, double a, double b, double eps,
                        bitgen_t* rng, double* out, std::ptrdiff_t size)
 {
     MedianErm<T> s(x, n, a, b, eps);
@@ -539,7 +459,7 @@ public:
     std::ptrdiff_t n_blocks() const { return (br_.n() + 1 + kBlock - 1) / kBlock; }
     std::ptrdiff_t start(std::ptrdiff_t b) const { return b * kBlock; }
 
-    FASTERM_INLINE std::ptrdiff_t fill(std::ptrdiff_t b, double* w) const noexcept
+    FASTERM_ALWAYS_INLINE std::ptrdiff_t fill(std::ptrdiff_t b, double* w) const noexcept
     {
         const std::ptrdiff_t lo = b * kBlock;
         const std::ptrdiff_t cnt = std::min(kBlock, br_.n() + 1 - lo);
@@ -582,7 +502,7 @@ public:
         return cnt;
     }
 
-    FASTERM_INLINE double draw(const BlockCdf& cdf, bitgen_t* rng) const
+    FASTERM_ALWAYS_INLINE double draw(const BlockCdf& cdf, bitgen_t* rng) const
     {
         const double u = rng->next_double(rng->state);
         const double v = rng->next_double(rng->state);
@@ -608,84 +528,13 @@ private:
 };
 
 template <class T>
-FASTERM_CLONES void quantile_rank_sample(const T* x, std::ptrdiff_t n, double a, double b, double eps, double q,
+FASTERM_EXPMECH_CLONES void quantile_rank_sample(const T* x, std::ptrdiff_t n, double a, double b, double eps, double q,
                           bitgen_t* rng, double* out, std::ptrdiff_t size)
 {
     RankQuantile<T> s(x, n, a, b, eps, q);
     BlockCdf cdf;
     build_table(s, cdf);
     for (std::ptrdiff_t r = 0; r < size; ++r) out[r] = s.draw(cdf, rng);
-}
-
-// ---------------------------------------------------------------------------
-// Standard normal truncated to [lo, hi] (lo < hi, either may be infinite),
-// exact up to rounding in every regime, including intervals far in a tail.
-// The case split is Botev's (J. R. Stat. Soc. B 79, 2017, "trandn"); each
-// branch is a rejection sampler whose accepted draws have exactly the target
-// density:
-//   lo >= kTail:  Rayleigh proposal truncated to [lo, hi] by inversion,
-//                 density prop. to x exp(-x^2/2), accepted with probability
-//                 lo / x (Marsaglia 1964); acceptance >= lo / (lo + 1/lo).
-//   hi <= -kTail: the mirror image.
-//   otherwise the interval meets [-kTail, kTail]:
-//     wide (hi - lo > kWide): N(0, 1) draws until one lands inside
-//                 (acceptance >= P(0.66 < Z < 2.71) = 0.25);
-//     narrow:     uniform proposal, accepted with probability
-//                 exp((c^2 - x^2) / 2), c the point of [lo, hi] nearest 0
-//                 (acceptance >= 0.38 over the possible intervals).
-// The tail branch adds the overshoot to lo, lo + 2e / (lo + sqrt(lo^2 + 2e)),
-// instead of taking sqrt(lo^2 + 2e): the draw keeps its digits when lo is
-// large, and nothing overflows even for lo near the double range.
-// ---------------------------------------------------------------------------
-namespace detail {
-
-inline double normal_tail(double lo, double hi, bitgen_t* rng)
-{
-    // f = exp(-(hi^2 - lo^2) / 2) - 1; (hi - lo)(hi + lo) cannot lose the
-    // leading digits the way hi^2 - lo^2 would.
-    const double f = std::isinf(hi) ? -1.0 : std::expm1(-0.5 * (hi - lo) * (hi + lo));
-    for (;;) {
-        const double u = rng->next_double(rng->state);
-        const double v = rng->next_double(rng->state);
-        const double e = -std::log1p(u * f);  // (x^2 - lo^2) / 2 of the proposal
-        const double t = 2.0 * e / (lo + std::hypot(lo, std::sqrt(2.0 * e)));
-        // accept with probability lo / (lo + t)
-        if (v * t <= lo * (1.0 - v)) return std::min(lo + t, hi);
-    }
-}
-
-}  // namespace detail
-
-inline double truncnorm_std(double lo, double hi, bitgen_t* rng)
-{
-    constexpr double kTail = 0.66;
-    constexpr double kWide = 2.05;
-    if (lo >= kTail) return detail::normal_tail(lo, hi, rng);
-    if (hi <= -kTail) return -detail::normal_tail(-hi, -lo, rng);
-    if (hi - lo > kWide) {
-        for (;;) {
-            const double z = random_standard_normal(rng);
-            if (z >= lo && z <= hi) return z;
-        }
-    }
-    const double c = lo > 0.0 ? lo : (hi < 0.0 ? hi : 0.0);
-    for (;;) {
-        const double x = std::min(lo + (hi - lo) * rng->next_double(rng->state), hi);
-        const double v = rng->next_double(rng->state);
-        if (v <= std::exp(0.5 * (c - x) * (c + x))) return x;
-    }
-}
-
-// Normal(mu, sigma^2) truncated to [a, b]; the draw is clamped to [a, b]
-// against rounding in mu + sigma * z.
-inline void truncnorm_sample(double mu, double sigma, double a, double b, bitgen_t* rng,
-                             double* out, std::ptrdiff_t size)
-{
-    const double lo = (a - mu) / sigma, hi = (b - mu) / sigma;
-    for (std::ptrdiff_t r = 0; r < size; ++r) {
-        const double z = truncnorm_std(lo, hi, rng);
-        out[r] = std::min(std::max(mu + sigma * z, a), b);
-    }
 }
 
 template <class T>

@@ -25,16 +25,17 @@
 #include <vector>
 
 #include "fasterm/codes.hpp"
+#include "fasterm/simd.hpp"
 
-// An x86-64-v3 (AVX2 + FMA) clone of the hot loops, chosen at load time by
-// the dynamic loader (GCC function multiversioning through an ifunc), so the
-// wheel still runs on any x86-64 CPU: the "default" clone is plain SSE2.  Only
-// where ifuncs exist (ELF + glibc); elsewhere one baseline version is built.
-// ("arch=haswell" would dispatch on the CPU *model*, not its features, and
-// never fire on newer CPUs; "avx2" alone leaves out FMA.)
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && \
-    defined(__ELF__) && defined(__GLIBC__) && !defined(FASTERM_NO_MULTIVERSIONING)
-#define FASTERM_LOSSES_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+// An x86-64-v3 (AVX2 + FMA) clone of the hot loops and the baseline (SSE2),
+// chosen at load time (simd.hpp), with flatten: every loss and loop inlined
+// into each clone.  ("arch=haswell" would dispatch on the CPU *model*, not
+// its features, and never fire on newer CPUs; "avx2" alone leaves out FMA.)
+// Both pay (docs/building.rst): float32 gradient sums took 9.2 ms vs
+// 14.8-19.4 ms on the baseline; with flatten 5.7 ms vs 8.9 ms without
+// (float64), 2.6 vs 7.9 ms (float32).
+#if FASTERM_MULTIVERSIONING
+#define FASTERM_LOSSES_CLONES FASTERM_TARGET_CLONES("arch=x86-64-v3", "default") __attribute__((flatten))
 #else
 #define FASTERM_LOSSES_CLONES
 #endif
@@ -106,45 +107,27 @@ struct Options {
 #ifdef FASTERM_VECTOR_EXTENSIONS
 // Four doubles, and the 64-bit integers of the same width (comparison masks,
 // exponent bits).
-typedef double vd __attribute__((vector_size(32)));
+typedef simd::Vec<double, 4>::type vd;
 typedef long long vi __attribute__((vector_size(32)));
-typedef unsigned long long vu __attribute__((vector_size(32)));
+typedef simd::Vec<double, 4>::bits vu;
 inline vd vsplat(double a) { return vd{a, a, a, a}; }
 inline vd vload(const double* p) { vd v; std::memcpy(&v, p, sizeof v); return v; }
 inline void vstore(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
 inline vd vabs(vd a) { return a < 0.0 ? -a : a; }
 
-// e^x for x <= 0, four lanes at once (libm's exp is scalar, and the logistic
-// derivative needs one per row).  Cody-Waite: x = k ln2 + r, |r| <= ln2/2,
-// with ln2 split so that k * ln2_hi is exact; e^r by its degree-12 Taylor
-// polynomial (truncation error < 2.5e-16 relative); 2^k through the exponent
-// bits.  x < -708 is raised to -708 so 2^k stays normal: the result is then
-// e^-708 ~ 3.3e-308 instead of something smaller, an absolute error below
-// 3.3e-308.  Tested against numpy.exp to a few ulp.
+// e^x for x <= 0, four lanes at once (the logistic derivative needs one per
+// row), from simd.hpp's pieces: Cody-Waite reduction x = k ln2 + r, e^r by
+// its degree-12 Taylor polynomial (truncation error < 2.5e-16 relative), 2^k
+// through the exponent bits.  x < -708 is raised to -708 so 2^k stays normal:
+// the result is then e^-708 ~ 3.3e-308 instead of something smaller, an
+// absolute error below 3.3e-308.  A NaN still comes out NaN (through the
+// polynomial).  Tested against numpy.exp to a few ulp.
 inline vd vexp_nonpositive(vd x) {
     x = x < -708.0 ? vsplat(-708.0) : x;
-    const vd shifter = vsplat(0x1.8p52);  // adding it rounds to an integer in the low bits
-    vd kd = x * 0x1.71547652b82fep0 + shifter;
-    // Unsigned: the bit arithmetic wraps by definition, whatever the input
-    // (NaN included, which still comes out NaN through q).
-    const vu k = (vu)kd - (vu)shifter;
-    kd = kd - shifter;
-    vd r = x - kd * 0x1.62e42fee00000p-1;
-    r = r - kd * 0x1.a39ef35793c76p-33;
-    vd q = vsplat(2.08767569878681e-09);  // 1/12!
-    q = q * r + 2.505210838544172e-08;
-    q = q * r + 2.755731922398589e-07;
-    q = q * r + 2.7557319223985893e-06;
-    q = q * r + 2.48015873015873e-05;
-    q = q * r + 0.0001984126984126984;
-    q = q * r + 0.001388888888888889;
-    q = q * r + 0.008333333333333333;
-    q = q * r + 0.041666666666666664;
-    q = q * r + 0.16666666666666666;
-    q = q * r + 0.5;
-    q = q * r + 1.0;
-    q = q * r + 1.0;
-    return q * (vd)((k + 1023u) << 52);
+    vd shifted;
+    const vd r = simd::exp_reduce(x, shifted);
+    // Unsigned: the bit arithmetic wraps by definition, whatever the input.
+    return simd::exp_taylor<12>(r) * (vd)simd::exp2_bits((vu)shifted);
 }
 #endif
 
@@ -244,7 +227,7 @@ template <class T, int Bytes = 32>
 struct Simd {
     static constexpr int N = Bytes / int(sizeof(T));
 #ifdef FASTERM_VECTOR_EXTENSIONS
-    typedef T V __attribute__((vector_size(Bytes)));
+    typedef typename simd::Vec<T, N>::type V;
     static T lane(const V& v, int k) { return v[k]; }
 #else
     struct V {

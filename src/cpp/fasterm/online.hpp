@@ -55,6 +55,7 @@
 #include <limits>
 
 #include "numpy/random/bitgen.h"
+#include "fasterm/simd.hpp"
 
 // The O(k) passes exist in three versions picked at load time (GCC function
 // multiversioning on x86-64 Linux): SSE2 (2 doubles per vector), x86-64-v3
@@ -66,15 +67,10 @@
 // per round).  On one machine every call goes through the same version, so
 // batch and streaming runs agree exactly.  Elsewhere one version is compiled,
 // with the widest vectors the compiler's target allows.  The vector types are
-// GCC/Clang extensions.
+// GCC/Clang extensions.  Where the three versions are built: simd.hpp
+// (FASTERM_MULTIVERSIONING; -DFASTERM_NO_MULTIVERSIONING builds one).
 #if !defined(__GNUC__)
 #error "fasterm/online.hpp needs GCC or Clang (vector extensions)"
-#endif
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) \
-    && defined(__linux__) && !defined(FASTERM_NO_MULTIVERSION)
-#define FASTERM_MULTIVERSION 1
-#else
-#define FASTERM_MULTIVERSION 0
 #endif
 
 namespace fasterm {
@@ -103,25 +99,17 @@ constexpr double A_DEG12 = 1.0 / 4.0;     // each degree
 
 inline std::size_t n_blocks(std::size_t k) noexcept { return (k + BLOCK - 1) / BLOCK; }
 
-#define FASTERM_INLINE __attribute__((always_inline)) inline
-
 // W doubles as one vector (GCC/Clang vector extensions); W = 1, plain scalars,
 // is the scalar twin exp_nonpos_fill uses.
 template <int W>
 struct vec {
-    typedef double d __attribute__((vector_size(8 * W)));
-    typedef std::uint64_t i __attribute__((vector_size(8 * W)));
-    typedef float f __attribute__((vector_size(4 * W)));
-};
-template <>
-struct vec<1> {
-    typedef double d;
-    typedef std::uint64_t i;
-    typedef float f;
+    typedef typename simd::Vec<double, W>::type d;
+    typedef typename simd::Vec<double, W>::bits i;
+    typedef typename simd::Vec<float, W>::type f;
 };
 
 template <int W>
-FASTERM_INLINE typename vec<W>::d load(const double* p) noexcept
+FASTERM_ALWAYS_INLINE typename vec<W>::d load(const double* p) noexcept
 {
     typename vec<W>::d v;
     std::memcpy(&v, p, sizeof v);
@@ -129,7 +117,7 @@ FASTERM_INLINE typename vec<W>::d load(const double* p) noexcept
 }
 
 template <int W>
-FASTERM_INLINE typename vec<W>::d load(const float* p) noexcept
+FASTERM_ALWAYS_INLINE typename vec<W>::d load(const float* p) noexcept
 {
     if constexpr (W == 1) {
         return static_cast<double>(*p);
@@ -141,7 +129,7 @@ FASTERM_INLINE typename vec<W>::d load(const float* p) noexcept
 }
 
 template <class V>
-FASTERM_INLINE void store(double* p, V v) noexcept
+FASTERM_ALWAYS_INLINE void store(double* p, V v) noexcept
 {
     std::memcpy(p, &v, sizeof v);
 }
@@ -150,20 +138,20 @@ FASTERM_INLINE void store(double* p, V v) noexcept
 // integer lanes; a bitwise select compiles to a blend on every ISA (GCC's
 // generic lowering of a vector ?: is elementwise when the width is not native).
 template <class V, class I>
-FASTERM_INLINE V sel(I mask, V a, V b) noexcept
+FASTERM_ALWAYS_INLINE V sel(I mask, V a, V b) noexcept
 {
     return __builtin_bit_cast(V, (mask & __builtin_bit_cast(I, a)) | (~mask & __builtin_bit_cast(I, b)));
 }
-FASTERM_INLINE double sel(bool mask, double a, double b) noexcept { return mask ? a : b; }
+FASTERM_ALWAYS_INLINE double sel(bool mask, double a, double b) noexcept { return mask ? a : b; }
 
 template <class V>
-FASTERM_INLINE V splat(double x) noexcept
+FASTERM_ALWAYS_INLINE V splat(double x) noexcept
 {
     return V{} + x;
 }
 
 template <class V>
-FASTERM_INLINE double lane(const V& v, int j) noexcept
+FASTERM_ALWAYS_INLINE double lane(const V& v, int j) noexcept
 {
     if constexpr (sizeof(V) == sizeof(double)) {
         (void)j;
@@ -175,19 +163,19 @@ FASTERM_INLINE double lane(const V& v, int j) noexcept
 
 // NaN or +-inf in any lane (x - x is NaN exactly for those).
 template <class V>
-FASTERM_INLINE auto nonfinite(V x) noexcept
+FASTERM_ALWAYS_INLINE auto nonfinite(V x) noexcept
 {
     return (x - x) != 0.0;
 }
 
 template <class M>
-FASTERM_INLINE bool any(M mask, int w) noexcept
+FASTERM_ALWAYS_INLINE bool any(M mask, int w) noexcept
 {
     bool out = false;
     for (int j = 0; j < w; ++j) out |= lane(mask, j) != 0;
     return out;
 }
-FASTERM_INLINE bool any(bool mask, int) noexcept { return mask; }
+FASTERM_ALWAYS_INLINE bool any(bool mask, int) noexcept { return mask; }
 
 // exp(x) for x <= 0, within ~1 ulp; exactly 1 at x = 0 and 0 for x < -707
 // (and for x = -inf).  Branch free; V is double or a vector of doubles, I the
@@ -199,62 +187,30 @@ FASTERM_INLINE bool any(bool mask, int) noexcept { return mask; }
 //   2e-17, Horner: fewest operations, and this loop is throughput bound);
 //   2^n added to the exponent field (n >= -1020: the result stays normal).
 template <class V, class I>
-FASTERM_INLINE V exp_nonpos(V x) noexcept
+FASTERM_ALWAYS_INLINE V exp_nonpos(V x) noexcept
 {
-    constexpr double LOG2E = 1.4426950408889634;
-    constexpr double LN2_HI = 6.93147180369123816490e-01;  // 32 significant bits
-    constexpr double LN2_LO = 1.90821492927058770002e-10;
-    constexpr double SHIFTER = 6755399441055744.0;  // 1.5 * 2^52
     const V zero{};
     const auto ok = x >= -707.0;  // false for -inf
     x = sel(ok, x, splat<V>(-707.0));
-    const V kd = x * LOG2E + SHIFTER;
-    const I ki = __builtin_bit_cast(I, kd);
-    const V n = kd - SHIFTER;
-    const V r = (x - n * LN2_HI) - n * LN2_LO;
-    V p = splat<V>(1.0 / 6227020800.0);
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    const I bits = __builtin_bit_cast(I, p) + (ki << 52);
+    V shifted;
+    const V r = simd::exp_reduce(x, shifted);
+    const V p = simd::exp_taylor<13>(r);
+    const I bits = __builtin_bit_cast(I, p) + (__builtin_bit_cast(I, shifted) << 52);
     return sel(ok, __builtin_bit_cast(V, bits), zero);
 }
 
-// Taylor polynomial of exp of degree DEG at x (Horner); for |x| <= a its
-// error is below a^(DEG+1)/(DEG+1)! (plus rounding, < 1 ulp).
-template <int DEG, class V>
-FASTERM_INLINE V exp_taylor(V x) noexcept
-{
-    double inv_fact[DEG + 1];
-    inv_fact[0] = 1.0;
-    double f = 1.0;
-    for (int j = 1; j <= DEG; ++j) {
-        f *= j;
-        inv_fact[j] = 1.0 / f;  // j! is exact in double for j <= 18
-    }
-    V p = splat<V>(inv_fact[DEG]);
-    for (int j = DEG - 1; j >= 0; --j) p = p * x + inv_fact[j];
-    return p;
-}
+// Taylor polynomial of exp of degree DEG at x (Horner; simd.hpp); for
+// |x| <= a its error is below a^(DEG+1)/(DEG+1)! (plus rounding, < 1 ulp).
+using simd::exp_taylor;
 
-FASTERM_INLINE double clip(double v, double lo, double hi) noexcept
+FASTERM_ALWAYS_INLINE double clip(double v, double lo, double hi) noexcept
 {
     v = v < lo ? lo : v;
     return v > hi ? hi : v;
 }
 
 template <class V>
-FASTERM_INLINE V clip(V v, V lo, V hi) noexcept
+FASTERM_ALWAYS_INLINE V clip(V v, V lo, V hi) noexcept
 {
     v = sel(v < lo, lo, v);
     return sel(v > hi, hi, v);
@@ -265,7 +221,7 @@ FASTERM_INLINE V clip(V v, V lo, V hi) noexcept
 struct Prefetcher {
     const char* next;
     std::size_t bytes, done = 0;
-    FASTERM_INLINE void step() noexcept
+    FASTERM_ALWAYS_INLINE void step() noexcept
     {
         if (next && done < bytes) {
             __builtin_prefetch(next + done);
@@ -279,7 +235,7 @@ struct Prefetcher {
 // that order whatever the vector width, and the lanes are added in a fixed
 // tree; pick() repeats the running sum over bs exactly, so it reaches S.
 template <int W>
-FASTERM_INLINE double block_sums(const double* __restrict w, std::size_t nb, double* __restrict bs) noexcept
+FASTERM_ALWAYS_INLINE double block_sums(const double* __restrict w, std::size_t nb, double* __restrict bs) noexcept
 {
     using V = typename vec<W>::d;
     constexpr std::size_t NV = LANES / W;
@@ -302,7 +258,7 @@ FASTERM_INLINE double block_sums(const double* __restrict w, std::size_t nb, dou
 // Exact weights w_i = exp(-eta (D_i - m)) over all kp entries (the +inf
 // padding gives 0), then block sums; returns S.
 template <int W>
-FASTERM_INLINE double exact_weights_impl(const double* __restrict D, std::size_t nb, double m, double eta,
+FASTERM_ALWAYS_INLINE double exact_weights_impl(const double* __restrict D, std::size_t nb, double m, double eta,
                                          double* __restrict w, double* __restrict bs, Prefetcher pf) noexcept
 {
     using V = typename vec<W>::d;
@@ -324,7 +280,7 @@ struct RowStats {
 
 // min and max of one loss row, and whether it holds a NaN or an infinity.
 template <int W, class T>
-FASTERM_INLINE RowStats row_stats(const T* __restrict loss, std::size_t k) noexcept
+FASTERM_ALWAYS_INLINE RowStats row_stats(const T* __restrict loss, std::size_t k) noexcept
 {
     using V = typename vec<W>::d;
     constexpr double INF = std::numeric_limits<double>::infinity();
@@ -355,7 +311,7 @@ FASTERM_INLINE RowStats row_stats(const T* __restrict loss, std::size_t k) noexc
 // declared range), D_i <- (D_i - m) + l_i, cum_i += l_i, running minimum and
 // non-finite flag.  Returns the clipped losses.
 template <int W, bool CLIP, class T, class V, class M>
-FASTERM_INLINE V update_lanes(double* __restrict D, double* __restrict cum, const T* __restrict loss,
+FASTERM_ALWAYS_INLINE V update_lanes(double* __restrict D, double* __restrict cum, const T* __restrict loss,
                               std::size_t i, double m, V vlo, V vhi, V& mn, M& nf) noexcept
 {
     V v = load<W>(loss + i);
@@ -373,7 +329,7 @@ FASTERM_INLINE V update_lanes(double* __restrict D, double* __restrict cum, cons
 // -eta (l_i - c))), then block sums.  Sets s.m, s.total; *bad if a loss was
 // not finite before clipping (state then partly updated: the caller restores).
 template <int W, int DEG, bool CLIP, class T>
-FASTERM_INLINE void update_pass(RWMState& s, const T* __restrict loss, double c, Prefetcher pf,
+FASTERM_ALWAYS_INLINE void update_pass(RWMState& s, const T* __restrict loss, double c, Prefetcher pf,
                                 bool* bad) noexcept
 {
     using V = typename vec<W>::d;
@@ -420,7 +376,7 @@ FASTERM_INLINE void update_pass(RWMState& s, const T* __restrict loss, double c,
 
 // Choose the path for one row and run it.
 template <int W, bool RANGED, class T>
-FASTERM_INLINE bool step_impl(RWMState& s, const T* loss, const char* next, std::size_t next_bytes) noexcept
+FASTERM_ALWAYS_INLINE bool step_impl(RWMState& s, const T* loss, const char* next, std::size_t next_bytes) noexcept
 {
     double c, a;
     if constexpr (RANGED) {
@@ -447,27 +403,27 @@ FASTERM_INLINE bool step_impl(RWMState& s, const T* loss, const char* next, std:
 }
 
 template <int W>
-FASTERM_INLINE double exact_weights_v(const double* D, std::size_t nb, double m, double eta, double* w,
+FASTERM_ALWAYS_INLINE double exact_weights_v(const double* D, std::size_t nb, double m, double eta, double* w,
                                       double* bs) noexcept
 {
     return exact_weights_impl<W>(D, nb, m, eta, w, bs, Prefetcher{nullptr, 0});
 }
 
 template <int W>
-FASTERM_INLINE bool step_f64_v(RWMState& s, const double* loss, const char* next, std::size_t nbytes) noexcept
+FASTERM_ALWAYS_INLINE bool step_f64_v(RWMState& s, const double* loss, const char* next, std::size_t nbytes) noexcept
 {
     const bool ranged = std::isfinite(s.lo) && std::isfinite(s.hi);
     return ranged ? step_impl<W, true>(s, loss, next, nbytes) : step_impl<W, false>(s, loss, next, nbytes);
 }
 
 template <int W>
-FASTERM_INLINE bool step_f32_v(RWMState& s, const float* loss, const char* next, std::size_t nbytes) noexcept
+FASTERM_ALWAYS_INLINE bool step_f32_v(RWMState& s, const float* loss, const char* next, std::size_t nbytes) noexcept
 {
     const bool ranged = std::isfinite(s.lo) && std::isfinite(s.hi);
     return ranged ? step_impl<W, true>(s, loss, next, nbytes) : step_impl<W, false>(s, loss, next, nbytes);
 }
 
-#if FASTERM_MULTIVERSION
+#if FASTERM_MULTIVERSIONING
 #define FASTERM_VERSIONS(RET, NAME, PARAMS, ARGS)                                                  \
     __attribute__((target("default"))) static RET NAME PARAMS noexcept { return NAME##_v<2> ARGS; } \
     __attribute__((target("arch=x86-64-v3"))) static RET NAME PARAMS noexcept                     \
@@ -480,7 +436,7 @@ FASTERM_INLINE bool step_f32_v(RWMState& s, const float* loss, const char* next,
     }
 #else
 // One version, as wide as the compiler's target allows (building with
-// -DFASTERM_NO_MULTIVERSION and -march=... is how the tests reach each width).
+// -DFASTERM_NO_MULTIVERSIONING and -march=... is how the tests reach each width).
 #if defined(__AVX512F__)
 #define FASTERM_WIDTH 8
 #elif defined(__AVX2__)
