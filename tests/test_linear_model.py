@@ -39,9 +39,10 @@ def test_tags_state_what_is_relaxed():
         assert tags.classifier_tags.poor_score is False  # the classifiers pass the score checks
         assert tags.non_deterministic is False
     assert fe.DPLinearRegression().__sklearn_tags__().regressor_tags.poor_score is True
-    # only the weights-as-repetitions check, by design (its reason is in EXPECTED_FAILED_CHECKS)
+    # only the weights-as-repetitions and all-zero-weights checks, by design (reasons in EXPECTED_FAILED_CHECKS)
     assert all(set(v) == {"check_sample_weight_equivalence_on_dense_data",
-                          "check_sample_weight_equivalence_on_sparse_data"} for v in EXPECTED_FAILED_CHECKS.values())
+                          "check_sample_weight_equivalence_on_sparse_data",
+                          "check_all_zero_sample_weights_error"} for v in EXPECTED_FAILED_CHECKS.values())
     assert all(cls().__sklearn_tags__().input_tags.sparse for cls in ESTIMATORS)  # CSR kernels
 
 

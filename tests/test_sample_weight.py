@@ -286,6 +286,21 @@ def test_weights_are_mapped_into_the_bound_never_refused():
     assert np.array_equal(_pgd(X, y, sample_weight=ints).w, _pgd(X, y, sample_weight=[1.0] * 40).w)
 
 
+@pytest.mark.parametrize("est", [fe.DPLogisticRegression, fe.DPLinearSVC, fe.DPLinearRegression])
+def test_all_zero_weights_fit_like_any_other_weights(est):
+    # No data-dependent error: one record's weight (0 or not) must not switch an exception on and
+    # off.  With every weight 0 the data term vanishes, so the release is the same for any X, y.
+    rng = np.random.default_rng(4)
+    X1, X2 = rng.uniform(-0.3, 0.3, (60, 3)), rng.uniform(-0.3, 0.3, (60, 3))
+    y1, y2 = (rng.random(60) < 0.5).astype(float), (rng.random(60) < 0.5).astype(float)
+    kw = {"classes": [0.0, 1.0]} if est is not fe.DPLinearRegression else {}
+    a = est(epsilon=1.0, random_state=3, **kw).fit(X1, y1, sample_weight=np.zeros(60))
+    b = est(epsilon=1.0, random_state=3, **kw).fit(X2, y2, sample_weight=np.zeros(60))
+    assert np.isfinite(a.coef_).all()
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
 @pytest.mark.parametrize("bad,exc", [(np.ones(39), ValueError), (np.ones((40, 1)), ValueError),
                                      (np.ones(0), ValueError), (np.array(["a"] * 40), TypeError),
                                      (np.ones(40, dtype=complex), TypeError), (1.0, ValueError)])
