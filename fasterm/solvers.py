@@ -241,15 +241,14 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
                 steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
         cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
         scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
-        if accelerate == "auto":
-            accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
-        accelerate = bool(accelerate)
+        momentum = (_auto_momentum(steps, math.sqrt(noise_sq) / c) if accelerate == "auto"
+                    else _fista(steps) if accelerate else None)
+        accelerate = momentum is not None
         G_step = c + _reg_lipschitz(loss, constraint)
         check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
                       "lr, " + _USER_SCALES)
 
     backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
-    momentum = _fista(steps) if accelerate else None
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
@@ -306,6 +305,12 @@ def _fista(steps):
     for _ in range(steps):
         k.append(0.5 * (1.0 + math.sqrt(1.0 + 4.0 * k[-1] * k[-1])))
     return lambda t: (k[t - 1] - 1.0) / k[t] if t > 0 else 0.0
+
+
+def _auto_momentum(steps, nu):
+    """``accelerate="auto"``: the momentum schedule for T steps at the public relative noise
+    ν = √(E‖h_t‖²)/c, or None (docs/solvers.rst)."""
+    return _fista(steps) if nu <= ACCELERATE_BELOW else None
 
 
 def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
