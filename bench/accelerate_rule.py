@@ -89,6 +89,8 @@ CANDIDATES = {
     "damp2": _damp(2.0),
     "damp3": _damp(3.0),
 }
+# The step budget (``max_steps``, default 40) beside the momentum rule: name → (rule, max_steps).
+BUDGETS = {f"{rule}_T{T}": (rule, T) for rule in ("off", "cap3") for T in (20, 80)}
 
 
 def _scale(Xtr, Xte):
@@ -150,13 +152,15 @@ def fit_all(Xtr, ytr, Xte, yte, eps, seed, candidates):
     orig = solvers._auto_momentum
     try:
         for name in candidates:
-            rule = CANDIDATES[name]
+            base, budget = BUDGETS.get(name, (name, None))
+            rule = CANDIDATES[base]
 
             def patched(steps, nu, rule=rule):
                 seen["nu"], seen["T"] = nu, steps
                 return rule(steps, nu)
             solvers._auto_momentum = patched
-            m = fe.DPLogisticRegression(epsilon=eps, solver="gd", random_state=seed).fit(Xtr, ytr)
+            m = fe.DPLogisticRegression(epsilon=eps, solver="gd", random_state=seed,
+                                        max_steps=budget).fit(Xtr, ytr)
             res[name] = (seen["nu"], seen["T"], float((m.predict(Xte) == yte).mean()))
     finally:
         solvers._auto_momentum = orig
@@ -164,7 +168,7 @@ def fit_all(Xtr, ytr, Xte, yte, eps, seed, candidates):
 
 
 def run(args):
-    names = list(CANDIDATES)
+    names = args.candidates or list(CANDIDATES)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["data", "n", "d", "eps", "split", "nu", "T"] + names)
@@ -188,7 +192,7 @@ def analyse(path, ref="thr0.2"):
     import pandas as pd
 
     df = pd.read_csv(path)
-    names = [c for c in df.columns if c in CANDIDATES]
+    names = [c for c in df.columns if c in CANDIDATES or c in BUDGETS]
     df["bin"] = pd.cut(df["nu"], BINS, right=False)
     print(f"{len(df)} cells, {df['data'].nunique()} data sets; mean accuracy − '{ref}' "
           "(points, ± s.e. over the data sets' mean differences; cells per bin)")
@@ -245,14 +249,15 @@ def main():
     ap.add_argument("--out", default="/tmp/accelerate_rule.csv")
     ap.add_argument("--analyse", default=None)
     ap.add_argument("--breast-cancer", action="store_true")
-    ap.add_argument("--candidates", nargs="*", default=["thr0.2", "off", "fista"])
+    ap.add_argument("--candidates", nargs="*", default=None,
+                    help="default: all of CANDIDATES (a data run), thr0.2 off fista (breast cancer)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if args.analyse:
         analyse(args.analyse)
     elif args.breast_cancer:
-        breast_cancer(args, args.candidates)
+        breast_cancer(args, args.candidates or ["thr0.2", "off", "fista"])
     else:
         run(args)
 

@@ -30,8 +30,8 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
      (n, d + 1) design matrix is never formed;
    * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
      T = min(T*, ``max_steps`` or 40) with T* the minimiser of its utility
-     bound, Nesterov momentum when the noise per step is below 0.2·c
-     (``accelerate="auto"``), the last iterate;
+     bound, Nesterov momentum capped at 1 − 3ν, ν the noise per step over c
+     (none from ν = 1/3 on; ``accelerate="auto"``), the last iterate;
    * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
      and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
      100), η from Theorem 2, the average of the iterates.
