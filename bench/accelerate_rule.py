@@ -93,6 +93,23 @@ CANDIDATES = {
 BUDGETS = {f"{rule}_T{T}": (rule, T) for rule in ("off", "cap3") for T in (20, 80)}
 
 
+def _target(v, t_min):
+    """The budget whose noise ratio is v: ν_T = ν₄₀·√(T/40) ≤ v, within [t_min, 40]."""
+    return lambda nu40: int(min(40, max(t_min, math.floor(40.0 * (v / nu40) ** 2))))
+
+
+# Second experiment: the budget as a function of the public ν₄₀ = 2√(40 d)/(n μ) (the noise
+# ratio at T = 40, d with the intercept column), momentum "cap3": name → budget(ν₄₀).
+T_RULES = {
+    "T40": lambda nu40: 40,
+    "T20": lambda nu40: 20,
+    "tgt0.25": _target(0.25, 10),
+    "tgt0.4": _target(0.4, 10),
+    "tgt0.6": _target(0.6, 10),
+    "tgt0.4m20": _target(0.4, 20),
+}
+
+
 def _scale(Xtr, Xte):
     mu, sd = Xtr.mean(0), Xtr.std(0)
     sd[sd == 0] = 1.0
@@ -153,6 +170,10 @@ def fit_all(Xtr, ytr, Xte, yte, eps, seed, candidates):
     try:
         for name in candidates:
             base, budget = BUDGETS.get(name, (name, None))
+            if name in T_RULES:
+                d_aug = Xtr.shape[1] + 1  # the intercept column
+                nu40 = 2.0 * math.sqrt(40 * d_aug) / (len(ytr) * fe.accounting.gaussian_mu(eps, 1e-5))
+                base, budget = "cap3", T_RULES[name](nu40)
             rule = CANDIDATES[base]
 
             def patched(steps, nu, rule=rule):
@@ -188,11 +209,11 @@ def run(args):
 BINS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.5, math.inf)
 
 
-def analyse(path, ref="thr0.2"):
+def analyse(path, ref):
     import pandas as pd
 
     df = pd.read_csv(path)
-    names = [c for c in df.columns if c in CANDIDATES or c in BUDGETS]
+    names = [c for c in df.columns if c in CANDIDATES or c in BUDGETS or c in T_RULES]
     df["bin"] = pd.cut(df["nu"], BINS, right=False)
     print(f"{len(df)} cells, {df['data'].nunique()} data sets; mean accuracy − '{ref}' "
           "(points, ± s.e. over the data sets' mean differences; cells per bin)")
@@ -248,6 +269,7 @@ def main():
     ap.add_argument("--first", type=int, default=0, help="the first split's seed")
     ap.add_argument("--out", default="/tmp/accelerate_rule.csv")
     ap.add_argument("--analyse", default=None)
+    ap.add_argument("--ref", default="thr0.2", help="the reference candidate of --analyse")
     ap.add_argument("--breast-cancer", action="store_true")
     ap.add_argument("--candidates", nargs="*", default=None,
                     help="default: all of CANDIDATES (a data run), thr0.2 off fista (breast cancer)")
@@ -255,7 +277,7 @@ def main():
     warnings.simplefilter("ignore")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if args.analyse:
-        analyse(args.analyse)
+        analyse(args.analyse, args.ref)
     elif args.breast_cancer:
         breast_cancer(args, args.candidates or ["thr0.2", "off", "fista"])
     else:
