@@ -98,9 +98,9 @@ from ._design import design
 from .constraints import L2Ball
 from .optimize import noisy_pgd
 from . import solvers as _solvers
-from .solvers import _noisy_sgd, noisy_gd
+from .solvers import _noisy_sgd
 from .secure import resolve as resolve_secure
-from ._validation import check_csr, check_positive, is_sparse
+from ._validation import FLOAT_DTYPES, check_csr, check_positive, is_sparse
 
 __all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
@@ -295,7 +295,7 @@ def resolve_method(method, delta, secure=None, chunked=False) -> str:
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
                random_state, label_bound=None, secure=None, solver="auto", sample_weight=None,
-               weight_bound=1.0):
+               weight_bound=1.0, checked=False):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -306,7 +306,9 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.  ``sample_weight`` (None or n weights, mapped into
     [0, ``weight_bound``]) is passed to the noisy gradient solvers, whose
     sensitivity scales with ``weight_bound`` (:func:`fasterm.noisy_pgd`);
-    the other methods refuse it.
+    the other methods refuse it.  ``checked``: the caller has validated X and
+    y as the estimators do (finite, float32 or float64, one label per row),
+    so the solver does not scan them again.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
     if is_sparse(X):
@@ -374,9 +376,13 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
             beta = _solvers._smoothness(loss, dn, label_bound, wb)
             lr = LR_MULTIPLE / beta
             if solver == "gd":
-                result = noisy_gd(loss, A, y, ball, epsilon, delta, steps=steps, noise=noise,
-                                  calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
-                                  accelerate="auto", **common)
+                # A checked X gives a checked design: C-contiguous, finite, y in its dtype.
+                checked = (checked and type(A) is np.ndarray and A.flags.c_contiguous and A.dtype in FLOAT_DTYPES
+                           and type(y) is np.ndarray and y.dtype == A.dtype and y.flags.c_contiguous
+                           and y.shape == (A.shape[0],))
+                result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise, calibration=calibration,
+                                            lr=lr, max_steps=max_steps or GD_MAX_STEPS, accelerate="auto",
+                                            output="last", checked=checked, **common)
             else:
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
                                     output="last", neighbors="replace_one",

@@ -303,6 +303,7 @@ class _DPLinearModel(BaseEstimator):
         return X, y
 
     def _fit_linear(self, X, y, sample_weight=None):
+        # X and y passed _validate_fit_data (or _validate_dask): checked=True
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
@@ -310,7 +311,7 @@ class _DPLinearModel(BaseEstimator):
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
             label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
-            sample_weight=sample_weight, weight_bound=self.weight_bound)
+            sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True)
         self._record(result)
         return coef, intercept
 

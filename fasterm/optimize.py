@@ -221,7 +221,12 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
 
 def _clear_calibration_caches():
     """Forget every cached calibration (for timing a first, "cold" fit)."""
+    from . import solvers  # imports this module
+
     _default_steps.cache_clear()
+    solvers._gd_calibration.cache_clear()
+    solvers.gd_default_steps.cache_clear()
+    solvers._laplace_steps.cache_clear()
     accounting.clear_caches()
 
 

@@ -154,9 +154,10 @@ def _start_distance(constraint) -> float:
 
 
 def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
-    """Validated arrays, the start point and the row norms (computed once per fit)."""
+    """The start point, the kernel constants and the row norms (computed once per fit) for
+    X and y from :func:`fasterm._validation.check_X_y` (checked once, not again here)."""
     return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-                         label_bound=label_bound, accept_sparse=True)
+                         label_bound=label_bound, accept_sparse=True, checked=True)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -204,6 +205,18 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
     ``epsilon``/``delta`` are what was spent.
     """
+    return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
+                     label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
+                     max_steps=max_steps, calibration=calibration, sample_weight=sample_weight,
+                     weight_bound=weight_bound)
+
+
+def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state, *,
+              label_bound, lr, accelerate, output, max_steps, calibration, sample_weight, weight_bound,
+              checked=False):
+    """:func:`noisy_gd`; ``checked``: X and y come from :func:`fasterm._validation.check_X_y`
+    (``accept_sparse=True``; the estimators' design matrix, built from validated data), so
+    they are not checked again.  Every parameter is checked either way."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
     if noise == "gaussian" and delta == 0.0:
@@ -219,7 +232,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    if not checked:
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -231,29 +245,17 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     R = _start_distance(constraint)
-    with derived_from(_USER_SCALES):
-        if lr is None:
-            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
-        if steps is None:
-            if noise == "gaussian":
-                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
-            else:
-                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
-        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
-        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
-        if accelerate == "auto":
-            accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
-        accelerate = bool(accelerate)
-        G_step = c + _reg_lipschitz(loss, constraint)
-        check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
-                      "lr, " + _USER_SCALES)
+    lr, steps, cal, noise_sq, accelerate = _gd_calibration(
+        noise, calibration, beta, lr, steps, max_steps, accelerate, R, sens, c,
+        c + _reg_lipschitz(loss, constraint), d, eps, delta)
+    scale, eps_spent, delta_spent = cal.noise_scale, cal.epsilon, cal.delta
 
     backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
     momentum = _fista(steps) if accelerate else None
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
-                        label_bound=label_bound, momentum=momentum, weights=weights)
+                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True)
     else:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
@@ -285,6 +287,33 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
               "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
               "secure": None, "weight_bound": None if weights is None else wb},
     )
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _gd_calibration(noise, calibration, beta, lr, steps, max_steps, accelerate, R, sens, c, G_step, d, eps, delta):
+    """The step, T, the noise calibration, E‖h‖² and the momentum switch of :func:`noisy_gd`.
+
+    A pure function of public numbers (the checked parameters and the
+    constants derived from them), so repeated fits of one configuration —
+    a model-selection loop, a benchmark — compute it once.  Returns
+    ``(lr, steps, calibration, noise_sq, accelerate)``.
+    """
+    with derived_from(_USER_SCALES):
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        if steps is None:
+            if noise == "gaussian":
+                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
+            else:
+                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
+        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
+        noise_sq = cal.noise_sq(d)
+        if accelerate == "auto":
+            accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
+        accelerate = bool(accelerate)
+        check_derived(1.0 + lr * (G_step + 64.0 * cal.noise_scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
+    return lr, steps, cal, noise_sq, accelerate
 
 
 @functools.lru_cache(maxsize=256)
