@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import math
+
 from . import _dask
-from ._validation import is_sparse
-from .losses import row_norms
+from ._validation import FLOAT_DTYPES, is_sparse
+from .losses import _available_cpus, _row_norms_kernel, row_norms
 
 __all__ = ["clip_rows", "design"]
 
@@ -49,13 +51,23 @@ def _design_block(X, data_norm, intercept_scaling):
     if is_sparse(X):
         return _design_block_csr(X, data_norm, intercept_scaling)
     n, d = X.shape
+    if type(X) is np.ndarray and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous and n:
+        # row_norms(X) without its argument checks (X is a float array the kernel reads);
+        # the largest norm is non-finite if X is, and then row_norms' check reports it.
+        norms = np.empty(n, dtype=np.float64)
+        _row_norms_kernel(X, norms, _available_cpus())
+        largest = float(norms.max())
+        if not math.isfinite(largest):
+            norms = row_norms(X)
+    else:
+        norms = row_norms(X)
+        largest = float(norms.max()) if n else 0.0
     A = np.empty((n, d + 1), dtype=X.dtype)
     # clip_rows(X, data_norm), written into A: rows within the bound are copied
     # (their scale is 1, which changes no bit), the others scaled in place.
-    norms = row_norms(X)
     A[:, :d] = X
-    over = norms > data_norm
-    if over.any():
+    if not largest <= data_norm:  # some row is over the bound (or a norm overflowed to inf)
+        over = norms > data_norm
         scale = data_norm / np.maximum(norms[over], np.finfo(np.float64).tiny)
         A[over, :d] *= scale.astype(X.dtype)[:, None]
     A[:, d] = intercept_scaling

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from numbers import Integral, Real
 
 import numpy as np
@@ -187,6 +188,15 @@ def _plainly_satisfied(value, constraints) -> bool:
     return False
 
 
+#: Parameter settings already found plainly valid (:func:`_plainly_satisfied`), keyed by
+#: the estimator class and the values with their types: a repeated fit of one
+#: configuration (a benchmark, a search) skips the per-parameter checks.  Only
+#: valid settings are stored (never a NaN, which no constraint accepts); the
+#: rules linking parameters still run at every fit (they read ``secure_mode``).
+_PLAIN_PARAMS: dict = {}
+_PLAIN_PARAMS_MAX = 1024
+
+
 def _integral_labels(classes) -> bool:
     """Labels that scikit-learn's ``check_classification_targets`` accepts without a
     doubt: bools, integers, or floats with integral values (never "continuous");
@@ -198,6 +208,18 @@ def _integral_labels(classes) -> bool:
         with np.errstate(invalid="ignore"):
             return bool(np.all(classes == classes.astype(np.int64)))
     return False
+
+
+#: Integer labels in [0, this) are collected by counting (:func:`_unique_labels`).
+_COUNTED_LABELS = 1024
+
+
+def _unique_labels(y) -> np.ndarray:
+    """``np.unique(y)`` for a 1-d y; small non-negative integer labels (the usual 0/1, 0…K−1)
+    by one count instead of a sort, which at a few hundred rows costs more than the count."""
+    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS and y.min() >= 0:
+        return np.flatnonzero(np.bincount(y)).astype(y.dtype)
+    return np.unique(y)
 
 
 def _declared_index(y, classes):
@@ -236,6 +258,15 @@ class _DPLinearModel(BaseEstimator):
             cls._param_names = names
         return names
 
+    @classmethod
+    def _keyed_params(cls):
+        """``operator.attrgetter`` of every parameter but random_state (computed once per class)."""
+        getter = cls.__dict__.get("_keyed_getter")
+        if getter is None:
+            getter = operator.attrgetter(*(name for name in cls._get_param_names() if name != "random_state"))
+            cls._keyed_getter = getter
+        return getter
+
     def _check_params(self):
         """All parameter checks, run first in ``fit``: the declared constraints, then
         the rules linking several parameters (an open-ended Interval excludes inf).
@@ -245,9 +276,23 @@ class _DPLinearModel(BaseEstimator):
         messages, its other types) runs whenever one is not plainly valid.
         """
         constraints = self._parameter_constraints
-        if not all(_plainly_satisfied(getattr(self, name), constraints[name])
-                   for name in self._get_param_names()):
-            self._validate_params()
+        rs_ok = _plainly_satisfied(self.random_state, constraints["random_state"])
+        try:
+            # Values with their types (1, 1.0 and True are different settings); random_state
+            # is left out (a new seed per fit; a Generator would be kept alive by the key).
+            key = (type(self),) + tuple((type(v), v) for v in self._keyed_params()(self))
+            known = rs_ok and key in _PLAIN_PARAMS
+        except TypeError:  # an unhashable value (a list of classes)
+            key, known = None, False
+        if not known:
+            if rs_ok and all(_plainly_satisfied(getattr(self, name), constraints[name])
+                             for name in self._get_param_names()):
+                if key is not None:
+                    if len(_PLAIN_PARAMS) >= _PLAIN_PARAMS_MAX:
+                        _PLAIN_PARAMS.clear()
+                    _PLAIN_PARAMS[key] = True
+            else:
+                self._validate_params()
         method = _linear.resolve_method(self.method, self.delta, self.secure)
         if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
@@ -388,7 +433,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             if classes.shape[0] > 2:
                 return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
                                             chunked, sample_weight)
-            y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
+            y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
             coef, intercept = self._fit_linear(X, y_pm, sample_weight)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
@@ -398,7 +443,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         # unique labels is scikit-learn's check at the cost of one np.unique (its
         # type_of_target on all of y sorts y again).  For dask, only the label set
         # comes to the client, never y itself.
-        classes = _dask.unique(y) if chunked else np.unique(y)
+        classes = _dask.unique(y) if chunked else _unique_labels(y)
         if not _integral_labels(classes):
             check_classification_targets(classes)
         if classes.shape[0] < 2:
@@ -407,7 +452,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         if classes.shape[0] > 2:
             index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
             return self._fit_multiclass(X, index, classes, chunked, sample_weight)
-        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
+        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
         coef, intercept = self._fit_linear(X, y_pm, sample_weight)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)

@@ -331,6 +331,38 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, l
     np.testing.assert_allclose(res.w, ref.w, rtol=rtol, atol=rtol * 1e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logistic_data):
+    # The estimators hand their validated data to noisy_gd unchecked a second time
+    # (checked=True) and memoise the calibration: the fit must be bit for bit that of
+    # the public noisy_gd on the design matrix, on a cold and on a warm cache.
+    from fasterm import _linear
+
+    X, y = logistic_data(400, 6, seed=5, dtype=dtype)
+    X[:20] *= 2.5  # rows beyond data_norm = 1
+    y01 = (y > 0).astype(int)
+    s = 0.25
+    A = _linear.design(X, 1.0, fit_intercept, s)
+    dn = _linear.augmented_norm(1.0, fit_intercept, s)
+    loss = _linear.make_loss("logistic", 1e-4)
+    ref = fe.noisy_gd(loss, A, np.where(y01 == 1, 1.0, -1.0), fe.L2Ball(50.0, A.shape[1]), 1.0, 1e-5,
+                      data_norm=dn, clip=_linear.auto_clip("logistic", dn), random_state=3,
+                      lr=_linear.LR_MULTIPLE / (loss.smoothness(dn) + loss.l2), accelerate="auto", max_steps=40)
+    for cold in (True, False):
+        if cold:
+            fe.optimize._clear_calibration_caches()
+        m = fe.DPLogisticRegression(random_state=3, fit_intercept=fit_intercept).fit(X, y01)
+        w = np.append(m.coef_.ravel(), m.intercept_[0] / s) if fit_intercept else m.coef_.ravel()
+        np.testing.assert_array_equal(w, ref.w.astype(dtype))
+        assert m.n_iter_ == ref.steps and m.result_.noise_scale == ref.noise_scale
+        assert m.epsilon_ == ref.epsilon and m.delta_ == ref.delta
+    with pytest.raises(ValueError, match="NaN|finite"):  # the estimator's own check still runs
+        bad = X.copy()
+        bad[3, 2] = np.nan
+        fe.DPLogisticRegression(random_state=3).fit(bad, y01)
+
+
 # ---------------------------------------------------------------------------
 # The estimators' solver parameter and the default rule
 # ---------------------------------------------------------------------------
