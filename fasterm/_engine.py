@@ -141,7 +141,7 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
         X = X.astype(dtype) if sparse else np.asarray(X, dtype=dtype)
         y = None if y is None else np.asarray(y, dtype=dtype)
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(dtype), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound,
+        constraint.center.astype(dtype, copy=False), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound,
         accept_sparse=True, checked=checked)
     spec = constraint._loop_spec(dtype)
     # A CSR X runs descend() around its compiled gradient sum (the fused loop reads dense rows).

@@ -273,14 +273,17 @@ class _DPLinearModel(BaseEstimator):
 
         Plain values (numbers, strings, None, a Generator) are checked against
         the constraints directly; scikit-learn's generic validation (its
-        messages, its other types) runs whenever one is not plainly valid.
+        messages, its other types) runs whenever one is not plainly valid.  A
+        setting found plainly valid is remembered (:data:`_PLAIN_PARAMS`), so
+        refitting one configuration checks only its ``random_state`` again.
         """
         constraints = self._parameter_constraints
         rs_ok = _plainly_satisfied(self.random_state, constraints["random_state"])
         try:
             # Values with their types (1, 1.0 and True are different settings); random_state
             # is left out (a new seed per fit; a Generator would be kept alive by the key).
-            key = (type(self),) + tuple((type(v), v) for v in self._keyed_params()(self))
+            values = self._keyed_params()(self)
+            key = (type(self), values, tuple(map(type, values)))
             known = rs_ok and key in _PLAIN_PARAMS
         except TypeError:  # an unhashable value (a list of classes)
             key, known = None, False
