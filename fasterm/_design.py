@@ -19,7 +19,7 @@ from . import _dask
 from ._validation import FLOAT_DTYPES, is_sparse
 from .losses import _available_cpus, _row_norms_kernel, row_norms
 
-__all__ = ["clip_rows", "design"]
+__all__ = ["clip_rows", "design", "row_norms_unchecked"]
 
 
 def clip_rows(X, data_norm):
@@ -47,15 +47,22 @@ def _design_block_csr(X, data_norm, intercept_scaling):
     return sp.csr_matrix((data, indices, indptr), shape=(n, d + 1))
 
 
-def _design_block(X, data_norm, intercept_scaling):
+def row_norms_unchecked(X):
+    """``row_norms(X)`` for a non-empty C-contiguous float32/float64 ndarray X, without its
+    argument checks: a NaN or an infinity gives its row a non-finite norm (not an error)."""
+    norms = np.empty(X.shape[0], dtype=np.float64)
+    _row_norms_kernel(X, norms, _available_cpus())
+    return norms
+
+
+def _design_block(X, data_norm, intercept_scaling, norms=None):
     if is_sparse(X):
         return _design_block_csr(X, data_norm, intercept_scaling)
     n, d = X.shape
-    if type(X) is np.ndarray and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous and n:
-        # row_norms(X) without its argument checks (X is a float array the kernel reads);
-        # the largest norm is non-finite if X is, and then row_norms' check reports it.
-        norms = np.empty(n, dtype=np.float64)
-        _row_norms_kernel(X, norms, _available_cpus())
+    if norms is not None or (type(X) is np.ndarray and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous and n):
+        # the largest norm is non-finite if X is, and then row_norms' check reports it
+        if norms is None:
+            norms = row_norms_unchecked(X)
         largest = float(norms.max())
         if not math.isfinite(largest):
             norms = row_norms(X)
@@ -74,12 +81,14 @@ def _design_block(X, data_norm, intercept_scaling):
     return A
 
 
-def design(X, data_norm, fit_intercept, intercept_scaling):
+def design(X, data_norm, fit_intercept, intercept_scaling, row_norms=None):
     """Rows clipped to ``data_norm``, with the constant column appended if asked.
 
     Without an intercept X is returned as is (the kernels clip rows to
     ``data_norm`` on the fly); a dask X is validated from its metadata
     (:func:`fasterm._dask.check_X_y`) and mapped over its row chunks.
+    ``row_norms``: X's row norms as :func:`row_norms_unchecked` computes them
+    (the estimators' data check computed them already), or None.
     """
     if _dask.is_dask_collection(X):
         X, _ = _dask.check_X_y(X, None)
@@ -89,4 +98,4 @@ def design(X, data_norm, fit_intercept, intercept_scaling):
                             chunks=(X.chunks[0], (X.shape[1] + 1,)), dtype=X.dtype)
     if not fit_intercept:
         return X
-    return _design_block(X, data_norm, intercept_scaling)
+    return _design_block(X, data_norm, intercept_scaling, None if is_sparse(X) else row_norms)

@@ -96,11 +96,11 @@ from . import _dask, expmech
 from . import losses as _losses_mod
 from ._design import design
 from .constraints import L2Ball
-from .optimize import noisy_pgd
+from .optimize import _sample_weights, noisy_pgd
 from . import solvers as _solvers
 from .solvers import _noisy_sgd
 from .secure import resolve as resolve_secure
-from ._validation import FLOAT_DTYPES, check_csr, check_positive, is_sparse
+from ._validation import FLOAT_DTYPES, check_csr, check_positive, check_random_state, is_sparse
 
 __all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
@@ -277,6 +277,36 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
     return dataclasses.replace(res, w=w, epsilon=total, info=info)
 
 
+#: noisy_gd's plans (:func:`fasterm.solvers._gd_plan`) of the estimators' unweighted fits,
+#: keyed by the public configuration with the types of its values: refitting one
+#: configuration (a benchmark, a search over seeds) checks and calibrates it once.
+_GD_PLANS: dict = {}
+_GD_PLANS_MAX = 256
+
+
+def _gd_plan(loss, ball, *config):
+    """The plan of an unweighted noisy_gd fit for ``config`` (public numbers only: the loss's
+    kind, alpha and label bound, the ball's radius, n, X_aug, c, ε, δ, T, the noise, its
+    calibration, the budget, the step and the weight bound), made on first use by the
+    checks of :func:`fasterm.noisy_gd`; None if a value cannot be a key."""
+    try:
+        key = config + tuple(map(type, config))
+        plan = _GD_PLANS.get(key)
+    except TypeError:  # an unhashable value: no memo
+        return None
+    if plan is None:
+        kind, alpha, label_bound, radius, n, dn, c, epsilon, delta, steps, noise, calibration, max_steps, lr, \
+            weight_bound = config
+        params = _solvers._gd_params(loss, ball, epsilon, delta, steps, noise, dn, c, label_bound, lr, "auto",
+                                     "last", max_steps, calibration)
+        _, wb = _sample_weights(None, weight_bound, n)  # the weight_bound check of an unweighted fit
+        plan = _solvers._gd_plan(loss, ball, n, wb, params)
+        if len(_GD_PLANS) >= _GD_PLANS_MAX:
+            _GD_PLANS.clear()
+        _GD_PLANS[key] = plan
+    return plan
+
+
 def resolve_method(method, delta, secure=None, chunked=False) -> str:
     """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
 
@@ -295,7 +325,7 @@ def resolve_method(method, delta, secure=None, chunked=False) -> str:
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
                random_state, label_bound=None, secure=None, solver="auto", sample_weight=None,
-               weight_bound=1.0, checked=False):
+               weight_bound=1.0, checked=False, row_norms=None):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -308,7 +338,8 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     sensitivity scales with ``weight_bound`` (:func:`fasterm.noisy_pgd`);
     the other methods refuse it.  ``checked``: the caller has validated X and
     y as the estimators do (finite, float32 or float64, one label per row),
-    so the solver does not scan them again.
+    so the solver does not scan them again; ``row_norms``: X's row norms from
+    that check (:func:`fasterm._design.row_norms_unchecked`), or None.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
     if is_sparse(X):
@@ -343,7 +374,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "noisy_pgd"
                     else ("pgd", {}))
     # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
-    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling)
+    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling, row_norms)
     if method == "objpert_threshold":
         result = _fit_objpert_threshold(A, y, epsilon, data_norm=data_norm,
                                         intercept_scaling=intercept_scaling, alpha=alpha,
@@ -380,9 +411,16 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                 checked = (checked and type(A) is np.ndarray and A.flags.c_contiguous and A.dtype in FLOAT_DTYPES
                            and type(y) is np.ndarray and y.dtype == A.dtype and y.flags.c_contiguous
                            and y.shape == (A.shape[0],))
-                result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise, calibration=calibration,
-                                            lr=lr, max_steps=max_steps or GD_MAX_STEPS, accelerate="auto",
-                                            output="last", checked=checked, **common)
+                plan = None
+                if checked and sample_weight is None:
+                    plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon, delta,
+                                    steps, noise, calibration, max_steps or GD_MAX_STEPS, lr, weight_bound)
+                if plan is not None:
+                    result = _solvers._gd_run(loss, ball, plan, A, y, check_random_state(random_state), None)
+                else:
+                    result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
+                                                calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
+                                                accelerate="auto", output="last", checked=checked, **common)
             else:
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
                                     output="last", neighbors="replace_one",

@@ -76,6 +76,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask, _linear, _multiclass
 from .secure import resolve as resolve_secure
+from ._design import row_norms_unchecked
 from ._validation import labels_as, plain_X_y
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
@@ -317,16 +318,26 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
 
     def _validate_fit_data(self, X, y, **kw):
-        """``validate_data(self, X, y, dtype=(float64, float32), **kw)``, skipped when
-        :func:`fasterm._validation.plain_X_y` shows it would return X and y unchanged
-        (then only its attribute updates remain: ``n_features_in_``, and no
-        ``feature_names_in_`` for an ndarray X)."""
-        if plain_X_y(X, y):
-            self.n_features_in_ = X.shape[1]
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-            return X, y
-        return validate_data(self, X, y, dtype=_FLOATS, **kw)
+        """``(X, y, row norms or None)``: ``validate_data(self, X, y, dtype=(float64, float32),
+        **kw)``, skipped when :func:`fasterm._validation.plain_X_y` shows it would return X
+        and y unchanged (then only its attribute updates remain: ``n_features_in_``, and
+        no ``feature_names_in_`` for an ndarray X).
+
+        On that path X's finiteness is read off its row norms, which the design
+        matrix needs anyway (:func:`fasterm._design.design`): a NaN or an
+        infinity makes its row's norm non-finite, and then (or if a huge finite
+        row overflows its norm) scikit-learn's check runs and speaks.  One pass
+        over X instead of two.
+        """
+        if plain_X_y(X, y, finite_X=False) and X.flags.c_contiguous:
+            norms = row_norms_unchecked(X)
+            if math.isfinite(norms.max()):
+                self.n_features_in_ = X.shape[1]
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+                return X, y, norms
+        X, y = validate_data(self, X, y, dtype=_FLOATS, **kw)
+        return X, y, None
 
     def _validate_dask(self, X, y):
         """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
@@ -350,8 +361,8 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _fit_linear(self, X, y, sample_weight=None):
-        # X and y passed _validate_fit_data (or _validate_dask): checked=True
+    def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
+        # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
@@ -359,7 +370,7 @@ class _DPLinearModel(BaseEstimator):
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
             label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
-            sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True)
+            sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True, row_norms=row_norms)
         self._record(result)
         return coef, intercept
 
@@ -427,7 +438,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
-        X, y = self._validate_dask(X, y) if chunked else self._validate_fit_data(X, y, accept_sparse="csr")
+        X, y, norms = (*self._validate_dask(X, y), None) if chunked else self._validate_fit_data(
+            X, y, accept_sparse="csr")
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
@@ -437,7 +449,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                 return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
                                             chunked, sample_weight)
             y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
-            coef, intercept = self._fit_linear(X, y_pm, sample_weight)
+            coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -456,7 +468,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
             return self._fit_multiclass(X, index, classes, chunked, sample_weight)
         y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
-        coef, intercept = self._fit_linear(X, y_pm, sample_weight)
+        coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -698,10 +710,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             X, y = self._validate_dask(X, y)
             # clipped into X's dtype, not cast: a huge finite label must not become inf
             y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
+            norms = None
         else:
-            X, y = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
+            X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
-        coef, intercept = self._fit_linear(X, y, sample_weight)
+        coef, intercept = self._fit_linear(X, y, sample_weight, norms)
         self.coef_ = coef
         self.intercept_ = intercept
         return self

@@ -216,7 +216,28 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
               checked=False):
     """:func:`noisy_gd`; ``checked``: X and y come from :func:`fasterm._validation.check_X_y`
     (``accept_sparse=True``; the estimators' design matrix, built from validated data), so
-    they are not checked again.  Every parameter is checked either way."""
+    they are not checked again.  Every parameter is checked either way.
+
+    Three stages, so that a caller fitting one public configuration repeatedly
+    can keep the first two (:func:`fasterm._linear.fit_linear`): the parameter
+    checks (:func:`_gd_params`), the public calibration for n rows
+    (:func:`_gd_plan`), and the steps on the data (:func:`_gd_run`).
+    """
+    params = _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+                        accelerate, output, max_steps, calibration)
+    rng = check_random_state(random_state)
+    if not checked:
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    n, d = X.shape
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    return _gd_run(loss, constraint, _gd_plan(loss, constraint, n, wb, params), X, y, rng, weights)
+
+
+def _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+               accelerate, output, max_steps, calibration) -> dict:
+    """:func:`noisy_gd`'s parameter checks (before any data check): the checked values."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
     if noise == "gaussian" and delta == 0.0:
@@ -231,26 +252,40 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
     max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
-    rng = check_random_state(random_state)
-    if not checked:
-        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
-    n, d = X.shape
-    if d != constraint.dim:
-        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
-    weights, wb = _sample_weights(sample_weight, weight_bound, n)
-    beta = _smoothness(loss, data_norm, label_bound, wb)
-    if beta == 0.0 and lr is None:
+    return dict(eps=eps, delta=delta, data_norm=data_norm, clip=clip, label_bound=label_bound, lr=lr,
+                steps=steps, noise=noise, calibration=calibration, output=output, accelerate=accelerate,
+                max_steps=max_steps)
+
+
+def _gd_plan(loss, constraint, n, wb, params) -> dict:
+    """Everything :func:`noisy_gd` derives from public numbers for n rows and the weight
+    bound B (1 unweighted): smoothness, clip level, sensitivity, step, T and the noise
+    calibration (``params`` from :func:`_gd_params`).  No data enters it."""
+    p = params
+    beta = _smoothness(loss, p["data_norm"], p["label_bound"], wb)
+    if beta == 0.0 and p["lr"] is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
-    G_loss, c_clip = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    G_loss, c_clip = _privacy_constants(loss, constraint, p["data_norm"], p["clip"], p["label_bound"])
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     R = _start_distance(constraint)
+    d = constraint.dim
     lr, steps, cal, noise_sq, accelerate = _gd_calibration(
-        noise, calibration, beta, lr, steps, max_steps, accelerate, R, sens, c,
-        c + _reg_lipschitz(loss, constraint), d, eps, delta)
-    scale, eps_spent, delta_spent = cal.noise_scale, cal.epsilon, cal.delta
+        p["noise"], p["calibration"], beta, p["lr"], p["steps"], p["max_steps"], p["accelerate"], R, sens, c,
+        c + _reg_lipschitz(loss, constraint), d, p["eps"], p["delta"])
+    return dict(p, n=n, d=d, wb=wb, beta=beta, G_loss=G_loss, c_clip=c_clip, c=c, sens=sens, R=R, lr=lr,
+                steps=steps, cal=cal, noise_sq=noise_sq, accelerate=accelerate)
 
-    backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
+
+def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
+    """The steps of :func:`noisy_gd` on checked X (n × d, as planned) and y, noise from ``rng``;
+    ``weights``: the checked sample weights or None."""
+    n, d, steps, lr, accelerate, output = plan["n"], plan["d"], plan["steps"], plan["lr"], plan["accelerate"], \
+        plan["output"]
+    data_norm, label_bound, c_clip, noise = plan["data_norm"], plan["label_bound"], plan["c_clip"], plan["noise"]
+    cal = plan["cal"]
+    scale = cal.noise_scale
+    backend = _backends.FloatNoise(noise, plan["calibration"], rng, scale=scale)
     momentum = _fista(steps) if accelerate else None
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
@@ -275,17 +310,17 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
         loss._check_finite_output(w, X)
 
     bound = surrogate = None
-    if not accelerate and output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
-        surrogate = R * R / (2.0 * lr * steps) + lr * noise_sq
-        if clip is None or clip >= G_loss:
+    if not accelerate and output == "average" and lr <= 1.0 / plan["beta"] * (1 + 1e-12):
+        surrogate = plan["R"] * plan["R"] / (2.0 * lr * steps) + lr * plan["noise_sq"]
+        if plan["clip"] is None or plan["clip"] >= plan["G_loss"]:
             bound = surrogate
     return OptimizeResult(
-        w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
-        calibration=None if noise == "gaussian" else calibration, noise_scale=scale, lipschitz=c,
-        sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
-        info={"n": n, "d": d, "solver": "gd", "smoothness": beta, "accelerate": accelerate,
-              "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
-              "secure": None, "weight_bound": None if weights is None else wb},
+        w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
+        calibration=None if noise == "gaussian" else plan["calibration"], noise_scale=scale, lipschitz=plan["c"],
+        sensitivity=plan["sens"], noise_norm_sq=plan["noise_sq"], utility_bound=bound,
+        info={"n": n, "d": d, "solver": "gd", "smoothness": plan["beta"], "accelerate": accelerate,
+              "output": output, "lipschitz_loss": plan["G_loss"], "surrogate_utility_bound": surrogate,
+              "secure": None, "weight_bound": None if weights is None else plan["wb"]},
     )
 
 
