@@ -344,6 +344,30 @@ def test_parameter_memo_never_lets_a_bad_value_through(small):
         linear_model._PLAIN_PARAMS_MAX = before
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_finiteness_read_off_the_row_norms(cls, dtype, small):
+    # The plain-input path checks X through its row norms: a NaN or an infinity
+    # anywhere is refused (scikit-learn's message), a huge finite row whose norm
+    # overflows is clipped like any other row, and the fit equals the fit of the
+    # same data through scikit-learn's own check (an F-ordered copy takes that path).
+    X, y = small
+    X = X.astype(dtype)
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[7, 2] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            cls(random_state=0).fit(Xb, y)
+    Xh = X.copy()
+    Xh[7] = np.finfo(dtype).max / 2
+    a = cls(random_state=0).fit(Xh, y)
+    b = cls(random_state=0).fit(np.asfortranarray(Xh), y)
+    assert np.isfinite(a.coef_).all()
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(cls(random_state=0).fit(X, y).coef_,
+                                  cls(random_state=0).fit(np.asfortranarray(X), y).coef_)
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64, np.bool_, np.float64])
 def test_unique_labels_is_np_unique(dtype):
     from fasterm.linear_model import _COUNTED_LABELS, _unique_labels
