@@ -29,7 +29,9 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
      iterate; each minibatch's design rows are built on the fly, so the
      (n, d + 1) design matrix is never formed;
    * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
-     T = min(T*, ``max_steps`` or 40) with T* the minimiser of its utility
+     T = min(T*, ``max_steps`` or the budget: 40, and 20 below n = 1,000 for
+     the logistic loss)
+     with T* the minimiser of its utility
      bound, Nesterov momentum when the noise per step is below 0.2·c
      (``accelerate="auto"``), the last iterate;
    * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
@@ -82,7 +84,8 @@ Defaults (their meaning; none depends on data values)
     default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
     accuracy on the comparison data did not change between 100 and 400 steps;
     Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
-    Gaussian noise, μ the GDP parameter), 40 for noisy_gd (docs/solvers.rst);
+    Gaussian noise, μ the GDP parameter), for noisy_gd 40, and 20 below n = 1,000
+    rows for the logistic loss (:func:`gd_budget`, docs/solvers.rst);
     unused by noisy_sgd, whose T is epochs/q.
 """
 
@@ -118,11 +121,20 @@ SOLVERS = ("auto", "pgd", "gd", "sgd")
 # experiments written up there (scikit-learn's digits and synthetic data).
 PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
 GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
+GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
+GD_SMALL_MAX_STEPS = 20  # (bench/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
 SGD_MIN_STEPS = 160      # at least this many sgd steps (more epochs at moderate n)
 LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
+
+
+def gd_budget(kind, n) -> int:
+    """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss 20 below
+    n = 1,000 rows (the comparison of bench/gd_budget.py), else 40 (the squared loss was not
+    compared at small n: 40)."""
+    return GD_SMALL_MAX_STEPS if kind == "logistic" and n < GD_SMALL_ROWS else GD_MAX_STEPS
 
 
 def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
@@ -414,12 +426,12 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                 plan = None
                 if checked and sample_weight is None:
                     plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon, delta,
-                                    steps, noise, calibration, max_steps or GD_MAX_STEPS, lr, weight_bound)
+                                    steps, noise, calibration, max_steps or gd_budget(kind, A.shape[0]), lr, weight_bound)
                 if plan is not None:
                     result = _solvers._gd_run(loss, ball, plan, A, y, check_random_state(random_state), None)
                 else:
                     result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
-                                                calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
+                                                calibration=calibration, lr=lr, max_steps=max_steps or gd_budget(kind, A.shape[0]),
                                                 accelerate="auto", output="last", checked=checked, **common)
             else:
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,

@@ -348,7 +348,8 @@ def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logist
     loss = _linear.make_loss("logistic", 1e-4)
     ref = fe.noisy_gd(loss, A, np.where(y01 == 1, 1.0, -1.0), fe.L2Ball(50.0, A.shape[1]), 1.0, 1e-5,
                       data_norm=dn, clip=_linear.auto_clip("logistic", dn), random_state=3,
-                      lr=_linear.LR_MULTIPLE / (loss.smoothness(dn) + loss.l2), accelerate="auto", max_steps=40)
+                      lr=_linear.LR_MULTIPLE / (loss.smoothness(dn) + loss.l2), accelerate="auto",
+                      max_steps=_linear.gd_budget("logistic", 400))
     for cold in (True, False):
         if cold:
             fe.optimize._clear_calibration_caches()
@@ -371,7 +372,12 @@ def test_estimator_solver_rule_and_refusals(logistic_data):
     X, y = logistic_data(6000, 5, seed=9)
     y01 = (y > 0).astype(int)
     small = fe.DPLogisticRegression(random_state=0).fit(X[:400], y01[:400])
-    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 40
+    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 20  # the budget below n = 1,000
+    mid = fe.DPLogisticRegression(random_state=0).fit(X[:1000], y01[:1000])
+    assert mid.result_.info["solver"] == "gd" and mid.n_iter_ == 40
+    assert fe.DPLogisticRegression(random_state=0).fit(X[:999], y01[:999]).n_iter_ == 20
+    assert fe.DPLinearRegression(random_state=0).fit(X[:400], y[:400]).n_iter_ == 40  # squared: 40
+    assert fe.DPLogisticRegression(random_state=0, max_steps=7).fit(X[:400], y01[:400]).n_iter_ == 7
     big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
     assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
     assert big.epsilon_ <= 1.0 and big.delta_ <= 1e-5
