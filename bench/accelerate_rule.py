@@ -42,7 +42,7 @@ import warnings
 import numpy as np
 
 import fasterm as fe
-from fasterm import solvers
+from fasterm import _linear, solvers
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -180,6 +180,9 @@ def fit_all(Xtr, ytr, Xte, yte, eps, seed, candidates):
                 seen["nu"], seen["T"] = nu, steps
                 return rule(steps, nu)
             solvers._auto_momentum = patched
+            # the estimators memoise noisy_gd's public plan: make each candidate's afresh
+            solvers._gd_calibration.cache_clear()
+            _linear._GD_PLANS.clear()
             m = fe.DPLogisticRegression(epsilon=eps, solver="gd", random_state=seed,
                                         max_steps=budget).fit(Xtr, ytr)
             res[name] = (seen["nu"], seen["T"], float((m.predict(Xte) == yte).mean()))

@@ -220,8 +220,19 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
 
 
 def _clear_calibration_caches():
-    """Forget every cached calibration (for timing a first, "cold" fit)."""
+    """Forget every cached calibration and plan (for timing a first, "cold" fit)."""
+    import sys
+
+    from . import _linear, solvers  # import this module
+
+    _linear._GD_PLANS.clear()
+    estimators = sys.modules.get("fasterm.linear_model")  # needs scikit-learn: only if imported
+    if estimators is not None:
+        estimators._PLAIN_PARAMS.clear()
     _default_steps.cache_clear()
+    solvers._gd_calibration.cache_clear()
+    solvers.gd_default_steps.cache_clear()
+    solvers._laplace_steps.cache_clear()
     accounting.clear_caches()
 
 

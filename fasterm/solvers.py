@@ -158,9 +158,10 @@ def _start_distance(constraint) -> float:
 
 
 def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
-    """Validated arrays, the start point and the row norms (computed once per fit)."""
+    """The start point, the kernel constants and the row norms (computed once per fit) for
+    X and y from :func:`fasterm._validation.check_X_y` (checked once, not again here)."""
     return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-                         label_bound=label_bound, accept_sparse=True)
+                         label_bound=label_bound, accept_sparse=True, checked=True)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -210,6 +211,39 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
     ``epsilon``/``delta`` are what was spent.
     """
+    return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
+                     label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
+                     max_steps=max_steps, calibration=calibration, sample_weight=sample_weight,
+                     weight_bound=weight_bound)
+
+
+def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state, *,
+              label_bound, lr, accelerate, output, max_steps, calibration, sample_weight, weight_bound,
+              checked=False):
+    """:func:`noisy_gd`; ``checked``: X and y come from :func:`fasterm._validation.check_X_y`
+    (``accept_sparse=True``; the estimators' design matrix, built from validated data), so
+    they are not checked again.  Every parameter is checked either way.
+
+    Three stages, so that a caller fitting one public configuration repeatedly
+    can keep the first two (:func:`fasterm._linear.fit_linear`): the parameter
+    checks (:func:`_gd_params`), the public calibration for n rows
+    (:func:`_gd_plan`), and the steps on the data (:func:`_gd_run`).
+    """
+    params = _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+                        accelerate, output, max_steps, calibration)
+    rng = check_random_state(random_state)
+    if not checked:
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    n, d = X.shape
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    return _gd_run(loss, constraint, _gd_plan(loss, constraint, n, wb, params), X, y, rng, weights)
+
+
+def _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+               accelerate, output, max_steps, calibration) -> dict:
+    """:func:`noisy_gd`'s parameter checks (before any data check): the checked values."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
     if noise == "gaussian" and delta == 0.0:
@@ -224,41 +258,46 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
-    rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
-    n, d = X.shape
-    if d != constraint.dim:
-        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
-    weights, wb = _sample_weights(sample_weight, weight_bound, n)
-    beta = _smoothness(loss, data_norm, label_bound, wb)
-    if beta == 0.0 and lr is None:
+    return dict(eps=eps, delta=delta, data_norm=data_norm, clip=clip, label_bound=label_bound, lr=lr,
+                steps=steps, noise=noise, calibration=calibration, output=output, accelerate=accelerate,
+                max_steps=max_steps)
+
+
+def _gd_plan(loss, constraint, n, wb, params) -> dict:
+    """Everything :func:`noisy_gd` derives from public numbers for n rows and the weight
+    bound B (1 unweighted): smoothness, clip level, sensitivity, step, T and the noise
+    calibration (``params`` from :func:`_gd_params`).  No data enters it."""
+    p = params
+    beta = _smoothness(loss, p["data_norm"], p["label_bound"], wb)
+    if beta == 0.0 and p["lr"] is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
-    G_loss, c_clip = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    G_loss, c_clip = _privacy_constants(loss, constraint, p["data_norm"], p["clip"], p["label_bound"])
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     R = _start_distance(constraint)
-    with derived_from(_USER_SCALES):
-        if lr is None:
-            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
-        if steps is None:
-            if noise == "gaussian":
-                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
-            else:
-                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
-        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
-        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
-        momentum = (_auto_momentum(steps, math.sqrt(noise_sq) / c) if accelerate == "auto"
-                    else _fista(steps) if accelerate else None)
-        accelerate = momentum is not None
-        G_step = c + _reg_lipschitz(loss, constraint)
-        check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
-                      "lr, " + _USER_SCALES)
+    d = constraint.dim
+    lr, steps, cal, noise_sq, accelerate, auto_nu = _gd_calibration(
+        p["noise"], p["calibration"], beta, p["lr"], p["steps"], p["max_steps"], p["accelerate"], R, sens, c,
+        c + _reg_lipschitz(loss, constraint), d, p["eps"], p["delta"])
+    return dict(p, n=n, d=d, wb=wb, beta=beta, G_loss=G_loss, c_clip=c_clip, c=c, sens=sens, R=R, lr=lr,
+                steps=steps, cal=cal, noise_sq=noise_sq, accelerate=accelerate, auto_nu=auto_nu)
 
-    backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
+
+def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
+    """The steps of :func:`noisy_gd` on checked X (n × d, as planned) and y, noise from ``rng``;
+    ``weights``: the checked sample weights or None."""
+    n, d, steps, lr, accelerate, output = plan["n"], plan["d"], plan["steps"], plan["lr"], plan["accelerate"], \
+        plan["output"]
+    data_norm, label_bound, c_clip, noise = plan["data_norm"], plan["label_bound"], plan["c_clip"], plan["noise"]
+    cal = plan["cal"]
+    scale = cal.noise_scale
+    backend = _backends.FloatNoise(noise, plan["calibration"], rng, scale=scale)
+    momentum = (None if not accelerate else _fista(steps) if plan["auto_nu"] is None
+                else _auto_momentum(steps, plan["auto_nu"]))
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
-                        label_bound=label_bound, momentum=momentum, weights=weights)
+                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True)
     else:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
@@ -278,18 +317,48 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         loss._check_finite_output(w, X)
 
     bound = surrogate = None
-    if not accelerate and output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
-        surrogate = R * R / (2.0 * lr * steps) + lr * noise_sq
-        if clip is None or clip >= G_loss:
+    if not accelerate and output == "average" and lr <= 1.0 / plan["beta"] * (1 + 1e-12):
+        surrogate = plan["R"] * plan["R"] / (2.0 * lr * steps) + lr * plan["noise_sq"]
+        if plan["clip"] is None or plan["clip"] >= plan["G_loss"]:
             bound = surrogate
     return OptimizeResult(
-        w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
-        calibration=None if noise == "gaussian" else calibration, noise_scale=scale, lipschitz=c,
-        sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
-        info={"n": n, "d": d, "solver": "gd", "smoothness": beta, "accelerate": accelerate,
-              "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
-              "secure": None, "weight_bound": None if weights is None else wb},
+        w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
+        calibration=None if noise == "gaussian" else plan["calibration"], noise_scale=scale, lipschitz=plan["c"],
+        sensitivity=plan["sens"], noise_norm_sq=plan["noise_sq"], utility_bound=bound,
+        info={"n": n, "d": d, "solver": "gd", "smoothness": plan["beta"], "accelerate": accelerate,
+              "output": output, "lipschitz_loss": plan["G_loss"], "surrogate_utility_bound": surrogate,
+              "secure": None, "weight_bound": None if weights is None else plan["wb"]},
     )
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _gd_calibration(noise, calibration, beta, lr, steps, max_steps, accelerate, R, sens, c, G_step, d, eps, delta):
+    """The step, T, the noise calibration, E‖h‖² and the momentum switch of :func:`noisy_gd`.
+
+    A pure function of public numbers (the checked parameters and the
+    constants derived from them), so repeated fits of one configuration —
+    a model-selection loop, a benchmark — compute it once.  Returns
+    ``(lr, steps, calibration, noise_sq, accelerate, ν)``, ν = √(E‖h‖²)/c for
+    ``accelerate="auto"`` (None otherwise).
+    """
+    with derived_from(_USER_SCALES):
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        if steps is None:
+            if noise == "gaussian":
+                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
+            else:
+                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
+        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
+        noise_sq = cal.noise_sq(d)
+        auto_nu = None
+        if accelerate == "auto":  # the schedule itself is made by _gd_run (_auto_momentum)
+            auto_nu = math.sqrt(noise_sq) / c
+            accelerate = _auto_momentum(steps, auto_nu) is not None
+        accelerate = bool(accelerate)
+        check_derived(1.0 + lr * (G_step + 64.0 * cal.noise_scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
+    return lr, steps, cal, noise_sq, accelerate, auto_nu
 
 
 @functools.lru_cache(maxsize=256)

@@ -340,6 +340,39 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, l
     np.testing.assert_allclose(res.w, ref.w, rtol=rtol, atol=rtol * 1e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logistic_data):
+    # The estimators hand their validated data to noisy_gd unchecked a second time
+    # (checked=True) and memoise the calibration: the fit must be bit for bit that of
+    # the public noisy_gd on the design matrix, on a cold and on a warm cache.
+    from fasterm import _linear
+
+    X, y = logistic_data(400, 6, seed=5, dtype=dtype)
+    X[:20] *= 2.5  # rows beyond data_norm = 1
+    y01 = (y > 0).astype(int)
+    s = 0.25
+    A = _linear.design(X, 1.0, fit_intercept, s)
+    dn = _linear.augmented_norm(1.0, fit_intercept, s)
+    loss = _linear.make_loss("logistic", 1e-4)
+    ref = fe.noisy_gd(loss, A, np.where(y01 == 1, 1.0, -1.0), fe.L2Ball(50.0, A.shape[1]), 1.0, 1e-5,
+                      data_norm=dn, clip=_linear.auto_clip("logistic", dn), random_state=3,
+                      lr=_linear.LR_MULTIPLE / (loss.smoothness(dn) + loss.l2), accelerate="auto",
+                      max_steps=_linear.gd_budget("logistic", 400))
+    for cold in (True, False):
+        if cold:
+            fe.optimize._clear_calibration_caches()
+        m = fe.DPLogisticRegression(random_state=3, fit_intercept=fit_intercept).fit(X, y01)
+        w = np.append(m.coef_.ravel(), m.intercept_[0] / s) if fit_intercept else m.coef_.ravel()
+        np.testing.assert_array_equal(w, ref.w.astype(dtype))
+        assert m.n_iter_ == ref.steps and m.result_.noise_scale == ref.noise_scale
+        assert m.epsilon_ == ref.epsilon and m.delta_ == ref.delta
+    with pytest.raises(ValueError, match="NaN|finite"):  # the estimator's own check still runs
+        bad = X.copy()
+        bad[3, 2] = np.nan
+        fe.DPLogisticRegression(random_state=3).fit(bad, y01)
+
+
 # ---------------------------------------------------------------------------
 # The estimators' solver parameter and the default rule
 # ---------------------------------------------------------------------------
@@ -348,7 +381,12 @@ def test_estimator_solver_rule_and_refusals(logistic_data):
     X, y = logistic_data(6000, 5, seed=9)
     y01 = (y > 0).astype(int)
     small = fe.DPLogisticRegression(random_state=0).fit(X[:400], y01[:400])
-    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 40
+    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 20  # the budget below n = 1,000
+    mid = fe.DPLogisticRegression(random_state=0).fit(X[:1000], y01[:1000])
+    assert mid.result_.info["solver"] == "gd" and mid.n_iter_ == 40
+    assert fe.DPLogisticRegression(random_state=0).fit(X[:999], y01[:999]).n_iter_ == 20
+    assert fe.DPLinearRegression(random_state=0).fit(X[:400], y[:400]).n_iter_ == 40  # squared: 40
+    assert fe.DPLogisticRegression(random_state=0, max_steps=7).fit(X[:400], y01[:400]).n_iter_ == 7
     big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
     assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
     assert big.epsilon_ <= 1.0 and big.delta_ <= 1e-5
