@@ -2,7 +2,13 @@
 
     python bench/accelerate_rule.py [--splits 20] [--out /tmp/accelerate_rule.csv]
     python bench/accelerate_rule.py --analyse /tmp/accelerate_rule.csv
-    python bench/accelerate_rule.py --breast-cancer [--splits 50]   # held out: run last
+    python bench/accelerate_rule.py --breast-cancer [--splits 50] [--eps 0.5 1 2 3.6 4]  # held out: run last
+
+Runs of docs/solvers.rst: all ``CANDIDATES`` on splits 0–19 (the momentum
+choice) and ``--first 20`` (confirmation); the budgets ``T_RULES`` with
+``--candidates T40 T20 tgt0.25 tgt0.4 tgt0.6 tgt0.4m20`` on splits 0–19 and
+``--first 40``; the last comparison ``--first 60 --candidates thr0.2 cap3 off
+tgt0.25 T40``; ``--analyse FILE --ref NAME`` prints the tables.
 
 The protocol (declared in docs/solvers.rst before any breast-cancer number
 was looked at): the default ``DPLogisticRegression(epsilon, solver="gd")``
@@ -91,6 +97,7 @@ CANDIDATES = {
 }
 # The step budget (``max_steps``, default 40) beside the momentum rule: name → (rule, max_steps).
 BUDGETS = {f"{rule}_T{T}": (rule, T) for rule in ("off", "cap3") for T in (20, 80)}
+BUDGETS["thr0.2_T40"] = ("thr0.2", 40)  # the default before bench/gd_budget.py's budget
 
 
 def _target(v, t_min):
@@ -250,7 +257,7 @@ def breast_cancer(args, candidates):
 
     X, y = load_breast_cancer(scaled=True)  # public feature bounds, as bench/compare_peers.py
     print("breast cancer (held out), 70/30 splits, mean accuracy ± s.e.")
-    for eps in (0.5, 1.0, 2.0, 3.6, 4.0):
+    for eps in args.eps:
         acc = {k: [] for k in candidates}
         nu = first = None
         for s in range(args.splits):
@@ -274,6 +281,8 @@ def main():
     ap.add_argument("--analyse", default=None)
     ap.add_argument("--ref", default="thr0.2", help="the reference candidate of --analyse")
     ap.add_argument("--breast-cancer", action="store_true")
+    ap.add_argument("--eps", nargs="*", type=float, default=[0.5, 1.0, 2.0, 3.6, 4.0],
+                    help="the breast-cancer run's epsilons")
     ap.add_argument("--candidates", nargs="*", default=None,
                     help="default: all of CANDIDATES (a data run), thr0.2 off fista (breast cancer)")
     args = ap.parse_args()

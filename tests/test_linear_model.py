@@ -13,7 +13,7 @@ from sklearn.base import clone  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import OptimizeResult  # noqa: E402
+from fasterm import OptimizeResult, _linear  # noqa: E402
 from fasterm import accounting as A  # noqa: E402
 from fasterm.datasets import load_breast_cancer, train_test_split  # noqa: E402
 from fasterm.linear_model import EXPECTED_FAILED_CHECKS  # noqa: E402
@@ -550,3 +550,19 @@ def test_expmech_method_end_to_end():
     a = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
     b = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_gd_plan_memo_is_keyed_by_the_dimension():
+    # Same n, ε, bounds and budget, d = 30 and d = 4: E‖h‖² = dσ² differs and with it the
+    # momentum (ν ≈ 0.62 against 0.25 at T = 20), so the plan of one must not serve the other.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 30)) / 8.0
+    y = (X[:, 0] + 0.1 * rng.standard_normal(300) > 0).astype(int)
+    _linear._GD_PLANS.clear()
+    fresh = fe.DPLogisticRegression(random_state=0).fit(X[:, :4], y)
+    _linear._GD_PLANS.clear()
+    wide = fe.DPLogisticRegression(random_state=0).fit(X, y)
+    assert not wide.result_.info["accelerate"]
+    again = fe.DPLogisticRegression(random_state=0).fit(X[:, :4], y)
+    assert fresh.result_.info["accelerate"] and again.result_.info["accelerate"]
+    np.testing.assert_array_equal(again.coef_, fresh.coef_)
