@@ -570,7 +570,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     max_steps : int >= 1 or None, default=None
         Compute budget for the default T of noisy_pgd (None: 100) and
         noisy_gd (None: 40, and 20 below n = 1,000 rows for the binary logistic
-        model; 80 for K > 2 classes); unused by noisy_sgd.
+        model with Gaussian noise; 80 for K > 2 classes); unused by noisy_sgd.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None
