@@ -99,6 +99,7 @@ from . import _dask, expmech
 from . import losses as _losses_mod
 from ._design import design
 from .constraints import L2Ball
+from . import optimize as _optimize
 from .optimize import _sample_weights, noisy_pgd
 from . import solvers as _solvers
 from .solvers import _noisy_sgd
@@ -295,6 +296,7 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
 #: configuration (a benchmark, a search over seeds) checks and calibrates it once.
 _GD_PLANS: dict = {}
 _GD_PLANS_MAX = 256
+_optimize._CACHE_CLEARERS.append(_GD_PLANS.clear)
 
 
 def _gd_plan(loss, ball, *config):

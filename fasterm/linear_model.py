@@ -75,6 +75,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask, _linear, _multiclass
+from . import optimize as _optimize
 from .secure import resolve as resolve_secure
 from ._design import row_norms_unchecked
 from ._validation import labels_as, plain_X_y
@@ -196,6 +197,7 @@ def _plainly_satisfied(value, constraints) -> bool:
 #: rules linking parameters still run at every fit (they read ``secure_mode``).
 _PLAIN_PARAMS: dict = {}
 _PLAIN_PARAMS_MAX = 1024
+_optimize._CACHE_CLEARERS.append(_PLAIN_PARAMS.clear)
 
 
 def _integral_labels(classes) -> bool:
