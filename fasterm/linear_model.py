@@ -220,8 +220,12 @@ _COUNTED_LABELS = 1024
 def _unique_labels(y) -> np.ndarray:
     """``np.unique(y)`` for a 1-d y; small non-negative integer labels (the usual 0/1, 0…K−1)
     by one count instead of a sort, which at a few hundred rows costs more than the count."""
-    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS and y.min() >= 0:
-        return np.flatnonzero(np.bincount(y)).astype(y.dtype)
+    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS:
+        try:
+            counts = np.bincount(y)
+        except ValueError:  # a negative label
+            return np.unique(y)
+        return counts.nonzero()[0].astype(y.dtype)
     return np.unique(y)
 
 
