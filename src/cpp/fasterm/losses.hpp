@@ -938,7 +938,9 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     gather(b, m, k);
     for (index_t g = 0; g < m; g += 4) group(b, std::min<index_t>(4, m - g), k, g);
     while (m > 0) {
-        coefficients<L>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
+        // Options::hot is set for dense X only (grad_sum): an indexed
+        // subsample compiles the one-pass coefficients alone.
+        coefficients<L, R::dense>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
         if (weights != nullptr) weigh(rows, b, m, weights, coef);
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
