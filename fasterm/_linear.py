@@ -30,9 +30,9 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
      (n, d + 1) design matrix is never formed;
    * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
      T = min(T*, ``max_steps`` or the budget: 40, and 20 below n = 1,000 for
-     the logistic loss) with T* the minimiser of its utility bound, Nesterov
-     momentum capped at 1 − 3ν, ν the noise per step over c (none from
-     ν = 1/3 on; ``accelerate="auto"``), the last iterate;
+     the logistic loss with Gaussian noise) with T* the minimiser of its utility
+     bound, Nesterov momentum capped at 1 − 3ν, ν the noise per step over c
+     (none from ν = 1/3 on; ``accelerate="auto"``), the last iterate;
    * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
      and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
      100), η from Theorem 2, the average of the iterates.
@@ -84,7 +84,7 @@ Defaults (their meaning; none depends on data values)
     accuracy on the comparison data did not change between 100 and 400 steps;
     Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
     Gaussian noise, μ the GDP parameter), for noisy_gd 40, and 20 below n = 1,000
-    rows for the logistic loss (:func:`gd_budget`, docs/solvers.rst);
+    rows for the logistic loss with Gaussian noise (:func:`gd_budget`, docs/solvers.rst);
     unused by noisy_sgd, whose T is epochs/q.
 """
 
@@ -98,6 +98,7 @@ from . import _dask, expmech
 from . import losses as _losses_mod
 from ._design import design
 from .constraints import L2Ball
+from . import optimize as _optimize
 from .optimize import _sample_weights, noisy_pgd
 from . import solvers as _solvers
 from .solvers import _noisy_sgd
@@ -129,11 +130,12 @@ SGD_MIN_STEPS = 160      # at least this many sgd steps (more epochs at moderate
 LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
 
 
-def gd_budget(kind, n) -> int:
-    """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss 20 below
-    n = 1,000 rows (the comparison of bench/gd_budget.py), else 40 (the squared loss was not
-    compared at small n: 40)."""
-    return GD_SMALL_MAX_STEPS if kind == "logistic" and n < GD_SMALL_ROWS else GD_MAX_STEPS
+def gd_budget(kind, n, noise="gaussian") -> int:
+    """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss with
+    Gaussian noise 20 below n = 1,000 rows (the comparison of bench/gd_budget.py), else 40
+    (the squared loss and Laplace noise were not compared at small n: 40)."""
+    small = kind == "logistic" and noise == "gaussian" and n < GD_SMALL_ROWS
+    return GD_SMALL_MAX_STEPS if small else GD_MAX_STEPS
 
 
 def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
@@ -293,6 +295,7 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
 #: configuration (a benchmark, a search over seeds) checks and calibrates it once.
 _GD_PLANS: dict = {}
 _GD_PLANS_MAX = 256
+_optimize._CACHE_CLEARERS.append(_GD_PLANS.clear)
 
 
 def _gd_plan(loss, ball, *config):
@@ -426,12 +429,12 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                 plan = None
                 if checked and sample_weight is None:
                     plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon, delta,
-                                    steps, noise, calibration, max_steps or gd_budget(kind, A.shape[0]), lr, weight_bound)
+                                    steps, noise, calibration, max_steps or gd_budget(kind, A.shape[0], noise), lr, weight_bound)
                 if plan is not None:
                     result = _solvers._gd_run(loss, ball, plan, A, y, check_random_state(random_state), None)
                 else:
                     result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
-                                                calibration=calibration, lr=lr, max_steps=max_steps or gd_budget(kind, A.shape[0]),
+                                                calibration=calibration, lr=lr, max_steps=max_steps or gd_budget(kind, A.shape[0], noise),
                                                 accelerate="auto", output="last", checked=checked, **common)
             else:
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,

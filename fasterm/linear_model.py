@@ -75,6 +75,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask, _linear, _multiclass
+from . import optimize as _optimize
 from .secure import resolve as resolve_secure
 from ._design import row_norms_unchecked
 from ._validation import labels_as, plain_X_y
@@ -196,6 +197,7 @@ def _plainly_satisfied(value, constraints) -> bool:
 #: rules linking parameters still run at every fit (they read ``secure_mode``).
 _PLAIN_PARAMS: dict = {}
 _PLAIN_PARAMS_MAX = 1024
+_optimize._CACHE_CLEARERS.append(_PLAIN_PARAMS.clear)
 
 
 def _integral_labels(classes) -> bool:
@@ -218,8 +220,12 @@ _COUNTED_LABELS = 1024
 def _unique_labels(y) -> np.ndarray:
     """``np.unique(y)`` for a 1-d y; small non-negative integer labels (the usual 0/1, 0…K−1)
     by one count instead of a sort, which at a few hundred rows costs more than the count."""
-    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS and y.min() >= 0:
-        return np.flatnonzero(np.bincount(y)).astype(y.dtype)
+    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS:
+        try:
+            counts = np.bincount(y)
+        except ValueError:  # a negative label
+            return np.unique(y)
+        return counts.nonzero()[0].astype(y.dtype)
     return np.unique(y)
 
 
@@ -570,7 +576,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     max_steps : int >= 1 or None, default=None
         Compute budget for the default T of noisy_pgd (None: 100) and
         noisy_gd (None: 40, and 20 below n = 1,000 rows for the binary logistic
-        model; 80 for K > 2 classes); unused by noisy_sgd.
+        model with Gaussian noise; 80 for K > 2 classes); unused by noisy_sgd.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None

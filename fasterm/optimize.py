@@ -219,20 +219,16 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     return grid[-1]  # pragma: no cover - the loop always returns
 
 
+#: ``clear()`` callables of the memos kept by the modules above this one (noisy_gd's
+#: calibration, the estimators' plans and parameter checks), which register them on import.
+_CACHE_CLEARERS: list = []
+
+
 def _clear_calibration_caches():
     """Forget every cached calibration and plan (for timing a first, "cold" fit)."""
-    import sys
-
-    from . import _linear, solvers  # import this module
-
-    _linear._GD_PLANS.clear()
-    estimators = sys.modules.get("fasterm.linear_model")  # needs scikit-learn: only if imported
-    if estimators is not None:
-        estimators._PLAIN_PARAMS.clear()
     _default_steps.cache_clear()
-    solvers._gd_calibration.cache_clear()
-    solvers.gd_default_steps.cache_clear()
-    solvers._laplace_steps.cache_clear()
+    for clear in _CACHE_CLEARERS:
+        clear()
     accounting.clear_caches()
 
 

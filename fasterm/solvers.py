@@ -79,6 +79,7 @@ import math
 import numpy as np
 
 from . import _backends, _engine, accounting
+from . import optimize as _optimize
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._design import _design_block
@@ -371,6 +372,10 @@ def _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps):
         if b < best * (1 - 1e-12):
             best, best_T = b, T
     return best_T
+
+
+_optimize._CACHE_CLEARERS.extend([_gd_calibration.cache_clear, gd_default_steps.cache_clear,
+                                  _laplace_steps.cache_clear])
 
 
 def _fista(steps):

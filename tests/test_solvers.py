@@ -378,6 +378,8 @@ def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logist
 # ---------------------------------------------------------------------------
 def test_estimator_solver_rule_and_refusals(logistic_data):
     pytest.importorskip("sklearn")
+    from fasterm._linear import gd_budget as _linear_gd_budget
+
     X, y = logistic_data(6000, 5, seed=9)
     y01 = (y > 0).astype(int)
     small = fe.DPLogisticRegression(random_state=0).fit(X[:400], y01[:400])
@@ -386,6 +388,7 @@ def test_estimator_solver_rule_and_refusals(logistic_data):
     assert mid.result_.info["solver"] == "gd" and mid.n_iter_ == 40
     assert fe.DPLogisticRegression(random_state=0).fit(X[:999], y01[:999]).n_iter_ == 20
     assert fe.DPLinearRegression(random_state=0).fit(X[:400], y[:400]).n_iter_ == 40  # squared: 40
+    assert _linear_gd_budget("logistic", 400, "laplace") == 40 == _linear_gd_budget("squared", 400)
     assert fe.DPLogisticRegression(random_state=0, max_steps=7).fit(X[:400], y01[:400]).n_iter_ == 7
     big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
     assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
