@@ -14,16 +14,11 @@ from numpy.random.c_distributions cimport (
 )
 
 from fasterm._bitgen cimport _bitgen
+from fasterm._loss_options cimport Options, _or_null, _weights
 from fasterm._codes cimport (kAbsolute, kBox, kHinge, kL1Ball, kL2Ball, kLinear, kLogistic, kNoiseGaussian,
                              kNoiseLaplace, kNoiseNone, kSimplex, kSquared)
 
 cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
-    cdef struct Options:
-        double data_norm
-        double clip
-        double label_bound
-        const double* weights
-
     void cpp_grad_sum "fasterm::losses::grad_sum"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
         Py_ssize_t n, Py_ssize_t d, Options o, T* out, int n_threads) except +
@@ -82,15 +77,6 @@ cdef Options _options(int kind, Py_ssize_t n, Py_ssize_t d, Py_ssize_t y_len, Py
     return o
 
 
-cdef const double* _weights(const double[::1] weights, Py_ssize_t n) except? NULL:
-    """The sample-weights pointer of Options (NULL: unweighted), length-checked."""
-    if weights is None:
-        return NULL
-    if weights.shape[0] != n:
-        raise ValueError(f"weights have {weights.shape[0]} entries but X has {n} rows")
-    return &weights[0]
-
-
 def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
              const floating[::1] w, const double[::1] norms, double data_norm,
              double clip, double label_bound, floating[::1] out, int n_threads=1,
@@ -112,12 +98,8 @@ def grad_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
     if out.shape[0] != d:
         raise ValueError(f"out has {out.shape[0]} entries but X has {d} columns")
     o.weights = _weights(weights, n)
-    cdef const floating* yp = NULL
-    cdef const double* np_ = NULL
-    if y is not None:
-        yp = &y[0]
-    if norms is not None:
-        np_ = &norms[0]
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
     with nogil:
         cpp_grad_sum(kind, &X[0, 0], yp, &w[0], np_, n, d, o, &out[0], n_threads)
 
@@ -152,13 +134,9 @@ def grad_sum_rows(int kind, const floating[:, ::1] X, const floating[::1] y,
                 break
     if bad:
         raise IndexError(f"rows[{k}] = {rows[k]} is outside [0, {n})")
-    cdef const floating* yp = NULL
-    cdef const double* np_ = NULL
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
     cdef const int64_t* ip = NULL
-    if y is not None:
-        yp = &y[0]
-    if norms is not None:
-        np_ = &norms[0]
     if m > 0:
         ip = &rows[0]
     with nogil:
@@ -178,12 +156,8 @@ def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
                               -1 if norms is None else norms.shape[0],
                               data_norm, 0.0, label_bound, n_threads, True)
-    cdef const floating* yp = NULL
-    cdef const double* np_ = NULL
-    if y is not None:
-        yp = &y[0]
-    if norms is not None:
-        np_ = &norms[0]
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
     cdef double total
     cdef Py_ssize_t nonfinite = 0
     with nogil:
@@ -204,12 +178,8 @@ def grad_matrix(int kind, const floating[:, ::1] X, const floating[::1] y,
                               data_norm, clip, label_bound, n_threads)
     if out.shape[0] != n or out.shape[1] != d:
         raise ValueError(f"out has shape ({out.shape[0]}, {out.shape[1]}), expected ({n}, {d})")
-    cdef const floating* yp = NULL
-    cdef const double* np_ = NULL
-    if y is not None:
-        yp = &y[0]
-    if norms is not None:
-        np_ = &norms[0]
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
     with nogil:
         cpp_grad_matrix(kind, &X[0, 0], yp, &w[0], np_, n, d, o, &out[0, 0], n_threads)
 
@@ -354,19 +324,11 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
         if bit_generator is None:
             raise ValueError("a bit generator is required for noise")
         rng = _bitgen(bit_generator)
-    cdef const floating* yp = NULL
-    cdef const double* np_ = NULL
-    cdef const floating* ap = NULL
-    cdef const floating* bp = NULL
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
+    cdef const floating* ap = _or_null(set_a)
+    cdef const floating* bp = _or_null(set_b)
     cdef double* accp = NULL
-    if y is not None:
-        yp = &y[0]
-    if norms is not None:
-        np_ = &norms[0]
-    if set_a is not None:
-        ap = &set_a[0]
-    if set_b is not None:
-        bp = &set_b[0]
     if acc is not None:
         accp = &acc[0]
     if steps == 0:

@@ -10,17 +10,11 @@ from cython cimport floating
 from libc.stdint cimport int32_t, int64_t
 
 from fasterm._codes cimport kLinear, kLogistic
+from fasterm._loss_options cimport Options, _or_null, _weights
 
 ctypedef fused index_t:
     int32_t
     int64_t
-
-cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
-    cdef struct Options:
-        double data_norm
-        double clip
-        double label_bound
-        const double* weights
 
 cdef extern from "fasterm/csr.hpp" namespace "fasterm::losses" nogil:
     Py_ssize_t cpp_csr_grad_sum "fasterm::losses::csr_grad_sum"[T, I](
@@ -76,8 +70,6 @@ def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, con
         raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
     if norms is not None and norms.shape[0] != n:
         raise ValueError(f"row norms have {norms.shape[0]} entries but X has {n} rows")
-    if weights is not None and weights.shape[0] != n:
-        raise ValueError(f"weights have {weights.shape[0]} entries but X has {n} rows")
     if not label_bound > 0:
         raise ValueError(f"label_bound must be > 0, got {label_bound}")
     if n_threads < 1:
@@ -86,15 +78,9 @@ def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, con
     o.data_norm = data_norm
     o.clip = clip
     o.label_bound = label_bound
-    o.weights = NULL
-    if weights is not None:
-        o.weights = &weights[0]
-    cdef const floating* yp = NULL
-    cdef const double* np_ = NULL
-    if y is not None:
-        yp = &y[0]
-    if norms is not None:
-        np_ = &norms[0]
+    o.weights = _weights(weights, n)
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
     # An empty data array still needs a valid pointer: no row then reads it.
     cdef floating zero = 0
     cdef index_t izero = 0

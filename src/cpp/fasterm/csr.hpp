@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -125,7 +126,7 @@ inline void csr_grad_sum_range(const CsrRows<T, I>& rows, const T* y, const T* w
             z[r] = csr_dot(x, w, d, bad);
             if (need_norms) nb[r] = norms != nullptr ? norms[b + r] : csr_norm(x);
         }
-        coefficients<L>(rows, b, z, y == nullptr ? nullptr : y + b, need_norms ? nb : nullptr, w, m, d, o,
+        coefficients<L, false>(rows, b, z, y == nullptr ? nullptr : y + b, need_norms ? nb : nullptr, w, m, d, o,
                         coef);
         if (o.weights != nullptr) weigh(rows, b, m, o.weights, coef);
         for (index_t r = 0; r < m; ++r) {
@@ -178,6 +179,24 @@ void csr_row_norms(const I* indptr, const I* indices, const T* data, index_t n, 
         for (index_t i = r0; i < r1; ++i) out[i] = csr_norm(rows(i));
     });
 }
+
+// Instantiated in src/cpp/fasterm/csr_f32.cpp and csr_f64.cpp (both index
+// widths each): translation units compiled at full optimisation in parallel,
+// while the Cython wrapper that calls them, glue only, is compiled at -O1
+// (CMakeLists.txt).
+#define FASTERM_CSR_GRAD_SUM(T, I)                                                                      \
+    index_t csr_grad_sum(int kind, const I* indptr, const I* indices, const T* data, const T* y,        \
+                         const T* w, const double* norms, index_t n, index_t d, Options o, T* out,      \
+                         int n_threads)
+#define FASTERM_CSR_ROW_NORMS(T, I) \
+    void csr_row_norms(const I* indptr, const I* indices, const T* data, index_t n, index_t d, double* out, int n_threads)
+#define FASTERM_CSR_INSTANTIATE(EXTERN, T)                      \
+    EXTERN template FASTERM_CSR_GRAD_SUM(T, std::int32_t);      \
+    EXTERN template FASTERM_CSR_GRAD_SUM(T, std::int64_t);      \
+    EXTERN template FASTERM_CSR_ROW_NORMS(T, std::int32_t);     \
+    EXTERN template FASTERM_CSR_ROW_NORMS(T, std::int64_t);
+FASTERM_CSR_INSTANTIATE(extern, float)
+FASTERM_CSR_INSTANTIATE(extern, double)
 
 }  // namespace losses
 }  // namespace fasterm

@@ -209,13 +209,15 @@ FASTERM_HITRUN_CLONES void run_chain(const Problem<T>& P, const Geometry& G, dou
 }
 
 // run_chain with plain arguments (what the Cython layer calls).
+#define FASTERM_HITRUN_CHAIN_ARGS(T)                                                                   \
+    void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* scale, const double* y, \
+                        const double* g, double kappa, double lam, int method, int set_kind,          \
+                        const double* center, double radius, const double* low, const double* high,  \
+                        double total, int directions, double margin_bound, double* w, double* z,      \
+                        bool fresh_margins, index_t steps, double* trace, index_t thin, bitgen_t* rng, \
+                        long long* evaluations)
 template <class T>
-void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* scale, const double* y,
-                    const double* g, double kappa, double lam, int method, int set_kind,
-                    const double* center, double radius, const double* low, const double* high,
-                    double total, int directions, double margin_bound, double* w, double* z,
-                    bool fresh_margins, index_t steps, double* trace, index_t thin, bitgen_t* rng,
-                    long long* evaluations)
+FASTERM_HITRUN_CHAIN_ARGS(T)
 {
     const Problem<T> P{kind, X, n, d, scale, y, g, kappa, lam, method, margin_bound};
     const Geometry G{set_kind, d, center, radius, low, high, total, directions};
@@ -223,6 +225,14 @@ void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* sc
     run_chain(P, G, w, z, fresh_margins, steps, trace, thin, rng, &st);
     if (evaluations) *evaluations = st.evaluations;
 }
+
+// The chain for each dtype is instantiated in a translation unit of its own
+// (src/cpp/fasterm/hitrun_f32.cpp, hitrun_f64.cpp), which the build compiles
+// in parallel with the Cython wrapper: in one unit, the four inlined copies
+// of the chain (two dtypes, two instruction sets) were the longest
+// compilation of the whole build.
+extern template FASTERM_HITRUN_CHAIN_ARGS(float);
+extern template FASTERM_HITRUN_CHAIN_ARGS(double);
 
 // Test hook: `size` independent draws from one line density.
 inline void line_sample_many(int kind, index_t n, const double* z, const double* c, const double* y,

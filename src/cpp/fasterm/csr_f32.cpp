@@ -1,0 +1,9 @@
+// The CSR loss kernels (csr.hpp) for float data, 32- and 64-bit indices: one
+// of the _sparse module's translation units (CMakeLists.txt).
+#include "fasterm/csr.hpp"
+
+namespace fasterm {
+namespace losses {
+FASTERM_CSR_INSTANTIATE(, float)
+}  // namespace losses
+}  // namespace fasterm
