@@ -114,7 +114,7 @@ def _nonprivate_pgd(X_tr, y_tr, X_te, y_te, steps=2000):
     """fasterm's non-private reference: PGD on the same loss, ball and intercept column."""
     from fasterm import _linear
 
-    s = _linear.DEFAULTS["intercept_scaling"]
+    s = _linear.resolve_intercept_scaling("logistic", "noisy_pgd", _linear.DEFAULTS["intercept_scaling"])
     A = _linear.design(X_tr, 1.0, True, s)
     res = fe.pgd(_linear.make_loss("logistic", _linear.DEFAULTS["alpha"]), A,
                  np.where(y_tr == 1, 1.0, -1.0), fe.L2Ball(_linear.DEFAULT_RADIUS["logistic"], A.shape[1]),

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dask
-from ._validation import is_sparse
-from .losses import row_norms
+import math
 
-__all__ = ["clip_rows", "design"]
+from . import _dask
+from ._validation import FLOAT_DTYPES, is_sparse
+from .losses import _available_cpus, _row_norms_kernel, row_norms
+
+__all__ = ["clip_rows", "design", "row_norms_unchecked"]
 
 
 def clip_rows(X, data_norm):
@@ -45,29 +47,48 @@ def _design_block_csr(X, data_norm, intercept_scaling):
     return sp.csr_matrix((data, indices, indptr), shape=(n, d + 1))
 
 
-def _design_block(X, data_norm, intercept_scaling):
+def row_norms_unchecked(X):
+    """``row_norms(X)`` for a non-empty C-contiguous float32/float64 ndarray X, without its
+    argument checks: a NaN or an infinity gives its row a non-finite norm (not an error)."""
+    norms = np.empty(X.shape[0], dtype=np.float64)
+    _row_norms_kernel(X, norms, _available_cpus())
+    return norms
+
+
+def _design_block(X, data_norm, intercept_scaling, norms=None):
     if is_sparse(X):
         return _design_block_csr(X, data_norm, intercept_scaling)
     n, d = X.shape
+    if norms is not None or (type(X) is np.ndarray and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous and n):
+        # the largest norm is non-finite if X is, and then row_norms' check reports it
+        if norms is None:
+            norms = row_norms_unchecked(X)
+        largest = float(norms.max())
+        if not math.isfinite(largest):
+            norms = row_norms(X)
+    else:
+        norms = row_norms(X)
+        largest = float(norms.max()) if n else 0.0
     A = np.empty((n, d + 1), dtype=X.dtype)
     # clip_rows(X, data_norm), written into A: rows within the bound are copied
     # (their scale is 1, which changes no bit), the others scaled in place.
-    norms = row_norms(X)
     A[:, :d] = X
-    over = norms > data_norm
-    if over.any():
+    if not largest <= data_norm:  # some row is over the bound (or a norm overflowed to inf)
+        over = norms > data_norm
         scale = data_norm / np.maximum(norms[over], np.finfo(np.float64).tiny)
         A[over, :d] *= scale.astype(X.dtype)[:, None]
     A[:, d] = intercept_scaling
     return A
 
 
-def design(X, data_norm, fit_intercept, intercept_scaling):
+def design(X, data_norm, fit_intercept, intercept_scaling, row_norms=None):
     """Rows clipped to ``data_norm``, with the constant column appended if asked.
 
     Without an intercept X is returned as is (the kernels clip rows to
     ``data_norm`` on the fly); a dask X is validated from its metadata
     (:func:`fasterm._dask.check_X_y`) and mapped over its row chunks.
+    ``row_norms``: X's row norms as :func:`row_norms_unchecked` computes them
+    (the estimators' data check computed them already), or None.
     """
     if _dask.is_dask_collection(X):
         X, _ = _dask.check_X_y(X, None)
@@ -77,4 +98,4 @@ def design(X, data_norm, fit_intercept, intercept_scaling):
                             chunks=(X.chunks[0], (X.shape[1] + 1,)), dtype=X.dtype)
     if not fit_intercept:
         return X
-    return _design_block(X, data_norm, intercept_scaling)
+    return _design_block(X, data_norm, intercept_scaling, None if is_sparse(X) else row_norms)

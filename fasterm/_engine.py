@@ -121,7 +121,7 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
 
 
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
-        momentum=None, weights=None):
+        momentum=None, weights=None, checked=False):
     """Projected (noisy) gradient descent of a linear-model loss on in-memory X.
 
     Inputs are validated once here (``loss._prepare``, in the backend's work
@@ -129,8 +129,10 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
     possible (module docstring), else :func:`descend` around the compiled
     clipped gradient sum.  ``weights``: checked sample weights (float64,
     one per row, :func:`fasterm._validation.check_sample_weight`) that
-    multiply the clipped per-example gradients, or None.  Returns the point
-    in X's dtype.
+    multiply the clipped per-example gradients, or None.  ``checked``: X
+    and y come from :func:`fasterm._validation.check_X_y` (or X from
+    ``check_csr``), so ``loss._prepare`` does not check them again.  Returns
+    the point in X's dtype.
     """
     out_dtype = X.dtype
     dtype = np.dtype(noise.work_dtype(X.dtype))
@@ -139,8 +141,8 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
         X = X.astype(dtype) if sparse else np.asarray(X, dtype=dtype)
         y = None if y is None else np.asarray(y, dtype=dtype)
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
-        constraint.center.astype(dtype), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound,
-        accept_sparse=True)
+        constraint.center.astype(dtype, copy=False), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound,
+        accept_sparse=True, checked=checked)
     spec = constraint._loop_spec(dtype)
     # A CSR X runs descend() around its compiled gradient sum (the fused loop reads dense rows).
     fused = (noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None and not sparse

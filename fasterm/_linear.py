@@ -29,9 +29,10 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
      iterate; each minibatch's design rows are built on the fly, so the
      (n, d + 1) design matrix is never formed;
    * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
-     T = min(T*, ``max_steps`` or 40) with T* the minimiser of its utility
-     bound, Nesterov momentum when the noise per step is below 0.2·c
-     (``accelerate="auto"``), the last iterate;
+     T = min(T*, ``max_steps`` or the budget: 40, and 20 below n = 1,000 for
+     the logistic loss with Gaussian noise) with T* the minimiser of its utility
+     bound, Nesterov momentum capped at 1 − 3ν, ν the noise per step over c
+     (none from ν = 1/3 on; ``accelerate="auto"``), the last iterate;
    * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
      and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
      100), η from Theorem 2, the average of the iterates.
@@ -82,7 +83,8 @@ Defaults (their meaning; none depends on data values)
     default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
     accuracy on the comparison data did not change between 100 and 400 steps;
     Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
-    Gaussian noise, μ the GDP parameter), 40 for noisy_gd (docs/solvers.rst);
+    Gaussian noise, μ the GDP parameter), for noisy_gd 40, and 20 below n = 1,000
+    rows for the logistic loss with Gaussian noise (:func:`gd_budget`, docs/solvers.rst);
     unused by noisy_sgd, whose T is epochs/q.
 """
 
@@ -96,11 +98,12 @@ from . import _dask, expmech
 from . import losses as _losses_mod
 from ._design import design
 from .constraints import L2Ball
-from .optimize import noisy_pgd
+from . import optimize as _optimize
+from .optimize import _sample_weights, noisy_pgd
 from . import solvers as _solvers
-from .solvers import _noisy_sgd, noisy_gd
+from .solvers import _noisy_sgd
 from .secure import resolve as resolve_secure
-from ._validation import check_csr, check_positive, is_sparse
+from ._validation import FLOAT_DTYPES, check_csr, check_positive, check_random_state, is_sparse
 
 __all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
 
@@ -118,11 +121,21 @@ SOLVERS = ("auto", "pgd", "gd", "sgd")
 # experiments written up there (scikit-learn's digits and synthetic data).
 PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
 GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
+GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
+GD_SMALL_MAX_STEPS = 20  # (bench/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
 SGD_MIN_STEPS = 160      # at least this many sgd steps (more epochs at moderate n)
 LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
+
+
+def gd_budget(kind, n, noise="gaussian") -> int:
+    """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss with
+    Gaussian noise 20 below n = 1,000 rows (the comparison of bench/gd_budget.py), else 40
+    (the squared loss and Laplace noise were not compared at small n: 40)."""
+    small = kind == "logistic" and noise == "gaussian" and n < GD_SMALL_ROWS
+    return GD_SMALL_MAX_STEPS if small else GD_MAX_STEPS
 
 
 def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
@@ -277,6 +290,38 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
     return dataclasses.replace(res, w=w, epsilon=total, info=info)
 
 
+#: noisy_gd's plans (:func:`fasterm.solvers._gd_plan`) of the estimators' unweighted fits,
+#: keyed by the public configuration with the types of its values: refitting one
+#: configuration (a benchmark, a search over seeds) checks and calibrates it once.
+_GD_PLANS: dict = {}
+_GD_PLANS_MAX = 256
+_optimize._CACHE_CLEARERS.append(_GD_PLANS.clear)
+
+
+def _gd_plan(loss, ball, *config):
+    """The plan of an unweighted noisy_gd fit for ``config`` (public numbers only: the loss's
+    kind, alpha and label bound, the ball's radius, n, X_aug, c, ε, δ, T, the noise, its
+    calibration, the budget, the step and the weight bound), made on first use by the
+    checks of :func:`fasterm.noisy_gd`; None if a value cannot be a key."""
+    try:
+        # the ball's dimension too: E‖h‖² = dσ², and with it the momentum, depends on d
+        key = (ball.dim,) + config + tuple(map(type, config))
+        plan = _GD_PLANS.get(key)
+    except TypeError:  # an unhashable value: no memo
+        return None
+    if plan is None:
+        kind, alpha, label_bound, radius, n, dn, c, epsilon, delta, steps, noise, calibration, max_steps, lr, \
+            weight_bound = config
+        params = _solvers._gd_params(loss, ball, epsilon, delta, steps, noise, dn, c, label_bound, lr, "auto",
+                                     "last", max_steps, calibration)
+        _, wb = _sample_weights(None, weight_bound, n)  # the weight_bound check of an unweighted fit
+        plan = _solvers._gd_plan(loss, ball, n, wb, params)
+        if len(_GD_PLANS) >= _GD_PLANS_MAX:
+            _GD_PLANS.clear()
+        _GD_PLANS[key] = plan
+    return plan
+
+
 def resolve_method(method, delta, secure=None, chunked=False) -> str:
     """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
 
@@ -295,7 +340,7 @@ def resolve_method(method, delta, secure=None, chunked=False) -> str:
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                intercept_scaling, method, noise, calibration, clip, steps, max_steps,
                random_state, label_bound=None, secure=None, solver="auto", sample_weight=None,
-               weight_bound=1.0):
+               weight_bound=1.0, checked=False, row_norms=None):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
     ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
@@ -306,7 +351,10 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     validate them.  ``sample_weight`` (None or n weights, mapped into
     [0, ``weight_bound``]) is passed to the noisy gradient solvers, whose
     sensitivity scales with ``weight_bound`` (:func:`fasterm.noisy_pgd`);
-    the other methods refuse it.
+    the other methods refuse it.  ``checked``: the caller has validated X and
+    y as the estimators do (finite, float32 or float64, one label per row),
+    so the solver does not scan them again; ``row_norms``: X's row norms from
+    that check (:func:`fasterm._design.row_norms_unchecked`), or None.
     """
     method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
     if is_sparse(X):
@@ -341,7 +389,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "noisy_pgd"
                     else ("pgd", {}))
     # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
-    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling)
+    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling, row_norms)
     if method == "objpert_threshold":
         result = _fit_objpert_threshold(A, y, epsilon, data_norm=data_norm,
                                         intercept_scaling=intercept_scaling, alpha=alpha,
@@ -374,9 +422,20 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
             beta = _solvers._smoothness(loss, dn, label_bound, wb)
             lr = LR_MULTIPLE / beta
             if solver == "gd":
-                result = noisy_gd(loss, A, y, ball, epsilon, delta, steps=steps, noise=noise,
-                                  calibration=calibration, lr=lr, max_steps=max_steps or GD_MAX_STEPS,
-                                  accelerate="auto", **common)
+                # A checked X gives a checked design: C-contiguous, finite, y in its dtype.
+                checked = (checked and type(A) is np.ndarray and A.flags.c_contiguous and A.dtype in FLOAT_DTYPES
+                           and type(y) is np.ndarray and y.dtype == A.dtype and y.flags.c_contiguous
+                           and y.shape == (A.shape[0],))
+                plan = None
+                if checked and sample_weight is None:
+                    plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon, delta,
+                                    steps, noise, calibration, max_steps or gd_budget(kind, A.shape[0], noise), lr, weight_bound)
+                if plan is not None:
+                    result = _solvers._gd_run(loss, ball, plan, A, y, check_random_state(random_state), None)
+                else:
+                    result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
+                                                calibration=calibration, lr=lr, max_steps=max_steps or gd_budget(kind, A.shape[0], noise),
+                                                accelerate="auto", output="last", checked=checked, **common)
             else:
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
                                     output="last", neighbors="replace_one",

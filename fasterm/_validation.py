@@ -284,7 +284,7 @@ def check_X_y(X, y, *, y_required: bool = True, dtype=None,
     return X, y
 
 
-def plain_X_y(X, y) -> bool:
+def plain_X_y(X, y, *, finite_X: bool = True) -> bool:
     """Whether (X, y) would pass a scikit-learn estimator's data checks unchanged.
 
     True only for the common case, decided cheaply: X an ndarray with 2
@@ -296,12 +296,13 @@ def plain_X_y(X, y) -> bool:
     input or raises with its own message — so the estimators keep
     scikit-learn's behaviour and error messages on every other input, and
     skip its ~0.1 ms of generic dispatch on this one (:mod:`fasterm.linear_model`).
+    ``finite_X=False`` leaves X's finiteness to the caller (who must check it).
     """
     return (type(X) is np.ndarray and X.ndim == 2 and X.dtype in FLOAT_DTYPES
             and X.shape[0] >= 1 and X.shape[1] >= 1
             and type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
             and y.dtype.kind in "biuf" and y.dtype.isnative
-            and _all_finite(X) and (y.dtype.kind != "f" or _all_finite(y)))
+            and (not finite_X or _all_finite(X)) and (y.dtype.kind != "f" or _all_finite(y)))
 
 
 def labels_as(y: np.ndarray, dtype) -> np.ndarray:

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from numbers import Integral, Real
 
 import numpy as np
@@ -74,7 +75,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask, _linear, _multiclass
+from . import optimize as _optimize
 from .secure import resolve as resolve_secure
+from ._design import row_norms_unchecked
 from ._validation import labels_as, plain_X_y
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
@@ -187,6 +190,16 @@ def _plainly_satisfied(value, constraints) -> bool:
     return False
 
 
+#: Parameter settings already found plainly valid (:func:`_plainly_satisfied`), keyed by
+#: the estimator class and the values with their types: a repeated fit of one
+#: configuration (a benchmark, a search) skips the per-parameter checks.  Only
+#: valid settings are stored (never a NaN, which no constraint accepts); the
+#: rules linking parameters still run at every fit (they read ``secure_mode``).
+_PLAIN_PARAMS: dict = {}
+_PLAIN_PARAMS_MAX = 1024
+_optimize._CACHE_CLEARERS.append(_PLAIN_PARAMS.clear)
+
+
 def _integral_labels(classes) -> bool:
     """Labels that scikit-learn's ``check_classification_targets`` accepts without a
     doubt: bools, integers, or floats with integral values (never "continuous");
@@ -198,6 +211,22 @@ def _integral_labels(classes) -> bool:
         with np.errstate(invalid="ignore"):
             return bool(np.all(classes == classes.astype(np.int64)))
     return False
+
+
+#: Integer labels in [0, this) are collected by counting (:func:`_unique_labels`).
+_COUNTED_LABELS = 1024
+
+
+def _unique_labels(y) -> np.ndarray:
+    """``np.unique(y)`` for a 1-d y; small non-negative integer labels (the usual 0/1, 0…K−1)
+    by one count instead of a sort, which at a few hundred rows costs more than the count."""
+    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS:
+        try:
+            counts = np.bincount(y)
+        except ValueError:  # a negative label
+            return np.unique(y)
+        return counts.nonzero()[0].astype(y.dtype)
+    return np.unique(y)
 
 
 def _declared_index(y, classes):
@@ -236,18 +265,44 @@ class _DPLinearModel(BaseEstimator):
             cls._param_names = names
         return names
 
+    @classmethod
+    def _keyed_params(cls):
+        """``operator.attrgetter`` of every parameter but random_state (computed once per class)."""
+        getter = cls.__dict__.get("_keyed_getter")
+        if getter is None:
+            getter = operator.attrgetter(*(name for name in cls._get_param_names() if name != "random_state"))
+            cls._keyed_getter = getter
+        return getter
+
     def _check_params(self):
         """All parameter checks, run first in ``fit``: the declared constraints, then
         the rules linking several parameters (an open-ended Interval excludes inf).
 
         Plain values (numbers, strings, None, a Generator) are checked against
         the constraints directly; scikit-learn's generic validation (its
-        messages, its other types) runs whenever one is not plainly valid.
+        messages, its other types) runs whenever one is not plainly valid.  A
+        setting found plainly valid is remembered (:data:`_PLAIN_PARAMS`), so
+        refitting one configuration checks only its ``random_state`` again.
         """
         constraints = self._parameter_constraints
-        if not all(_plainly_satisfied(getattr(self, name), constraints[name])
-                   for name in self._get_param_names()):
-            self._validate_params()
+        rs_ok = _plainly_satisfied(self.random_state, constraints["random_state"])
+        try:
+            # Values with their types (1, 1.0 and True are different settings); random_state
+            # is left out (a new seed per fit; a Generator would be kept alive by the key).
+            values = self._keyed_params()(self)
+            key = (type(self), values, tuple(map(type, values)))
+            known = rs_ok and key in _PLAIN_PARAMS
+        except TypeError:  # an unhashable value (a list of classes)
+            key, known = None, False
+        if not known:
+            if rs_ok and all(_plainly_satisfied(getattr(self, name), constraints[name])
+                             for name in self._get_param_names()):
+                if key is not None:
+                    if len(_PLAIN_PARAMS) >= _PLAIN_PARAMS_MAX:
+                        _PLAIN_PARAMS.clear()
+                    _PLAIN_PARAMS[key] = True
+            else:
+                self._validate_params()
         method = _linear.resolve_method(self.method, self.delta, self.secure)
         if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
@@ -269,16 +324,26 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
 
     def _validate_fit_data(self, X, y, **kw):
-        """``validate_data(self, X, y, dtype=(float64, float32), **kw)``, skipped when
-        :func:`fasterm._validation.plain_X_y` shows it would return X and y unchanged
-        (then only its attribute updates remain: ``n_features_in_``, and no
-        ``feature_names_in_`` for an ndarray X)."""
-        if plain_X_y(X, y):
-            self.n_features_in_ = X.shape[1]
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-            return X, y
-        return validate_data(self, X, y, dtype=_FLOATS, **kw)
+        """``(X, y, row norms or None)``: ``validate_data(self, X, y, dtype=(float64, float32),
+        **kw)``, skipped when :func:`fasterm._validation.plain_X_y` shows it would return X
+        and y unchanged (then only its attribute updates remain: ``n_features_in_``, and
+        no ``feature_names_in_`` for an ndarray X).
+
+        On that path X's finiteness is read off its row norms, which the design
+        matrix needs anyway (:func:`fasterm._design.design`): a NaN or an
+        infinity makes its row's norm non-finite, and then (or if a huge finite
+        row overflows its norm) scikit-learn's check runs and speaks.  One pass
+        over X instead of two.
+        """
+        if plain_X_y(X, y, finite_X=False) and X.flags.c_contiguous:
+            norms = row_norms_unchecked(X)
+            if math.isfinite(norms.max()):
+                self.n_features_in_ = X.shape[1]
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+                return X, y, norms
+        X, y = validate_data(self, X, y, dtype=_FLOATS, **kw)
+        return X, y, None
 
     def _validate_dask(self, X, y):
         """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
@@ -302,7 +367,8 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _fit_linear(self, X, y, sample_weight=None):
+    def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
+        # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
@@ -310,7 +376,7 @@ class _DPLinearModel(BaseEstimator):
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=self.random_state,
             label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
-            sample_weight=sample_weight, weight_bound=self.weight_bound)
+            sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True, row_norms=row_norms)
         self._record(result)
         return coef, intercept
 
@@ -378,7 +444,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
-        X, y = self._validate_dask(X, y) if chunked else self._validate_fit_data(X, y, accept_sparse="csr")
+        X, y, norms = (*self._validate_dask(X, y), None) if chunked else self._validate_fit_data(
+            X, y, accept_sparse="csr")
         if self.classes is not None:
             classes = np.asarray(self.classes)
             if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
@@ -387,8 +454,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             if classes.shape[0] > 2:
                 return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
                                             chunked, sample_weight)
-            y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-            coef, intercept = self._fit_linear(X, y_pm, sample_weight)
+            y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
+            coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -397,7 +464,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         # unique labels is scikit-learn's check at the cost of one np.unique (its
         # type_of_target on all of y sorts y again).  For dask, only the label set
         # comes to the client, never y itself.
-        classes = _dask.unique(y) if chunked else np.unique(y)
+        classes = _dask.unique(y) if chunked else _unique_labels(y)
         if not _integral_labels(classes):
             check_classification_targets(classes)
         if classes.shape[0] < 2:
@@ -406,8 +473,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         if classes.shape[0] > 2:
             index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
             return self._fit_multiclass(X, index, classes, chunked, sample_weight)
-        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype)
-        coef, intercept = self._fit_linear(X, y_pm, sample_weight)
+        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
+        coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
@@ -508,7 +575,8 @@ class DPLogisticRegression(_DPLinearClassifier):
         Number of gradient steps T; None: the solver's rule (:mod:`fasterm._linear`).
     max_steps : int >= 1 or None, default=None
         Compute budget for the default T of noisy_pgd (None: 100) and
-        noisy_gd (None: 40; 80 for K > 2 classes); unused by noisy_sgd.
+        noisy_gd (None: 40, and 20 below n = 1,000 rows for the binary logistic
+        model with Gaussian noise; 80 for K > 2 classes); unused by noisy_sgd.
     random_state : None, int or numpy.random.Generator, default=None
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None
@@ -649,10 +717,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             X, y = self._validate_dask(X, y)
             # clipped into X's dtype, not cast: a huge finite label must not become inf
             y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
+            norms = None
         else:
-            X, y = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
+            X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
-        coef, intercept = self._fit_linear(X, y, sample_weight)
+        coef, intercept = self._fit_linear(X, y, sample_weight, norms)
         self.coef_ = coef
         self.intercept_ = intercept
         return self

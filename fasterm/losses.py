@@ -158,14 +158,20 @@ class _LinearModelLoss:
         return check_positive(label_bound, "label_bound", allow_inf=True)
 
     def _prepare(self, w, X, y, *, clip=None, data_norm=None, row_norms=None, label_bound=None,
-                 n_threads=None, check_X_finite=False, kernel_norms=False, accept_sparse=False):
+                 n_threads=None, check_X_finite=False, kernel_norms=False, accept_sparse=False,
+                 checked=False):
         # X's finiteness is checked up front only on request: a check is a full
         # extra pass over X, as long as the kernel itself.  The kernels' outputs
         # are non-finite whenever X holds a NaN or an infinity (see
         # _check_finite_output), so callers verify it afterwards, for free.
         # kernel_norms: the kernel computes missing row norms in its own pass.
         # accept_sparse: a CSR X (its values are always checked: they are small).
-        if accept_sparse and is_sparse(X):
+        # checked: the caller has run check_X_y on X and y (or check_csr on X) and
+        # made w in X's dtype, so the array checks are not repeated (a small fit
+        # pays them per call, not per row); the scalars are still checked.
+        if checked:
+            pass
+        elif accept_sparse and is_sparse(X):
             X = check_csr(X, "X")
         else:
             X = check_array(X, "X", ndim=2, finite=check_X_finite)
@@ -173,11 +179,12 @@ class _LinearModelLoss:
         if y is None:
             if self._uses_labels:
                 raise ValueError(f"y is required for {type(self).__name__}")
-        else:
+        elif not checked:
             y = labels_as(check_array(y, "y", ndim=1), X.dtype)
             if y.shape[0] != n:
                 raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
-        w = check_array(w, "w", ndim=1, dtype=X.dtype, shape=(d,))
+        if not checked:
+            w = check_array(w, "w", ndim=1, dtype=X.dtype, shape=(d,))
         c = 0.0
         if clip is not None:
             c = check_positive(clip, "clip", allow_inf=True)

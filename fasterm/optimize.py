@@ -219,9 +219,16 @@ def _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G, max_step
     return grid[-1]  # pragma: no cover - the loop always returns
 
 
+#: ``clear()`` callables of the memos kept by the modules above this one (noisy_gd's
+#: calibration, the estimators' plans and parameter checks), which register them on import.
+_CACHE_CLEARERS: list = []
+
+
 def _clear_calibration_caches():
-    """Forget every cached calibration (for timing a first, "cold" fit)."""
+    """Forget every cached calibration and plan (for timing a first, "cold" fit)."""
     _default_steps.cache_clear()
+    for clear in _CACHE_CLEARERS:
+        clear()
     accounting.clear_caches()
 
 

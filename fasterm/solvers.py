@@ -79,6 +79,7 @@ import math
 import numpy as np
 
 from . import _backends, _engine, accounting
+from . import optimize as _optimize
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ._design import _design_block
@@ -100,7 +101,11 @@ _USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr, steps and weig
 
 #: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
 GD_MAX_STEPS = 40
-#: ``accelerate="auto"`` uses momentum when √(E‖h_t‖²) ≤ this × c (docs/solvers.rst).
+#: ``accelerate="auto"`` of :func:`noisy_gd` caps FISTA's momentum coefficient at
+#: 1 − this × ν, ν = √(E‖h_t‖²)/c (no momentum from ν = 1/3 on; docs/solvers.rst).
+MOMENTUM_CAP_SLOPE = 3.0
+#: The one-vs-rest gd rule of :mod:`fasterm._multiclass`: momentum when ν ≤ this (the binary
+#: rule before the momentum cap; docs/solvers.rst).
 ACCELERATE_BELOW = 0.2
 
 
@@ -154,9 +159,10 @@ def _start_distance(constraint) -> float:
 
 
 def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
-    """Validated arrays, the start point and the row norms (computed once per fit)."""
+    """The start point, the kernel constants and the row norms (computed once per fit) for
+    X and y from :func:`fasterm._validation.check_X_y` (checked once, not again here)."""
     return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-                         label_bound=label_bound, accept_sparse=True)
+                         label_bound=label_bound, accept_sparse=True, checked=True)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -182,11 +188,13 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     accelerate : Nesterov/FISTA momentum (the query point
         y_t = w_t + (k_{t−1} − 1)/k_t·(w_t − w_{t−1}), post-processing of the
         releases, so the privacy is unchanged).  Theorem A does not cover it:
-        ``utility_bound`` is then None.  ``"auto"``: momentum when the noise
-        per step is small against the clipped gradients, √(E‖h_t‖²) ≤
-        ``ACCELERATE_BELOW``·c (public: σ√d/c = 2√(Td)/(nμ) for Gaussian
-        noise); momentum accumulates noise, and helped below that level and
-        hurt above it in the experiments of docs/solvers.rst.
+        ``utility_bound`` is then None.  ``"auto"``: FISTA's coefficient
+        capped at 1 − 3ν, ν = √(E‖h_t‖²)/c the noise per step against the
+        clipped gradients (public: σ√d/c = 2√(Td)/(nμ) for Gaussian noise),
+        so no momentum from ν = 1/3 on (``MOMENTUM_CAP_SLOPE``); momentum
+        accumulates noise, and this cap beat the other rules tried in the
+        experiments of docs/solvers.rst.  ``info["accelerate"]`` says whether
+        momentum was used.
     output : "last" (w_T, the default) or "average" (the mean of
         w_1 … w_T, the point Theorem A bounds; with momentum, of the query
         points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
@@ -204,6 +212,39 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
     ``epsilon``/``delta`` are what was spent.
     """
+    return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
+                     label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
+                     max_steps=max_steps, calibration=calibration, sample_weight=sample_weight,
+                     weight_bound=weight_bound)
+
+
+def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state, *,
+              label_bound, lr, accelerate, output, max_steps, calibration, sample_weight, weight_bound,
+              checked=False):
+    """:func:`noisy_gd`; ``checked``: X and y come from :func:`fasterm._validation.check_X_y`
+    (``accept_sparse=True``; the estimators' design matrix, built from validated data), so
+    they are not checked again.  Every parameter is checked either way.
+
+    Three stages, so that a caller fitting one public configuration repeatedly
+    can keep the first two (:func:`fasterm._linear.fit_linear`): the parameter
+    checks (:func:`_gd_params`), the public calibration for n rows
+    (:func:`_gd_plan`), and the steps on the data (:func:`_gd_run`).
+    """
+    params = _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+                        accelerate, output, max_steps, calibration)
+    rng = check_random_state(random_state)
+    if not checked:
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    n, d = X.shape
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    return _gd_run(loss, constraint, _gd_plan(loss, constraint, n, wb, params), X, y, rng, weights)
+
+
+def _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+               accelerate, output, max_steps, calibration) -> dict:
+    """:func:`noisy_gd`'s parameter checks (before any data check): the checked values."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
     if noise == "gaussian" and delta == 0.0:
@@ -218,42 +259,46 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
-    rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
-    n, d = X.shape
-    if d != constraint.dim:
-        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
-    weights, wb = _sample_weights(sample_weight, weight_bound, n)
-    beta = _smoothness(loss, data_norm, label_bound, wb)
-    if beta == 0.0 and lr is None:
+    return dict(eps=eps, delta=delta, data_norm=data_norm, clip=clip, label_bound=label_bound, lr=lr,
+                steps=steps, noise=noise, calibration=calibration, output=output, accelerate=accelerate,
+                max_steps=max_steps)
+
+
+def _gd_plan(loss, constraint, n, wb, params) -> dict:
+    """Everything :func:`noisy_gd` derives from public numbers for n rows and the weight
+    bound B (1 unweighted): smoothness, clip level, sensitivity, step, T and the noise
+    calibration (``params`` from :func:`_gd_params`).  No data enters it."""
+    p = params
+    beta = _smoothness(loss, p["data_norm"], p["label_bound"], wb)
+    if beta == 0.0 and p["lr"] is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
-    G_loss, c_clip = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    G_loss, c_clip = _privacy_constants(loss, constraint, p["data_norm"], p["clip"], p["label_bound"])
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     R = _start_distance(constraint)
-    with derived_from(_USER_SCALES):
-        if lr is None:
-            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
-        if steps is None:
-            if noise == "gaussian":
-                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
-            else:
-                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
-        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
-        scale, noise_sq, eps_spent, delta_spent = cal.noise_scale, cal.noise_sq(d), cal.epsilon, cal.delta
-        if accelerate == "auto":
-            accelerate = math.sqrt(noise_sq) <= ACCELERATE_BELOW * c
-        accelerate = bool(accelerate)
-        G_step = c + _reg_lipschitz(loss, constraint)
-        check_derived(1.0 + lr * (G_step + 64.0 * scale * math.sqrt(d)), "the largest step",
-                      "lr, " + _USER_SCALES)
+    d = constraint.dim
+    lr, steps, cal, noise_sq, accelerate, auto_nu = _gd_calibration(
+        p["noise"], p["calibration"], beta, p["lr"], p["steps"], p["max_steps"], p["accelerate"], R, sens, c,
+        c + _reg_lipschitz(loss, constraint), d, p["eps"], p["delta"])
+    return dict(p, n=n, d=d, wb=wb, beta=beta, G_loss=G_loss, c_clip=c_clip, c=c, sens=sens, R=R, lr=lr,
+                steps=steps, cal=cal, noise_sq=noise_sq, accelerate=accelerate, auto_nu=auto_nu)
 
-    backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)
-    momentum = _fista(steps) if accelerate else None
+
+def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
+    """The steps of :func:`noisy_gd` on checked X (n × d, as planned) and y, noise from ``rng``;
+    ``weights``: the checked sample weights or None."""
+    n, d, steps, lr, accelerate, output = plan["n"], plan["d"], plan["steps"], plan["lr"], plan["accelerate"], \
+        plan["output"]
+    data_norm, label_bound, c_clip, noise = plan["data_norm"], plan["label_bound"], plan["c_clip"], plan["noise"]
+    cal = plan["cal"]
+    scale = cal.noise_scale
+    backend = _backends.FloatNoise(noise, plan["calibration"], rng, scale=scale)
+    momentum = (None if not accelerate else _fista(steps) if plan["auto_nu"] is None
+                else _auto_momentum(steps, plan["auto_nu"]))
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
-                        label_bound=label_bound, momentum=momentum, weights=weights)
+                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True)
     else:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
@@ -273,18 +318,48 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         loss._check_finite_output(w, X)
 
     bound = surrogate = None
-    if not accelerate and output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
-        surrogate = R * R / (2.0 * lr * steps) + lr * noise_sq
-        if clip is None or clip >= G_loss:
+    if not accelerate and output == "average" and lr <= 1.0 / plan["beta"] * (1 + 1e-12):
+        surrogate = plan["R"] * plan["R"] / (2.0 * lr * steps) + lr * plan["noise_sq"]
+        if plan["clip"] is None or plan["clip"] >= plan["G_loss"]:
             bound = surrogate
     return OptimizeResult(
-        w=w, epsilon=eps_spent, delta=delta_spent, steps=steps, lr=lr, noise=noise,
-        calibration=None if noise == "gaussian" else calibration, noise_scale=scale, lipschitz=c,
-        sensitivity=sens, noise_norm_sq=noise_sq, utility_bound=bound,
-        info={"n": n, "d": d, "solver": "gd", "smoothness": beta, "accelerate": accelerate,
-              "output": output, "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate,
-              "secure": None, "weight_bound": None if weights is None else wb},
+        w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
+        calibration=None if noise == "gaussian" else plan["calibration"], noise_scale=scale, lipschitz=plan["c"],
+        sensitivity=plan["sens"], noise_norm_sq=plan["noise_sq"], utility_bound=bound,
+        info={"n": n, "d": d, "solver": "gd", "smoothness": plan["beta"], "accelerate": accelerate,
+              "output": output, "lipschitz_loss": plan["G_loss"], "surrogate_utility_bound": surrogate,
+              "secure": None, "weight_bound": None if weights is None else plan["wb"]},
     )
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _gd_calibration(noise, calibration, beta, lr, steps, max_steps, accelerate, R, sens, c, G_step, d, eps, delta):
+    """The step, T, the noise calibration, E‖h‖² and the momentum switch of :func:`noisy_gd`.
+
+    A pure function of public numbers (the checked parameters and the
+    constants derived from them), so repeated fits of one configuration —
+    a model-selection loop, a benchmark — compute it once.  Returns
+    ``(lr, steps, calibration, noise_sq, accelerate, ν)``, ν = √(E‖h‖²)/c for
+    ``accelerate="auto"`` (None otherwise).
+    """
+    with derived_from(_USER_SCALES):
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        if steps is None:
+            if noise == "gaussian":
+                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
+            else:
+                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
+        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
+        noise_sq = cal.noise_sq(d)
+        auto_nu = None
+        if accelerate == "auto":  # the schedule itself is made by _gd_run (_auto_momentum)
+            auto_nu = math.sqrt(noise_sq) / c
+            accelerate = _auto_momentum(steps, auto_nu) is not None
+        accelerate = bool(accelerate)
+        check_derived(1.0 + lr * (G_step + 64.0 * cal.noise_scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
+    return lr, steps, cal, noise_sq, accelerate, auto_nu
 
 
 @functools.lru_cache(maxsize=256)
@@ -299,6 +374,10 @@ def _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps):
     return best_T
 
 
+_optimize._CACHE_CLEARERS.extend([_gd_calibration.cache_clear, gd_default_steps.cache_clear,
+                                  _laplace_steps.cache_clear])
+
+
 def _fista(steps):
     """The momentum of FISTA (Beck & Teboulle 2009) as the engine's β_t:
     β_t = (k_{t−1} − 1)/k_t, k_0 = 1, k_{t+1} = (1 + √(1 + 4k_t²))/2."""
@@ -306,6 +385,19 @@ def _fista(steps):
     for _ in range(steps):
         k.append(0.5 * (1.0 + math.sqrt(1.0 + 4.0 * k[-1] * k[-1])))
     return lambda t: (k[t - 1] - 1.0) / k[t] if t > 0 else 0.0
+
+
+def _auto_momentum(steps, nu):
+    """``accelerate="auto"``: the momentum schedule for T steps at the public relative noise
+    ν = √(E‖h_t‖²)/c — FISTA's β_t capped at 1 − ``MOMENTUM_CAP_SLOPE``·ν — or None when the cap
+    is ≤ 0.  Momentum adds up the noise of past steps (with coefficient b, about 1/(1 − b) of
+    them), so the noisier the step the less of it; the cap is continuous in ν (docs/solvers.rst:
+    a threshold rule lost 2 points for 10% less budget, and this rule beat it on 26 data sets)."""
+    cap = 1.0 - MOMENTUM_CAP_SLOPE * nu
+    if not cap > 0.0:
+        return None
+    fista = _fista(steps)
+    return lambda t: min(fista(t), cap)
 
 
 def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,

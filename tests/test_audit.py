@@ -232,10 +232,12 @@ class _ScaleNoise:
             return memo[args]
 
         accounting.calibrate_steps = scaled
+        fe.optimize._clear_calibration_caches()  # noisy_gd memoises its calibration: recompute it scaled
         return self
 
     def __exit__(self, *exc):
         accounting.calibrate_steps = self._orig
+        fe.optimize._clear_calibration_caches()
 
 
 def _noisy_pgd_laplace(half):

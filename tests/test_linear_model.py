@@ -13,7 +13,7 @@ from sklearn.base import clone  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import OptimizeResult  # noqa: E402
+from fasterm import OptimizeResult, _linear  # noqa: E402
 from fasterm import accounting as A  # noqa: E402
 from fasterm.datasets import load_breast_cancer, train_test_split  # noqa: E402
 from fasterm.linear_model import EXPECTED_FAILED_CHECKS  # noqa: E402
@@ -312,6 +312,74 @@ def test_bad_parameters_raise_before_fitting(small, kwargs, match):
         fe.DPLogisticRegression(**kwargs).fit(X, y)
 
 
+def test_parameter_memo_never_lets_a_bad_value_through(small):
+    # _check_params remembers settings found valid; the key holds every value and its
+    # type, so a bad value after a good one (or a good value of the wrong type) still raises.
+    from fasterm import linear_model
+
+    X, y = small
+    fe.DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    fe.DPLogisticRegression(epsilon=1, random_state=0).fit(X, y)
+    assert any(key[0] is fe.DPLogisticRegression for key in linear_model._PLAIN_PARAMS)
+    for kwargs, match in [(dict(epsilon=True), "epsilon"), (dict(epsilon=math.nan), "epsilon"),
+                          (dict(epsilon=-1.0), "epsilon"), (dict(random_state=-1), "random_state"),
+                          (dict(random_state=1.5), "random_state"), (dict(max_steps=2.0), "max_steps")]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            fe.DPLogisticRegression(**kwargs).fit(X, y)
+    est = fe.DPLogisticRegression(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="delta"):
+        est.set_params(delta=2.0).fit(X, y)  # a known class, a new value
+    with pytest.raises(ValueError, match="delta=0"):  # the rules linking parameters run every time
+        fe.DPLogisticRegression(delta=0.0, method="noisy_pgd").fit(X, y)
+    # unhashable parameters take scikit-learn's validation, and work
+    m = fe.DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    np.testing.assert_array_equal(m.classes_, [0, 1])
+    size = len(linear_model._PLAIN_PARAMS)
+    try:  # the memo is bounded
+        linear_model._PLAIN_PARAMS_MAX, before = size + 1, linear_model._PLAIN_PARAMS_MAX
+        for eps in (0.5, 0.25, 0.125):
+            fe.DPLogisticRegression(epsilon=eps, random_state=0).fit(X, y)
+        assert len(linear_model._PLAIN_PARAMS) <= size + 1
+    finally:
+        linear_model._PLAIN_PARAMS_MAX = before
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_finiteness_read_off_the_row_norms(cls, dtype, small):
+    # The plain-input path checks X through its row norms: a NaN or an infinity
+    # anywhere is refused (scikit-learn's message), a huge finite row whose norm
+    # overflows is clipped like any other row, and the fit equals the fit of the
+    # same data through scikit-learn's own check (an F-ordered copy takes that path).
+    X, y = small
+    X = X.astype(dtype)
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[7, 2] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            cls(random_state=0).fit(Xb, y)
+    Xh = X.copy()
+    Xh[7] = np.finfo(dtype).max / 2
+    a = cls(random_state=0).fit(Xh, y)
+    b = cls(random_state=0).fit(np.asfortranarray(Xh), y)
+    assert np.isfinite(a.coef_).all()
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(cls(random_state=0).fit(X, y).coef_,
+                                  cls(random_state=0).fit(np.asfortranarray(X), y).coef_)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64, np.bool_, np.float64])
+def test_unique_labels_is_np_unique(dtype):
+    from fasterm.linear_model import _COUNTED_LABELS, _unique_labels
+
+    rng = np.random.default_rng(0)
+    for low, high in [(0, 2), (0, 1), (-3, 3), (5, 9), (0, _COUNTED_LABELS + 5), (120, 128)]:
+        y = rng.integers(low, high, size=60, endpoint=True).astype(dtype)
+        got, want = _unique_labels(y), np.unique(y)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def test_bad_targets(small):
     X, y = small
     with pytest.raises(ValueError, match="classes must be a sequence of at least two distinct"):
@@ -482,3 +550,19 @@ def test_expmech_method_end_to_end():
     a = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
     b = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_gd_plan_memo_is_keyed_by_the_dimension():
+    # Same n, ε, bounds and budget, d = 30 and d = 4: E‖h‖² = dσ² differs and with it the
+    # momentum (ν ≈ 0.62 against 0.25 at T = 20), so the plan of one must not serve the other.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 30)) / 8.0
+    y = (X[:, 0] + 0.1 * rng.standard_normal(300) > 0).astype(int)
+    _linear._GD_PLANS.clear()
+    fresh = fe.DPLogisticRegression(random_state=0).fit(X[:, :4], y)
+    _linear._GD_PLANS.clear()
+    wide = fe.DPLogisticRegression(random_state=0).fit(X, y)
+    assert not wide.result_.info["accelerate"]
+    again = fe.DPLogisticRegression(random_state=0).fit(X[:, :4], y)
+    assert fresh.result_.info["accelerate"] and again.result_.info["accelerate"]
+    np.testing.assert_array_equal(again.coef_, fresh.coef_)

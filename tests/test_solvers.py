@@ -63,8 +63,9 @@ def test_smoothness_linear_and_nonsmooth():
 # ---------------------------------------------------------------------------
 # noisy_gd: the loop against a numpy reference, calibration, Theorem A
 # ---------------------------------------------------------------------------
-def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, output="last"):
-    """Theorem A's iteration in numpy; noise = Generator.normal, the stream of gaussian_fill."""
+def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, output="last", cap=1.0):
+    """Theorem A's iteration in numpy; noise = Generator.normal, the stream of gaussian_fill.
+    ``cap``: FISTA's momentum coefficient is min((k_{t−1} − 1)/k_t, cap)."""
     rng = np.random.default_rng(seed)
     n, d = X.shape
 
@@ -87,7 +88,7 @@ def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, o
         new = proj(point - lr * g)
         if accelerate:  # FISTA: the extrapolated point is not projected
             k = 0.5 * (1 + math.sqrt(1 + 4 * k_prev * k_prev))
-            point = new + (k_prev - 1) / k * (new - prev)
+            point = new + min((k_prev - 1) / k, cap) * (new - prev)
             k_prev = k
         else:
             point = new
@@ -154,14 +155,22 @@ def test_noisy_gd_default_steps_rule(logistic_data):
     assert r.steps == math.ceil(t_star)
 
 
-@pytest.mark.parametrize("n, eps", [(400, 1.0), (400, 10.0), (3000, 1.0), (3000, 0.1)])
-def test_noisy_gd_accelerate_auto_rule(n, eps, logistic_data):
-    # momentum iff the noise norm per step σ√d ≤ 0.2·c, σ√d/c = 2√(T d)/(n μ) (Gaussian)
+@pytest.mark.parametrize("n, eps, on", [(300, 1.0, False), (400, 1.0, True), (400, 10.0, True),
+                                         (3000, 0.1, True)])
+def test_noisy_gd_accelerate_auto_rule(n, eps, on, logistic_data):
+    # FISTA's coefficient capped at 1 − 3ν, ν = σ√d/c = 2√(T d)/(n μ) (Gaussian): ν ≈ 0.39 (no
+    # momentum), 0.29 and 0.32 (a small cap throughout), 0.04 (the cap binds from t ≈ 22 on)
     X, y = logistic_data(n, 8, seed=1)
     r = fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 8), eps, 1e-5, steps=30, data_norm=1.0,
                     clip=0.3, random_state=0, accelerate="auto")
-    mu = A.gaussian_mu(eps, 1e-5)
-    assert r.info["accelerate"] == (2 * math.sqrt(30 * 8) / (n * mu) <= 0.2)
+    nu = 2 * math.sqrt(30 * 8) / (n * A.gaussian_mu(eps, 1e-5))
+    assert r.info["accelerate"] is on and (nu < 1 / 3) is on
+    ref = _reference_gd(X, y, 5.0, 30, r.lr, r.noise_scale, 0.0, 0.3, 0, on, cap=1 - 3 * nu)
+    np.testing.assert_allclose(r.w, ref, rtol=1e-9, atol=1e-11)
+    if on:  # the cap is what the fit used: plain FISTA (or no momentum) gives another point
+        for other in (_reference_gd(X, y, 5.0, 30, r.lr, r.noise_scale, 0.0, 0.3, 0, True),
+                      _reference_gd(X, y, 5.0, 30, r.lr, r.noise_scale, 0.0, 0.3, 0, False)):
+            assert np.linalg.norm(r.w - other) > 1e-6 * np.linalg.norm(r.w)
     with pytest.raises(TypeError, match="accelerate"):
         fe.noisy_gd(fe.losses.Logistic(), X, y, fe.L2Ball(5.0, 8), eps, data_norm=1.0, accelerate="yes")
 
@@ -331,15 +340,56 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, l
     np.testing.assert_allclose(res.w, ref.w, rtol=rtol, atol=rtol * 1e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logistic_data):
+    # The estimators hand their validated data to noisy_gd unchecked a second time
+    # (checked=True) and memoise the calibration: the fit must be bit for bit that of
+    # the public noisy_gd on the design matrix, on a cold and on a warm cache.
+    from fasterm import _linear
+
+    X, y = logistic_data(400, 6, seed=5, dtype=dtype)
+    X[:20] *= 2.5  # rows beyond data_norm = 1
+    y01 = (y > 0).astype(int)
+    s = 0.25
+    A = _linear.design(X, 1.0, fit_intercept, s)
+    dn = _linear.augmented_norm(1.0, fit_intercept, s)
+    loss = _linear.make_loss("logistic", 1e-4)
+    ref = fe.noisy_gd(loss, A, np.where(y01 == 1, 1.0, -1.0), fe.L2Ball(50.0, A.shape[1]), 1.0, 1e-5,
+                      data_norm=dn, clip=_linear.auto_clip("logistic", dn), random_state=3,
+                      lr=_linear.LR_MULTIPLE / (loss.smoothness(dn) + loss.l2), accelerate="auto",
+                      max_steps=_linear.gd_budget("logistic", 400))
+    for cold in (True, False):
+        if cold:
+            fe.optimize._clear_calibration_caches()
+        m = fe.DPLogisticRegression(random_state=3, fit_intercept=fit_intercept).fit(X, y01)
+        w = np.append(m.coef_.ravel(), m.intercept_[0] / s) if fit_intercept else m.coef_.ravel()
+        np.testing.assert_array_equal(w, ref.w.astype(dtype))
+        assert m.n_iter_ == ref.steps and m.result_.noise_scale == ref.noise_scale
+        assert m.epsilon_ == ref.epsilon and m.delta_ == ref.delta
+    with pytest.raises(ValueError, match="NaN|finite"):  # the estimator's own check still runs
+        bad = X.copy()
+        bad[3, 2] = np.nan
+        fe.DPLogisticRegression(random_state=3).fit(bad, y01)
+
+
 # ---------------------------------------------------------------------------
 # The estimators' solver parameter and the default rule
 # ---------------------------------------------------------------------------
 def test_estimator_solver_rule_and_refusals(logistic_data):
     pytest.importorskip("sklearn")
+    from fasterm._linear import gd_budget as _linear_gd_budget
+
     X, y = logistic_data(6000, 5, seed=9)
     y01 = (y > 0).astype(int)
     small = fe.DPLogisticRegression(random_state=0).fit(X[:400], y01[:400])
-    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 40
+    assert small.result_.info["solver"] == "gd" and small.n_iter_ == 20  # the budget below n = 1,000
+    mid = fe.DPLogisticRegression(random_state=0).fit(X[:1000], y01[:1000])
+    assert mid.result_.info["solver"] == "gd" and mid.n_iter_ == 40
+    assert fe.DPLogisticRegression(random_state=0).fit(X[:999], y01[:999]).n_iter_ == 20
+    assert fe.DPLinearRegression(random_state=0).fit(X[:400], y[:400]).n_iter_ == 40  # squared: 40
+    assert _linear_gd_budget("logistic", 400, "laplace") == 40 == _linear_gd_budget("squared", 400)
+    assert fe.DPLogisticRegression(random_state=0, max_steps=7).fit(X[:400], y01[:400]).n_iter_ == 7
     big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
     assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
     assert big.epsilon_ <= 1.0 and big.delta_ <= 1e-5

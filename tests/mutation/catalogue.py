@@ -24,6 +24,7 @@ O = "tests/test_objpert.py"
 M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
 W = "tests/test_sample_weight.py"
+K = "tests/test_memo_keys.py"
 
 
 @dataclass(frozen=True)
@@ -224,8 +225,8 @@ MUTANTS = [
     # --- the smooth solvers and the SGD accountant (issue #17) -------------------
     Mutant(
         "gd-gaussian-noise-x0.95", "solvers.py",
-        (("backend = _backends.FloatNoise(noise, calibration, rng, scale=scale)",
-          "backend = _backends.FloatNoise(noise, calibration, rng, scale=scale * 0.95)"),),
+        (("backend = _backends.FloatNoise(noise, plan[\"calibration\"], rng, scale=scale)",
+          "backend = _backends.FloatNoise(noise, plan[\"calibration\"], rng, scale=scale * 0.95)"),),
         "noisy_gd hands the engine 0.95 × the calibrated scale, and reports the scale",
         (f"{B}::test_noisy_gd_and_sgd_applied_noise_match_reported_scale",
          f"{B}::test_estimator_applied_noise_matches_reported_scale")),
@@ -361,8 +362,21 @@ MUTANTS = [
          f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity")),
     Mutant(
         "gd-sensitivity-ignores-weight-bound", "solvers.py",
-        (("    weights, wb = _sample_weights(sample_weight, weight_bound, n)\n    beta = _smoothness(loss, data_norm, label_bound, wb)\n    if beta == 0.0",
-          "    weights, wb = _sample_weights(sample_weight, weight_bound, n)\n    wb = 1.0\n    beta = _smoothness(loss, data_norm, label_bound, wb)\n    if beta == 0.0"),),
+        (("    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c\n    sens = 2.0 * c / n\n    R = _start_distance(constraint)\n",
+          "    c = c_clip\n    sens = 2.0 * c / n\n    R = _start_distance(constraint)\n"),),
         "noisy_gd takes B = 1 for its sensitivity while the weights go up to weight_bound",
         (f"{W}::test_gd_and_sgd_calibration_scale_with_weight_bound",)),
+    # --- memos of public work: a key that misses a quantity hands out another plan --
+    Mutant(
+        "gd-plan-memo-ignores-dimension", "_linear.py",
+        (("        key = (ball.dim,) + config + tuple(map(type, config))\n",
+          "        key = config + tuple(map(type, config))\n"),),
+        "the estimators reuse a noisy_gd plan made for another number of features (E‖h‖², momentum)",
+        (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
+    Mutant(
+        "gd-plan-memo-ignores-epsilon", "_linear.py",
+        (("        key = (ball.dim,) + config + tuple(map(type, config))\n",
+          "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
+        "the estimators reuse a noisy_gd plan (its σ) made for another ε",
+        (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
 ]
