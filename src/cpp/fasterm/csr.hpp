@@ -126,7 +126,7 @@ inline void csr_grad_sum_range(const CsrRows<T, I>& rows, const T* y, const T* w
             z[r] = csr_dot(x, w, d, bad);
             if (need_norms) nb[r] = norms != nullptr ? norms[b + r] : csr_norm(x);
         }
-        coefficients<L, false>(rows, b, z, y == nullptr ? nullptr : y + b, need_norms ? nb : nullptr, w, m, d, o,
+        coefficients<L>(rows, b, z, y == nullptr ? nullptr : y + b, need_norms ? nb : nullptr, w, m, d, o,
                         coef);
         if (o.weights != nullptr) weigh(rows, b, m, o.weights, coef);
         for (index_t r = 0; r < m; ++r) {

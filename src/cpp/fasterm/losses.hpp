@@ -783,10 +783,7 @@ inline double coefficient(const Row& x, double dot_xw, double y_raw, double norm
 // per vector step: the per-row divisions, the exponential and the selects
 // cost as much as the arithmetic on the row itself when done one row at a
 // time.
-// MayBeHot = false compiles the one-pass loop alone, for the callers whose
-// Options::hot is never set (grad_rows, csr.hpp): the three-pass version is
-// then not instantiated at all (less to compile, the same bits).
-template <class L, bool MayBeHot = true, class T, class Y, class R>
+template <class L, class T, class Y, class R>
 inline void coefficients(const R& rows, index_t i0, const double* dots, const Y* yb,
                          const double* nb, const T* w, index_t m, index_t d, const Options& o,
                          T* coef) {
@@ -873,7 +870,7 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
             for (index_t k = 0; k < m - r; ++k) coef[r + k] = T(a[k]);
         }
     };
-    if (!MayBeHot || !o.hot) {
+    if (!o.hot) {
         for (index_t r = 0; r < m; r += 4) {
             vd z, yl, nv, s;
             const bool scaled = margins(r, z, yl, nv, s);
@@ -881,21 +878,19 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
         }
         return;
     }
-    if constexpr (MayBeHot) {
-        alignas(32) double zs[kMaxBlock], ls[kMaxBlock], as[kMaxBlock], ns[kMaxBlock], ss[kMaxBlock];
-        bool scaled_any[kMaxBlock / 4];
-        for (index_t r = 0; r < m; r += 4) {
-            vd z, yl, nv, s;
-            scaled_any[r / 4] = margins(r, z, yl, nv, s);
-            vstore(zs + r, z);
-            vstore(ls + r, yl);
-            vstore(ns + r, nv);
-            vstore(ss + r, s);
-        }
-        for (index_t r = 0; r < m; r += 4) vstore(as + r, L::vderiv(vload(zs + r), vload(ls + r)));
-        for (index_t r = 0; r < m; r += 4)
-            finish(r, vload(as + r), vload(ns + r), vload(ss + r), scaled_any[r / 4]);
+    alignas(32) double zs[kMaxBlock], ls[kMaxBlock], as[kMaxBlock], ns[kMaxBlock], ss[kMaxBlock];
+    bool scaled_any[kMaxBlock / 4];
+    for (index_t r = 0; r < m; r += 4) {
+        vd z, yl, nv, s;
+        scaled_any[r / 4] = margins(r, z, yl, nv, s);
+        vstore(zs + r, z);
+        vstore(ls + r, yl);
+        vstore(ns + r, nv);
+        vstore(ss + r, s);
     }
+    for (index_t r = 0; r < m; r += 4) vstore(as + r, L::vderiv(vload(zs + r), vload(ls + r)));
+    for (index_t r = 0; r < m; r += 4)
+        finish(r, vload(as + r), vload(ns + r), vload(ss + r), scaled_any[r / 4]);
 #else
     for (index_t r = 0; r < m; ++r)
         coef[r] = T(coefficient<L>(rows(i0 + r), dots[r], L::uses_labels ? double(yb[r]) : 0.0,
@@ -1050,9 +1045,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     gather(b, m, k);
     for (index_t g = 0; g < m; g += 4) group(b, std::min<index_t>(4, m - g), k, g);
     while (m > 0) {
-        // Options::hot is set for dense X only (grad_sum): an indexed
-        // subsample compiles the one-pass coefficients alone.
-        coefficients<L, R::dense>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
+        coefficients<L>(rows, b, zbuf[k], labels(b, k), block_norms(b, k), w, m, d, o, coef);
         if (weights != nullptr) weigh(rows, b, m, weights, coef);
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
@@ -1141,7 +1134,7 @@ inline void grad_rows(const T* X, const T* y, const T* w, const double* norms, i
         else
             dots<false>(rows, b, m, w, d, z, nbuf);
         const double* nb = !need_norms ? nullptr : fused ? nbuf : norms + b;
-        coefficients<L, false>(rows, b, z, y == nullptr ? nullptr : y + b, nb, w, m, d, o, coef);
+        coefficients<L>(rows, b, z, y == nullptr ? nullptr : y + b, nb, w, m, d, o, coef);
         // The same products c * x_j (in T) that grad_sum accumulates.
         for (index_t r = 0; r < m; ++r) {
             const T* x = xb + r * d;
