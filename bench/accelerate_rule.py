@@ -53,26 +53,25 @@ from fasterm import _linear, solvers
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
-def _cap(k):
-    """FISTA's β_t capped at max(0, 1 − kν): full momentum as ν → 0, none from ν = 1/k on."""
-    def rule(steps, nu):
-        cap = 1.0 - k * nu
-        if cap <= 0.0:
-            return None
-        fista = solvers._fista(steps)
-        return lambda t: min(fista(t), cap)
-    return rule
-
-
-def _damp(k):
-    """FISTA's β_t times max(0, 1 − kν)."""
+def _scaled(k, combine):
+    """FISTA's β_t combined with f = 1 − kν (no momentum from ν = 1/k on)."""
     def rule(steps, nu):
         f = 1.0 - k * nu
         if f <= 0.0:
             return None
         fista = solvers._fista(steps)
-        return lambda t: f * fista(t)
+        return lambda t: combine(fista(t), f)
     return rule
+
+
+def _cap(k):
+    """FISTA's β_t capped at max(0, 1 − kν): full momentum as ν → 0, none from ν = 1/k on."""
+    return _scaled(k, min)
+
+
+def _damp(k):
+    """FISTA's β_t times max(0, 1 − kν)."""
+    return _scaled(k, lambda beta, f: f * beta)
 
 
 def _threshold(v):
