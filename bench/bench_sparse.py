@@ -50,20 +50,13 @@ def problem():
     return X, y, w, row_norms(X)
 
 
-def test_csr(benchmark, problem, threads):
+@pytest.mark.parametrize("cached", [True, False], ids=["norms-cached", "norms-in-pass"])
+def test_csr(benchmark, problem, threads, cached):
     X, y, w, norms = problem
     benchmark.group = f"sparse-grad-sum-f32-{threads}-thread"
     out = np.empty(D, dtype=np.float32)
-    benchmark(_sparse.grad_sum, _losses.LOGISTIC, X.data, X.indices, X.indptr, D, y, w, norms, 1.0, CLIP,
-              math.inf, out, threads)
-
-
-def test_csr_norms_in_pass(benchmark, problem, threads):
-    X, y, w, _ = problem
-    benchmark.group = f"sparse-grad-sum-f32-{threads}-thread"
-    out = np.empty(D, dtype=np.float32)
-    benchmark(_sparse.grad_sum, _losses.LOGISTIC, X.data, X.indices, X.indptr, D, y, w, None, 1.0, CLIP,
-              math.inf, out, threads)
+    benchmark(_sparse.grad_sum, _losses.LOGISTIC, X.data, X.indices, X.indptr, D, y, w,
+              norms if cached else None, 1.0, CLIP, math.inf, out, threads)
 
 
 def test_densify_then_dense(benchmark, problem, threads):
