@@ -224,6 +224,24 @@ def test_norms_in_the_pass_are_the_cached_norms(dtype, d):
                                           loss.grad(w, X[:300], y[:300], row_norms=norms[:300], **kw))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cached_norms_streaming_from_memory_give_the_in_pass_bits(dtype):
+    """X beyond the kernels' cache-resident size (16 MB): the norms computed in
+    the pass are used even when cached ones are given, the same bits."""
+    n, d = (45_000 if dtype == np.float32 else 22_500), 100  # 18 MB
+    X, y, w = make_data("logistic", n, d, dtype, seed=11)
+    assert X.nbytes > 16 << 20
+    norms = row_norms(X)
+    loss = Logistic()
+    for kw in ({"clip": 0.3}, {"clip": 0.4, "data_norm": 1.0}):
+        fused = loss.grad_sum(w, X, y, n_threads=1, **kw)
+        for t in (1, 2):
+            np.testing.assert_array_equal(loss.grad_sum(w, X, y, row_norms=norms, n_threads=t, **kw), fused)
+    _, grads = ref_per_example("logistic", w, X[:2000], y[:2000], clip=0.3)
+    np.testing.assert_allclose(loss.grad_sum(w, X[:2000], y[:2000], clip=0.3), grads.sum(axis=0),
+                               **tolerances(dtype, np.abs(grads).sum(axis=0).max()))
+
+
 def _rows_reference(name, w, X, y, rows, *, clip, data_norm):
     """Σ over X[rows] of the per-example gradients, from the Python reference."""
     d = X.shape[1]
