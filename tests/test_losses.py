@@ -864,6 +864,24 @@ def test_row_norms_function():
         np.testing.assert_allclose(r, np.linalg.norm(X.astype(np.float64), axis=1), rtol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cached_row_norms_are_spot_checked_to_one_in_a_million(dtype):
+    """check_row_norms accepts norms within 1e-6 relative of the probed rows' and refuses beyond."""
+    X, y, w = make_data("logistic", 1000, 9, dtype, seed=5)
+    probes = np.unique(np.linspace(0, 999, 16).astype(np.intp))  # the documented probe rows
+    exact = np.linalg.norm(X.astype(np.float64), axis=1)
+    loss = Logistic()
+    for factor, ok in ((1 + 5e-7, True), (1 - 5e-7, True), (1 + 2e-6, False), (1 - 2e-6, False)):
+        for k in (probes[0], probes[7], probes[-1]):
+            norms = exact.copy()
+            norms[k] *= factor
+            if ok:
+                loss.grad_sum(w, X, y, clip=0.3, row_norms=norms)
+            else:
+                with pytest.raises(ValueError, match="row_norms"):
+                    loss.grad_sum(w, X, y, clip=0.3, row_norms=norms)
+
+
 def test_public_namespace():
     assert fe.losses.Logistic is Logistic
     assert set(fe.losses.__all__) >= {"Logistic", "Hinge", "Squared", "Absolute", "Linear"}
