@@ -27,17 +27,46 @@
 #include "fasterm/codes.hpp"
 #include "fasterm/simd.hpp"
 
-// An x86-64-v3 (AVX2 + FMA) clone of the hot loops and the baseline (SSE2),
-// chosen at load time (simd.hpp), with flatten: every loss and loop inlined
-// into each clone.  ("arch=haswell" would dispatch on the CPU *model*, not
-// its features, and never fire on newer CPUs; "avx2" alone leaves out FMA.)
+// An x86-64-v3 (AVX2 + FMA) version of the hot loops and the baseline (SSE2),
+// chosen once at run time, each with flatten: every loss and loop inlined
+// into it.  ("arch=haswell" would dispatch on the CPU *model*, not its
+// features, and never fire on newer CPUs; "avx2" alone leaves out FMA.)
 // Both pay (docs/building.rst): float32 gradient sums took 9.2 ms vs
 // 14.8-19.4 ms on the baseline; with flatten 5.7 ms vs 8.9 ms without
 // (float64), 2.6 vs 7.9 ms (float32).
-#if FASTERM_MULTIVERSIONING
-#define FASTERM_LOSSES_CLONES FASTERM_TARGET_CLONES("arch=x86-64-v3", "default") __attribute__((flatten))
+//
+// FASTERM_LOSSES_DISPATCH (CMakeLists.txt, GCC on x86-64): each loss unit
+// (losses_*.cpp) is compiled twice, with FASTERM_LOSSES_ISA = v3 and
+// = baseline, into entry points of namespaces v3:: and baseline::, and the
+// entry points below pick one per call with the test GCC's target_clones
+// resolver makes for "arch=x86-64-v3".  Not target_clones: that compiles
+// every version at the unit's -O3, and the baseline, which only CPUs without
+// AVX2 run, costs as much to compile as the x86-64-v3 version; in a unit of
+// its own it is compiled at -O1 (the same bits: no FMA to contract, no
+// reassociation at any level).  -DFASTERM_NO_MULTIVERSIONING runs the
+// baseline everywhere (how the tests reach it on an AVX2 machine).
+// Without FASTERM_LOSSES_DISPATCH one baseline version is built.
+#if defined(FASTERM_LOSSES_DISPATCH) && !defined(FASTERM_NO_MULTIVERSIONING)
+#define FASTERM_LOSSES_TARGET_v3 __attribute__((target("arch=x86-64-v3")))
+#else
+#define FASTERM_LOSSES_TARGET_v3
+#endif
+#define FASTERM_LOSSES_TARGET_baseline
+#define FASTERM_LOSSES_CAT_(a, b) a##b
+#define FASTERM_LOSSES_CAT(a, b) FASTERM_LOSSES_CAT_(a, b)
+#if defined(FASTERM_LOSSES_DISPATCH) && defined(FASTERM_LOSSES_ISA)
+#define FASTERM_LOSSES_CLONES \
+    FASTERM_LOSSES_CAT(FASTERM_LOSSES_TARGET_, FASTERM_LOSSES_ISA) __attribute__((flatten))
+#define FASTERM_LOSSES_ISA_BEGIN namespace FASTERM_LOSSES_ISA {
+#define FASTERM_LOSSES_ISA_END }
+#elif defined(FASTERM_LOSSES_DISPATCH)  // a unit outside the two object libraries
+#define FASTERM_LOSSES_CLONES
+#define FASTERM_LOSSES_ISA_BEGIN static_assert(false, "loss units need FASTERM_LOSSES_ISA");
+#define FASTERM_LOSSES_ISA_END
 #else
 #define FASTERM_LOSSES_CLONES
+#define FASTERM_LOSSES_ISA_BEGIN
+#define FASTERM_LOSSES_ISA_END
 #endif
 
 // Two steps per iteration halve the loop overhead of the short row loops.
@@ -1186,13 +1215,16 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
 }
 
 // Their non-template entry points, one per loss and dtype (overloads on the
-// loss type L), so that target_clones applies (one ifunc each) and flatten
-// inlines the loss and every loop into each clone.  Declared here, defined
+// loss type L), so that each instruction-set version is one function and
+// flatten inlines the loss and every loop into it.  Declared here, defined
 // (FASTERM_LOSSES_DEFINE_ENTRY_POINTS) in src/cpp/fasterm/losses_*.cpp:
 // translation units of the _losses module that the build compiles in
 // parallel.  In one unit, with one entry point per dtype holding every loss,
 // they took ~86 s to compile on one core; a function per loss also halves
 // the total (the register allocator's cost grows faster than the function).
+// A new kernel gets an entry point here (declared for both namespaces by
+// FASTERM_LOSSES_DECLARE_ALL, a dispatcher below) and its definition in the
+// units; nothing in CMakeLists.txt changes.
 
 #define FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T)                                                     \
     void grad_sum_entry(L, const T* X, const T* y, const T* w, const double* norms,             \
@@ -1207,12 +1239,13 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
 #define FASTERM_LOSSES_NORMS_ENTRY(T) \
     void norms_entry(const T* X, index_t r0, index_t r1, index_t d, double* out)
 
-#define FASTERM_LOSSES_DECLARE_ENTRY_POINTS(L, T) \
-    FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T);          \
-    FASTERM_LOSSES_VALUE_ENTRY(L, T);             \
-    FASTERM_LOSSES_GRAD_ENTRY(L, T);
+#define FASTERM_LOSSES_DECLARE_ENTRY_POINTS(L, T, attr) \
+    attr FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T);           \
+    attr FASTERM_LOSSES_VALUE_ENTRY(L, T);              \
+    attr FASTERM_LOSSES_GRAD_ENTRY(L, T);
 
 #define FASTERM_LOSSES_DEFINE_ENTRY_POINTS(L, T)                                              \
+    FASTERM_LOSSES_ISA_BEGIN                                                                   \
     FASTERM_LOSSES_CLONES FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T) {                               \
         grad_sum_chunk<L>(X, y, w, norms, idx, r0, r1, d, block, o, acc, scratch);             \
     }                                                                                          \
@@ -1221,19 +1254,59 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
     }                                                                                          \
     FASTERM_LOSSES_CLONES FASTERM_LOSSES_GRAD_ENTRY(L, T) {                                   \
         grad_rows<L>(X, y, w, norms, r0, r1, d, block, o, G);                                  \
-    }
-#define FASTERM_LOSSES_DEFINE_NORMS_ENTRY(T) \
-    FASTERM_LOSSES_CLONES FASTERM_LOSSES_NORMS_ENTRY(T) { norms_chunk(X, r0, r1, d, out); }
+    }                                                                                          \
+    FASTERM_LOSSES_ISA_END
+#define FASTERM_LOSSES_DEFINE_NORMS_ENTRY(T)                                         \
+    FASTERM_LOSSES_ISA_BEGIN                                                          \
+    FASTERM_LOSSES_CLONES FASTERM_LOSSES_NORMS_ENTRY(T) { norms_chunk(X, r0, r1, d, out); } \
+    FASTERM_LOSSES_ISA_END
 
-#define FASTERM_LOSSES_DECLARE_ALL(T)                     \
-    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Logistic, T)      \
-    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Hinge, T)         \
-    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Squared, T)       \
-    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Absolute, T)      \
-    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Linear, T)        \
-    FASTERM_LOSSES_NORMS_ENTRY(T);
-FASTERM_LOSSES_DECLARE_ALL(double)
-FASTERM_LOSSES_DECLARE_ALL(float)
+#define FASTERM_LOSSES_DECLARE_ALL(T, attr)                     \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Logistic, T, attr)      \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Hinge, T, attr)         \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Squared, T, attr)       \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Absolute, T, attr)      \
+    FASTERM_LOSSES_DECLARE_ENTRY_POINTS(Linear, T, attr)        \
+    attr FASTERM_LOSSES_NORMS_ENTRY(T);
+#if defined(FASTERM_LOSSES_DISPATCH)
+namespace v3 {
+FASTERM_LOSSES_DECLARE_ALL(double, FASTERM_LOSSES_TARGET_v3)
+FASTERM_LOSSES_DECLARE_ALL(float, FASTERM_LOSSES_TARGET_v3)
+}  // namespace v3
+namespace baseline {
+FASTERM_LOSSES_DECLARE_ALL(double, )
+FASTERM_LOSSES_DECLARE_ALL(float, )
+}  // namespace baseline
+
+inline bool use_v3() noexcept {
+#if defined(FASTERM_NO_MULTIVERSIONING)
+    return false;
+#else
+    static const bool v3 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v3") != 0);
+    return v3;
+#endif
+}
+
+template <class... A>
+inline void grad_sum_entry(const A&... a) {
+    use_v3() ? v3::grad_sum_entry(a...) : baseline::grad_sum_entry(a...);
+}
+template <class... A>
+inline double value_entry(const A&... a) {
+    return use_v3() ? v3::value_entry(a...) : baseline::value_entry(a...);
+}
+template <class... A>
+inline void grad_entry(const A&... a) {
+    use_v3() ? v3::grad_entry(a...) : baseline::grad_entry(a...);
+}
+template <class... A>
+inline void norms_entry(const A&... a) {
+    use_v3() ? v3::norms_entry(a...) : baseline::norms_entry(a...);
+}
+#else
+FASTERM_LOSSES_DECLARE_ALL(double, )
+FASTERM_LOSSES_DECLARE_ALL(float, )
+#endif
 #undef FASTERM_LOSSES_DECLARE_ALL
 
 // ---------------------------------------------------------------------------
