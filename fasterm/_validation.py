@@ -11,6 +11,7 @@ rejected here; the callers clip them to the declared bounds.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -408,6 +409,14 @@ def check_size(size, name: str = "size") -> tuple[int, ...]:
 _ROW_NORM_PROBES = 16
 
 
+@functools.lru_cache(maxsize=16)
+def _row_norm_probes(n: int) -> np.ndarray:
+    """The rows check_row_norms recomputes: a function of n alone (memoised: 8 µs a call)."""
+    idx = np.unique(np.linspace(0, n - 1, min(n, _ROW_NORM_PROBES)).astype(np.intp))
+    idx.flags.writeable = False
+    return idx
+
+
 def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.ndarray:
     """Caller-supplied Euclidean norms of the rows of X: shape (n,), finite, >= 0, spot-checked.
 
@@ -422,7 +431,7 @@ def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.nda
     norms = check_array(row_norms, name, ndim=1, dtype=np.float64, shape=(n,), allow_empty=True)
     if n and float(norms.min()) < 0:
         raise ValueError(f"{name} must be non-negative (the norms of the rows of X)")
-    idx = np.unique(np.linspace(0, n - 1, min(n, _ROW_NORM_PROBES)).astype(np.intp))
+    idx = _row_norm_probes(n)
     if idx.size:
         with np.errstate(over="ignore"):
             rows = X[idx]
@@ -431,7 +440,11 @@ def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.nda
             safe = np.where(scale > 0, scale, 1.0)
             exact = scale * np.sqrt(np.sum((rows / safe[:, None]) ** 2, axis=1))
         ok = ~np.isfinite(exact)  # a non-finite X is reported by the caller's own check
-        ok |= np.isclose(norms[idx], exact, rtol=1e-6, atol=0.0)
+        # np.isclose(norms[idx], exact, rtol=1e-6, atol=0) for finite values
+        # (norms are finite, checked above; non-finite exact rows are ok'd
+        # above), without isclose's overhead (14 of the check's 84 µs).
+        with np.errstate(invalid="ignore"):
+            ok |= np.abs(norms[idx] - exact) <= 1e-6 * np.abs(exact)
         if not ok.all():
             raise ValueError(f"{name} does not match the row norms of X (compute it with fasterm.losses.row_norms(X))")
     return norms

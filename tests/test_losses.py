@@ -224,6 +224,24 @@ def test_norms_in_the_pass_are_the_cached_norms(dtype, d):
                                           loss.grad(w, X[:300], y[:300], row_norms=norms[:300], **kw))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cached_norms_streaming_from_memory_give_the_in_pass_bits(dtype):
+    """X beyond the kernels' cache-resident size (16 MB): the norms computed in
+    the pass are used even when cached ones are given, the same bits."""
+    n, d = (45_000 if dtype == np.float32 else 22_500), 100  # 18 MB
+    X, y, w = make_data("logistic", n, d, dtype, seed=11)
+    assert X.nbytes > 16 << 20
+    norms = row_norms(X)
+    loss = Logistic()
+    for kw in ({"clip": 0.3}, {"clip": 0.4, "data_norm": 1.0}):
+        fused = loss.grad_sum(w, X, y, n_threads=1, **kw)
+        for t in (1, 2):
+            np.testing.assert_array_equal(loss.grad_sum(w, X, y, row_norms=norms, n_threads=t, **kw), fused)
+    _, grads = ref_per_example("logistic", w, X[:2000], y[:2000], clip=0.3)
+    np.testing.assert_allclose(loss.grad_sum(w, X[:2000], y[:2000], clip=0.3), grads.sum(axis=0),
+                               **tolerances(dtype, np.abs(grads).sum(axis=0).max()))
+
+
 def _rows_reference(name, w, X, y, rows, *, clip, data_norm):
     """Σ over X[rows] of the per-example gradients, from the Python reference."""
     d = X.shape[1]
@@ -844,6 +862,24 @@ def test_row_norms_function():
         r = row_norms(X)
         assert r.dtype == np.float64
         np.testing.assert_allclose(r, np.linalg.norm(X.astype(np.float64), axis=1), rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cached_row_norms_are_spot_checked_to_one_in_a_million(dtype):
+    """check_row_norms accepts norms within 1e-6 relative of the probed rows' and refuses beyond."""
+    X, y, w = make_data("logistic", 1000, 9, dtype, seed=5)
+    probes = np.unique(np.linspace(0, 999, 16).astype(np.intp))  # the documented probe rows
+    exact = np.linalg.norm(X.astype(np.float64), axis=1)
+    loss = Logistic()
+    for factor, ok in ((1 + 5e-7, True), (1 - 5e-7, True), (1 + 2e-6, False), (1 - 2e-6, False)):
+        for k in (probes[0], probes[7], probes[-1]):
+            norms = exact.copy()
+            norms[k] *= factor
+            if ok:
+                loss.grad_sum(w, X, y, clip=0.3, row_norms=norms)
+            else:
+                with pytest.raises(ValueError, match="row_norms"):
+                    loss.grad_sum(w, X, y, clip=0.3, row_norms=norms)
 
 
 def test_public_namespace():
