@@ -26,11 +26,11 @@
 // one (GCC function multiversioning through an ifunc), so a wheel runs on any
 // x86-64 CPU.  Only where ifuncs exist (GCC 12+ on x86-64 Linux, glibc);
 // elsewhere, or with -DFASTERM_NO_MULTIVERSIONING, one baseline version is
-// built.  Each module names its own list (FASTERM_EXPMECH_CLONES,
-// FASTERM_HITRUN_CLONES; online.hpp, whose versions differ in vector width,
-// uses target("...") overloads under the same condition; losses.hpp compiles
-// its two versions in units of their own and picks one per call), kept only
-// where a benchmark showed it pays: see those headers and docs/building.rst.
+// built.  Each module names its own list (FASTERM_EXPMECH_CLONES; online.hpp,
+// whose versions differ in vector width, uses target("...") overloads under
+// the same condition; losses.hpp and hitrun.hpp compile their two versions in
+// units of their own and pick one per call, below), kept only where a
+// benchmark showed it pays: see those headers and docs/building.rst.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && \
     defined(__linux__) && defined(__GLIBC__) && !defined(FASTERM_NO_MULTIVERSIONING)
 #define FASTERM_MULTIVERSIONING 1
