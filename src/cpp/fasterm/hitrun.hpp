@@ -62,14 +62,29 @@
 #include "fasterm/hitrun_math.hpp"      // arithmetic
 #include "fasterm/simd.hpp"
 
-// The chain (run_chain) is compiled for AVX2 and the baseline and picked at
-// load time like expmech.hpp's samplers (simd.hpp; the same flags: both give
-// the same bits), but without their AVX-512 version: at n = 1e4, d = 10 the
-// chain was as fast with it as with AVX2 alone (bench_hitrun's problem, one
-// thread, one run: 0.74-0.95 vs 0.76 ms per 20 steps; 2.0-2.3 ms for the
-// baseline alone), and a third copy of the whole inlined chain cost ~17 s of
-// compile time.
-#define FASTERM_HITRUN_CLONES FASTERM_TARGET_CLONES("avx2", "default")
+// The chain (run_chain) has an AVX2 version and the baseline (the same bits:
+// -ffp-contract=off, CMakeLists.txt), without expmech.hpp's AVX-512 version:
+// at n = 1e4, d = 10 the chain was as fast with it as with AVX2 alone
+// (bench_hitrun's problem, one thread, one run: 0.74-0.95 vs 0.76 ms per 20
+// steps; 2.0-2.3 ms for the baseline alone), and a third copy of the whole
+// inlined chain cost ~17 s of compile time.
+//
+// FASTERM_HITRUN_DISPATCH (CMakeLists.txt, GCC on x86-64): the units
+// hitrun_f32.cpp and hitrun_f64.cpp are compiled twice, with
+// FASTERM_HITRUN_ISA = avx2 (at -O3) and = baseline (at -O1, which only CPUs
+// without AVX2 run), into namespaces avx2:: and baseline::, and
+// run_chain_args picks one per call (simd.hpp's per-call dispatch, the test
+// of target_clones("avx2", "default")).  Without it one baseline version is
+// built.
+#if defined(FASTERM_HITRUN_DISPATCH) && defined(FASTERM_HITRUN_ISA)
+#define FASTERM_HITRUN_CLONES FASTERM_ISA_TARGET(FASTERM_HITRUN_ISA)
+#define FASTERM_HITRUN_ISA_BEGIN namespace FASTERM_HITRUN_ISA {
+#define FASTERM_HITRUN_ISA_END }
+#else
+#define FASTERM_HITRUN_CLONES
+#define FASTERM_HITRUN_ISA_BEGIN
+#define FASTERM_HITRUN_ISA_END
+#endif
 
 namespace fasterm {
 namespace hitrun {
@@ -100,6 +115,17 @@ inline void log1p_unit_many(const double* e, double* out, index_t n)
     for (index_t i = 0; i < n; ++i) out[i] = log1p_unit(e[i]);
 }
 
+// run_chain with plain arguments (what the Cython layer calls).
+#define FASTERM_HITRUN_CHAIN_ARGS(T)                                                                   \
+    void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* scale, const double* y, \
+                        const double* g, double kappa, double lam, int method, int set_kind,          \
+                        const double* center, double radius, const double* low, const double* high,  \
+                        double total, int directions, double margin_bound, double* w, double* z,      \
+                        bool fresh_margins, index_t steps, double* trace, index_t thin, bitgen_t* rng, \
+                        long long* evaluations)
+
+#if !defined(FASTERM_HITRUN_DISPATCH) || defined(FASTERM_HITRUN_ISA)
+FASTERM_HITRUN_ISA_BEGIN
 // Runs `steps` steps from w (updated in place).  z: the margins (n; computed
 // here unless the caller says they are current; ignored for the linear loss).  Every `thin` steps w is appended to trace
 // (steps / thin rows of d), when trace is not null.
@@ -208,16 +234,8 @@ FASTERM_HITRUN_CLONES void run_chain(const Problem<T>& P, const Geometry& G, dou
     if (stats) stats->evaluations = wk.evaluations;
 }
 
-// run_chain with plain arguments (what the Cython layer calls).
-#define FASTERM_HITRUN_CHAIN_ARGS(T)                                                                   \
-    void run_chain_args(int kind, const T* X, index_t n, index_t d, const double* scale, const double* y, \
-                        const double* g, double kappa, double lam, int method, int set_kind,          \
-                        const double* center, double radius, const double* low, const double* high,  \
-                        double total, int directions, double margin_bound, double* w, double* z,      \
-                        bool fresh_margins, index_t steps, double* trace, index_t thin, bitgen_t* rng, \
-                        long long* evaluations)
 template <class T>
-FASTERM_HITRUN_CHAIN_ARGS(T)
+FASTERM_HITRUN_CLONES FASTERM_HITRUN_CHAIN_ARGS(T)
 {
     const Problem<T> P{kind, X, n, d, scale, y, g, kappa, lam, method, margin_bound};
     const Geometry G{set_kind, d, center, radius, low, high, total, directions};
@@ -226,13 +244,32 @@ FASTERM_HITRUN_CHAIN_ARGS(T)
     if (evaluations) *evaluations = st.evaluations;
 }
 
+FASTERM_HITRUN_ISA_END
+
 // The chain for each dtype is instantiated in a translation unit of its own
 // (src/cpp/fasterm/hitrun_f32.cpp, hitrun_f64.cpp), which the build compiles
 // in parallel with the Cython wrapper: in one unit, the four inlined copies
 // of the chain (two dtypes, two instruction sets) were the longest
 // compilation of the whole build.
+FASTERM_HITRUN_ISA_BEGIN
 extern template FASTERM_HITRUN_CHAIN_ARGS(float);
 extern template FASTERM_HITRUN_CHAIN_ARGS(double);
+FASTERM_HITRUN_ISA_END
+#else  // FASTERM_HITRUN_DISPATCH, outside the units: declarations, and the choice
+namespace avx2 {
+template <class T>
+FASTERM_ISA_TARGET(avx2) FASTERM_HITRUN_CHAIN_ARGS(T);
+}  // namespace avx2
+namespace baseline {
+template <class T>
+FASTERM_HITRUN_CHAIN_ARGS(T);
+}  // namespace baseline
+template <class T, class... A>
+inline void run_chain_args(const A&... a)
+{
+    FASTERM_ISA_USE(avx2) ? avx2::run_chain_args<T>(a...) : baseline::run_chain_args<T>(a...);
+}
+#endif
 
 // Test hook: `size` independent draws from one line density.
 inline void line_sample_many(int kind, index_t n, const double* z, const double* c, const double* y,

@@ -1,6 +1,6 @@
 // Hit-and-run (hitrun.hpp), its arithmetic: the logistic loss's pieces
 // (log1p, sigmoid) branch-free, and the row dot products, each in a fixed
-// order of operations, so that every instruction-set clone of the chain gives
+// order of operations, so that every instruction-set version of the chain gives
 // the same bits.  Header-only, no Python.
 #pragma once
 
@@ -126,7 +126,7 @@ FASTERM_ALWAYS_INLINE void logistic_row(double m, double& val, double& sig, doub
 // ---------------------------------------------------------------------------
 // Row dot products c_i = <x_i, u> in double (float data are widened before the
 // products), four rows at a time with four lanes over the columns: a fixed
-// order of operations, so every instruction-set clone gives the same bits.
+// order of operations, so every instruction-set version gives the same bits.
 // (The four lane sums of four rows are added as one transposed vector.)
 // ---------------------------------------------------------------------------
 #if defined(__GNUC__) || defined(__clang__)

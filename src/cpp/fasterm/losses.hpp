@@ -39,24 +39,14 @@
 // (losses_*.cpp) is compiled twice, with FASTERM_LOSSES_ISA = v3 and
 // = baseline, into entry points of namespaces v3:: and baseline::, and the
 // entry points below pick one per call with the test GCC's target_clones
-// resolver makes for "arch=x86-64-v3".  Not target_clones: that compiles
-// every version at the unit's -O3, and the baseline, which only CPUs without
-// AVX2 run, costs as much to compile as the x86-64-v3 version; in a unit of
+// resolver makes for "arch=x86-64-v3" (simd.hpp's per-call dispatch).  Not
+// target_clones: that compiles every version at the unit's -O3, and the
+// baseline costs as much to compile as the x86-64-v3 version; in a unit of
 // its own it is compiled at -O1 (the same bits: no FMA to contract, no
-// reassociation at any level).  -DFASTERM_NO_MULTIVERSIONING runs the
-// baseline everywhere (how the tests reach it on an AVX2 machine).
-// Without FASTERM_LOSSES_DISPATCH one baseline version is built.
-#if defined(FASTERM_LOSSES_DISPATCH) && !defined(FASTERM_NO_MULTIVERSIONING)
-#define FASTERM_LOSSES_TARGET_v3 __attribute__((target("arch=x86-64-v3")))
-#else
-#define FASTERM_LOSSES_TARGET_v3
-#endif
-#define FASTERM_LOSSES_TARGET_baseline
-#define FASTERM_LOSSES_CAT_(a, b) a##b
-#define FASTERM_LOSSES_CAT(a, b) FASTERM_LOSSES_CAT_(a, b)
+// reassociation at any level).  Without FASTERM_LOSSES_DISPATCH one baseline
+// version is built.
 #if defined(FASTERM_LOSSES_DISPATCH) && defined(FASTERM_LOSSES_ISA)
-#define FASTERM_LOSSES_CLONES \
-    FASTERM_LOSSES_CAT(FASTERM_LOSSES_TARGET_, FASTERM_LOSSES_ISA) __attribute__((flatten))
+#define FASTERM_LOSSES_CLONES FASTERM_ISA_TARGET(FASTERM_LOSSES_ISA) __attribute__((flatten))
 #define FASTERM_LOSSES_ISA_BEGIN namespace FASTERM_LOSSES_ISA {
 #define FASTERM_LOSSES_ISA_END }
 #elif defined(FASTERM_LOSSES_DISPATCH)  // a unit outside the two object libraries
@@ -1270,38 +1260,29 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
     attr FASTERM_LOSSES_NORMS_ENTRY(T);
 #if defined(FASTERM_LOSSES_DISPATCH)
 namespace v3 {
-FASTERM_LOSSES_DECLARE_ALL(double, FASTERM_LOSSES_TARGET_v3)
-FASTERM_LOSSES_DECLARE_ALL(float, FASTERM_LOSSES_TARGET_v3)
+FASTERM_LOSSES_DECLARE_ALL(double, FASTERM_ISA_TARGET(v3))
+FASTERM_LOSSES_DECLARE_ALL(float, FASTERM_ISA_TARGET(v3))
 }  // namespace v3
 namespace baseline {
 FASTERM_LOSSES_DECLARE_ALL(double, )
 FASTERM_LOSSES_DECLARE_ALL(float, )
 }  // namespace baseline
 
-inline bool use_v3() noexcept {
-#if defined(FASTERM_NO_MULTIVERSIONING)
-    return false;
-#else
-    static const bool v3 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v3") != 0);
-    return v3;
-#endif
-}
-
 template <class... A>
 inline void grad_sum_entry(const A&... a) {
-    use_v3() ? v3::grad_sum_entry(a...) : baseline::grad_sum_entry(a...);
+    FASTERM_ISA_USE(v3) ? v3::grad_sum_entry(a...) : baseline::grad_sum_entry(a...);
 }
 template <class... A>
 inline double value_entry(const A&... a) {
-    return use_v3() ? v3::value_entry(a...) : baseline::value_entry(a...);
+    return FASTERM_ISA_USE(v3) ? v3::value_entry(a...) : baseline::value_entry(a...);
 }
 template <class... A>
 inline void grad_entry(const A&... a) {
-    use_v3() ? v3::grad_entry(a...) : baseline::grad_entry(a...);
+    FASTERM_ISA_USE(v3) ? v3::grad_entry(a...) : baseline::grad_entry(a...);
 }
 template <class... A>
 inline void norms_entry(const A&... a) {
-    use_v3() ? v3::norms_entry(a...) : baseline::norms_entry(a...);
+    FASTERM_ISA_USE(v3) ? v3::norms_entry(a...) : baseline::norms_entry(a...);
 }
 #else
 FASTERM_LOSSES_DECLARE_ALL(double, )

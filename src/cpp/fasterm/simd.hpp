@@ -26,11 +26,11 @@
 // one (GCC function multiversioning through an ifunc), so a wheel runs on any
 // x86-64 CPU.  Only where ifuncs exist (GCC 12+ on x86-64 Linux, glibc);
 // elsewhere, or with -DFASTERM_NO_MULTIVERSIONING, one baseline version is
-// built.  Each module names its own list (FASTERM_EXPMECH_CLONES,
-// FASTERM_HITRUN_CLONES; online.hpp, whose versions differ in vector width,
-// uses target("...") overloads under the same condition; losses.hpp compiles
-// its two versions in units of their own and picks one per call), kept only
-// where a benchmark showed it pays: see those headers and docs/building.rst.
+// built.  Each module names its own list (FASTERM_EXPMECH_CLONES; online.hpp,
+// whose versions differ in vector width, uses target("...") overloads under
+// the same condition; losses.hpp and hitrun.hpp compile their two versions in
+// units of their own and pick one per call, below), kept only where a
+// benchmark showed it pays: see those headers and docs/building.rst.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && \
     defined(__linux__) && defined(__GLIBC__) && !defined(FASTERM_NO_MULTIVERSIONING)
 #define FASTERM_MULTIVERSIONING 1
@@ -40,8 +40,49 @@
 #define FASTERM_TARGET_CLONES(...)
 #endif
 
+// Per-call dispatch, for modules whose versions are compiled in translation
+// units of their own (fasterm_isa_units in CMakeLists.txt: the vector version
+// at the module's -O3, the baseline at -O1; target_clones would compile both
+// at -O3, and the baseline only runs on CPUs without AVX2).  A module's units
+// are compiled with FASTERM_<MODULE>_ISA = the vector version's name (v3 or
+// avx2 below) and = baseline, and define their entry points in namespaces of
+// those names (FASTERM_ISA_TARGET(isa) on each); its other sources get
+// -DFASTERM_<MODULE>_DISPATCH and call FASTERM_ISA_USE(isa) ? isa::f(...) :
+// baseline::f(...).  FASTERM_ISA_USE makes the test GCC's target_clones
+// resolver makes for the same target string, once; with
+// -DFASTERM_NO_MULTIVERSIONING it is false and the vector version is
+// compiled for the baseline too (how the tests reach the baseline on an AVX2
+// machine).  Each module's header says which version it keeps and why.
+#define FASTERM_CAT_(a, b) a##b
+#define FASTERM_CAT(a, b) FASTERM_CAT_(a, b)
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(FASTERM_NO_MULTIVERSIONING)
+// x86-64-v3: AVX2 + FMA ("arch=haswell" would test the CPU *model*).
+#define FASTERM_ISA_TARGET_v3 __attribute__((target("arch=x86-64-v3")))
+#define FASTERM_ISA_TARGET_avx2 __attribute__((target("avx2")))
+#define FASTERM_ISA_USE(isa) ::fasterm::simd::cpu_has(::fasterm::simd::Isa::isa)
+#else
+#define FASTERM_ISA_TARGET_v3
+#define FASTERM_ISA_TARGET_avx2
+#define FASTERM_ISA_USE(isa) false
+#endif
+#define FASTERM_ISA_TARGET_baseline
+#define FASTERM_ISA_TARGET(isa) FASTERM_CAT(FASTERM_ISA_TARGET_, isa)
+
 namespace fasterm {
 namespace simd {
+
+// FASTERM_ISA_USE's answer: the CPU tests of GCC's resolvers, made once.
+enum class Isa { v3, avx2 };
+inline bool cpu_has(Isa isa) noexcept
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    static const bool v3 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v3") != 0);
+    static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+    return isa == Isa::v3 ? v3 : avx2;
+#else
+    return false;
+#endif
+}
 
 // W lanes of T as one GCC/Clang vector (W = 1: T itself), and the unsigned
 // integers of the same width (comparison masks, exponent bits).
