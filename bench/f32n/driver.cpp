@@ -1,5 +1,5 @@
-// f32n: A/B of the float32 clipped logistic gradient sum, main's losses.hpp
-// ("base") against this branch's ("nv"), in one process, interleaved.
+// f32n: A/B of the float32 clipped logistic gradient sum, two builds of
+// losses.hpp ("base" and "nv", see run.sh) in one process, interleaved.
 #include "fasterm/losses.hpp"
 #include <chrono>
 #include <cstdio>
