@@ -226,8 +226,9 @@ def test_norms_in_the_pass_are_the_cached_norms(dtype, d):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cached_norms_streaming_from_memory_give_the_in_pass_bits(dtype):
-    """X beyond the kernels' cache-resident size (16 MB): the norms computed in
-    the pass are used even when cached ones are given, the same bits."""
+    """X beyond the kernels' cache-resident size (16 MB): cached norms (read
+    for float rows, recomputed in the pass for double ones) give the bits of
+    the norms computed in the pass."""
     n, d = (45_000 if dtype == np.float32 else 22_500), 100  # 18 MB
     X, y, w = make_data("logistic", n, d, dtype, seed=11)
     assert X.nbytes > 16 << 20
@@ -240,6 +241,38 @@ def test_cached_norms_streaming_from_memory_give_the_in_pass_bits(dtype):
     _, grads = ref_per_example("logistic", w, X[:2000], y[:2000], clip=0.3)
     np.testing.assert_allclose(loss.grad_sum(w, X[:2000], y[:2000], clip=0.3), grads.sum(axis=0),
                                **tolerances(dtype, np.abs(grads).sum(axis=0).max()))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_which_norms_a_streaming_pass_reads(dtype):
+    """Streaming from memory (X above 16 MB), float rows read the cached norms
+    (the pass is then faster than computing them) and double rows recompute
+    them.  Seen through a cached vector that passes the spot check but is
+    wrong off the probed rows: cached norms are trusted, as documented."""
+    from fasterm._validation import _row_norm_probes
+
+    n, d = (45_000 if dtype == np.float32 else 22_500), 100  # 18 MB
+    X, y, w = make_data("logistic", n, d, dtype, seed=12)
+    norms = row_norms(X)
+    probes = set(_row_norm_probes(n).tolist())
+    forged = norms.copy()
+    off = [i for i in range(1000, 1100) if i not in probes]
+    forged[off] *= 4.0  # four times too long: those rows are clipped harder
+    loss = Logistic()
+    for t in (1, 2):
+        in_pass = loss.grad_sum(w, X, y, clip=0.3, n_threads=t)
+        got = loss.grad_sum(w, X, y, clip=0.3, row_norms=forged, n_threads=t)
+        if dtype == np.float32:
+            Xo, yo = X[off], y[off]
+            _, g_true = ref_per_example("logistic", w, Xo, yo, clip=0.3)
+            _, g_forged = ref_per_example("logistic", w, Xo, yo, clip=0.3 / 4.0)
+            # only the forged rows' share moves, by what their harder clip predicts
+            shift = (g_forged - g_true).sum(axis=0)
+            assert np.abs(shift).max() > 0.1
+            np.testing.assert_allclose(got.astype(np.float64) - in_pass, shift, rtol=1e-3,
+                                       atol=1e-3 * np.abs(shift).max())
+        else:
+            np.testing.assert_array_equal(got, in_pass)
 
 
 def _rows_reference(name, w, X, y, rows, *, clip, data_norm):

@@ -379,12 +379,30 @@ constexpr index_t kPrefetchBytes = 2048;
 template <class T>
 constexpr index_t kPrefetchAhead = std::is_same<T, float>::value ? 6144 : kPrefetchBytes;
 
-// Prefetch the cache line `ahead` bytes past p.  The address is formed as an
-// integer: it may lie past the end of X, where a prefetch is simply dropped
-// (it never faults), while a pointer there would be undefined behaviour.
+// Float data: besides the prefetch into L1 above, the rows 32 KiB ahead are
+// prefetched into L2 only (prefetcht2).  An L1 prefetch holds one of the
+// core's few L1 miss buffers until its line arrives from memory, so the
+// lines in flight were too few to reach the memory bandwidth (measured:
+// whenever the pass's arithmetic took less time than its loads, it got
+// *slower*, down to ~15 GB/s); L2 keeps many more misses in flight, and the
+// L1 prefetch then finds its line in L2.  Measured (one thread, n = 1e5,
+// d = 100, AMD Zen 4, C++ A/B in one process, min of 60 runs, X in huge
+// pages as numpy allocates it): norms in the pass 2.14-2.31 -> 2.07-2.10 ms;
+// with the cached norms read instead (see grad_sum_range) 1.45-1.50 ms
+// against 2.12-2.35 ms before (16 and 64 KiB ahead: within 3% of 32).  Only
+// prefetches move: the bits are the same.  (Double data: not measured to
+// need it, left as it was.)
+constexpr index_t kPrefetchFarBytes = 32768;
+
+// Prefetch the cache line `ahead` bytes past p, into L1 (Far = false) or
+// into L2 only (Far = true).  The address is formed as an integer: it may lie
+// past the end of X, where a prefetch is simply dropped (it never faults),
+// while a pointer there would be undefined behaviour.
+template <bool Far = false>
 inline void prefetch_at(const void* p, index_t ahead) {
 #if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + ahead), 0, 3);
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + ahead), 0,
+                       Far ? 1 : 3);
 #else
     (void)p;
     (void)ahead;
@@ -487,6 +505,10 @@ inline void dot4(const T* x0, const T* x1, const T* x2, const T* x3, const T* w,
                 // Four rows advance 4 * 32 bytes per step: two lines.
                 prefetch_at(x0 + 4 * j, kPrefetchAhead<T>);
                 prefetch_at(x0 + 4 * j, kPrefetchAhead<T> + 64);
+                if constexpr (std::is_same<T, float>::value && !Norms) {
+                    prefetch_at<true>(x0 + 4 * j, kPrefetchFarBytes);
+                    prefetch_at<true>(x0 + 4 * j, kPrefetchFarBytes + 64);
+                }
             }
             const typename S::V wj = S::load(w + j);
             const typename S::V a0 = S::load(x0 + j), a1 = S::load(x1 + j), a2 = S::load(x2 + j),
@@ -1014,11 +1036,18 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
                            index_t r0, index_t r1, index_t d, index_t block, const Options& o,
                            double* acc, T* scratch) {
     const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
-    // Streaming from memory (not Options::hot) the norms are computed in the
-    // pass anyway (norms_in_pass below), the same bits as row_norm()'s: they
-    // are used, and cached ones are not read (a stream of its own; reading
-    // it took 0.15-0.3 ms of 2.2-2.6, float32, n = 1e5, d = 100, one thread).
-    const bool fused = need_norms && (norms == nullptr || !o.hot);
+    // Cached norms are read, and none are computed in the pass, from cache
+    // (Options::hot) and for consecutive float rows streaming from memory:
+    // there, with the L2 prefetch of kPrefetchFarBytes, the pass without the
+    // norms' arithmetic streams at the memory's pace (float32, n = 1e5,
+    // d = 100, one thread: 1.45-1.50 ms reading them against 2.07-2.10 ms
+    // computing them).  Otherwise, streaming (double rows; rows read through
+    // an index, whose cached norms would be a gather of their own) the norms
+    // are computed in the pass anyway (norms_in_pass below): they are used,
+    // and cached ones are not read.  Either way the bits are the same:
+    // row_norm() and the pass compute a norm the same way.
+    constexpr bool stream_cached = std::is_same<T, float>::value && R::dense;
+    const bool fused = need_norms && (norms == nullptr || (!o.hot && !stream_cached));
     const double* const weights = o.weights;  // sample weights, or null (loop-invariant)
     double zbuf[2][kMaxBlock], nbuf[2][kMaxBlock];
     // Labels of an indexed block, gathered when its dot products are taken.
@@ -1029,12 +1058,13 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     index_t pending = 0;  // rows in the float scratch row
     if (!direct) std::fill(bacc, bacc + d, T(0));
     const index_t row_bytes = d * index_t(sizeof(T));
-    // Norms in the pass even when they are cached or unused, unless X stays
-    // in cache: streaming from memory, the same loop without them ran ~20%
-    // slower on float data (AMD Zen 4; the loads then run ahead of the
-    // accumulation) and the extra arithmetic hides under the loads; from
-    // cache, it is a third of the time (kHotBytes).
-    const bool norms_in_pass = fused || !o.hot;
+    // Norms in the pass even when they are cached or unused, streaming double
+    // rows or indexed ones from memory: the extra arithmetic hides under the
+    // loads there (without them the loop ran ~20% slower on float data before
+    // the L2 prefetch: the loads ran ahead of the accumulation and L1's miss
+    // buffers held too few lines); from cache, it is a third of the time
+    // (kHotBytes).
+    const bool norms_in_pass = fused || (!o.hot && !stream_cached);
 
     // Labels and cached norms of the m rows from b into slot k's buffers
     // (IndexedRows only; dense blocks read them in place).
