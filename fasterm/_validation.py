@@ -407,6 +407,8 @@ def check_size(size, name: str = "size") -> tuple[int, ...]:
 
 # Rows of X whose norms are compared with a caller's row_norms (see check_row_norms).
 _ROW_NORM_PROBES = 16
+# How far (relative) a probed row's given norm may be from its recomputed one.
+_ROW_NORM_RTOL = 1e-6
 
 
 @functools.lru_cache(maxsize=16)
@@ -432,21 +434,27 @@ def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.nda
     if n and float(norms.min()) < 0:
         raise ValueError(f"{name} must be non-negative (the norms of the rows of X)")
     idx = _row_norm_probes(n)
-    if idx.size:
+    if not idx.size:
+        return norms
+    if isinstance(X, np.ndarray) and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous:
+        # Compiled: ~10 small numpy operations took 0.12 ms right after a pass
+        # over a 40 MB X (n = 1e5, d = 100), this a few µs.
+        from fasterm import _losses
+
+        ok = _losses.check_probed_row_norms(X, norms, idx, _ROW_NORM_RTOL)
+    else:  # a CSR X: its 16 probed rows densified
         with np.errstate(over="ignore"):
             rows = X[idx]
             rows = (rows.toarray() if is_sparse(rows) else rows).astype(np.float64)  # 16 rows at most
             scale = np.max(np.abs(rows), axis=1)
             safe = np.where(scale > 0, scale, 1.0)
             exact = scale * np.sqrt(np.sum((rows / safe[:, None]) ** 2, axis=1))
-        ok = ~np.isfinite(exact)  # a non-finite X is reported by the caller's own check
-        # np.isclose(norms[idx], exact, rtol=1e-6, atol=0) for finite values
-        # (norms are finite, checked above; non-finite exact rows are ok'd
-        # above), without isclose's overhead (14 of the check's 84 µs).
+        good = ~np.isfinite(exact)  # a non-finite X is reported by the caller's own check
         with np.errstate(invalid="ignore"):
-            ok |= np.abs(norms[idx] - exact) <= 1e-6 * np.abs(exact)
-        if not ok.all():
-            raise ValueError(f"{name} does not match the row norms of X (compute it with fasterm.losses.row_norms(X))")
+            good |= np.abs(norms[idx] - exact) <= _ROW_NORM_RTOL * np.abs(exact)
+        ok = bool(good.all())
+    if not ok:
+        raise ValueError(f"{name} does not match the row norms of X (compute it with fasterm.losses.row_norms(X))")
     return norms
 
 

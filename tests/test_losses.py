@@ -915,6 +915,44 @@ def test_cached_row_norms_are_spot_checked_to_one_in_a_million(dtype):
                     loss.grad_sum(w, X, y, clip=0.3, row_norms=norms)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compiled_probe_check_matches_its_definition(dtype):
+    """_losses.check_probed_row_norms (check_row_norms' spot check for a dense
+    X): true iff every probed row's given norm is within rtol of its norm,
+    rows whose norm is not finite passing -- against that definition written
+    here with numpy."""
+    from fasterm._validation import _row_norm_probes
+
+    X, _, _ = make_data("logistic", 700, 11, dtype, seed=3)
+    probes = _row_norm_probes(700)
+    X[probes[2], 4] = np.inf
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact = np.linalg.norm(X.astype(np.float64), axis=1)
+    given = exact.copy()
+    given[probes[2]] = 1.0
+
+    def definition(norms, rtol):
+        e = exact[probes]
+        with np.errstate(invalid="ignore"):
+            return bool((~np.isfinite(e) | (np.abs(norms[probes] - e) <= rtol * np.abs(e))).all())
+
+    cases = [given.copy() for _ in range(5)]
+    cases[1][probes[3]] *= 1 + 3e-6
+    cases[2][probes[-1]] *= 1 - 3e-7
+    cases[3][1] *= 5.0  # not a probed row
+    cases[4][probes[0]] = 0.0
+    assert 1 not in set(probes.tolist())
+    got = {rtol: [_losses.check_probed_row_norms(X, c, probes, rtol) for c in cases]
+           for rtol in (1e-6, 1e-9)}
+    assert got == {rtol: [definition(c, rtol) for c in cases] for rtol in (1e-6, 1e-9)}
+    assert got[1e-6] == [True, False, True, True, False]
+    assert got[1e-9] == [True, False, False, True, False]
+    with pytest.raises(ValueError, match="entries"):
+        _losses.check_probed_row_norms(X, exact[:-1], probes, 1e-6)
+    with pytest.raises(ValueError, match="probe"):
+        _losses.check_probed_row_norms(X, exact, np.array([700], dtype=np.intp), 1e-6)
+
+
 def test_public_namespace():
     assert fe.losses.Logistic is Logistic
     assert set(fe.losses.__all__) >= {"Logistic", "Hinge", "Squared", "Absolute", "Linear"}

@@ -197,6 +197,33 @@ def row_norms(const floating[:, ::1] X, double[::1] out, int n_threads=1):
         cpp_row_norms(&X[0, 0], n, d, &out[0], n_threads)
 
 
+def check_probed_row_norms(const floating[:, ::1] X, const double[::1] norms,
+                           const Py_ssize_t[::1] probes, double rtol):
+    """Whether each probed row's norm, as row_norms() computes it, is within
+    ``rtol`` (relative) of the given one: the spot check of caller-supplied
+    row norms.  Rows whose computed norm is not finite pass (X is then
+    reported by the caller's own check).  (The same in numpy, ~10 small
+    operations on the gathered rows, took 0.12 ms right after a pass over a
+    40 MB X.)
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = probes.shape[0], k
+    cdef double exact
+    cdef bint ok = True
+    if norms.shape[0] != n:
+        raise ValueError(f"row norms have {norms.shape[0]} entries but X has {n} rows")
+    for k in range(m):
+        if probes[k] < 0 or probes[k] >= n:
+            raise ValueError(f"probe {probes[k]} is not a row of X ({n} rows)")
+    if d < 1 and m > 0:
+        raise ValueError("X has no columns")
+    with nogil:
+        for k in range(m):
+            cpp_row_norms(&X[probes[k], 0], 1, d, &exact, 1)
+            if exact - exact == 0.0 and not (abs(norms[probes[k]] - exact) <= rtol * abs(exact)):
+                ok = False
+    return ok
+
+
 # ---------------------------------------------------------------------------
 # The projected-gradient loop of fasterm.optimize, compiled.
 #
