@@ -385,11 +385,13 @@ constexpr index_t kPrefetchAhead = std::is_same<T, float>::value ? 6144 : kPrefe
 // lines in flight were too few to reach the memory bandwidth (measured:
 // whenever the pass's arithmetic took less time than its loads, it got
 // *slower*, down to ~15 GB/s); L2 keeps many more misses in flight, and the
-// L1 prefetch then finds its line in L2.  Measured (one thread, n = 1e5,
-// d = 100, AMD Zen 4, C++ A/B in one process, min of 60 runs, X in huge
-// pages as numpy allocates it): norms in the pass 2.14-2.31 -> 2.07-2.10 ms;
-// with the cached norms read instead (see grad_sum_range) 1.45-1.50 ms
-// against 2.12-2.35 ms before (16 and 64 KiB ahead: within 3% of 32).  Only
+// L1 prefetch then finds its line in L2.  Used in the loop without norms
+// only (dot4<false>): with the cached norms read instead of computed (see
+// grad_sum_range), 1.45-1.50 ms against 2.12-2.35 ms before (one thread,
+// n = 1e5, d = 100, AMD Zen 4, C++ A/B in one process, min of 60 runs, X in
+// huge pages as numpy allocates it; 16 and 64 KiB ahead within 3% of 32).
+// In the loop that computes the norms, slow enough for the L1 prefetch
+// alone, it cost more than it saved (2.07 -> 2.57 ms in one build).  Only
 // prefetches move: the bits are the same.  (Double data: not measured to
 // need it, left as it was.)
 constexpr index_t kPrefetchFarBytes = 32768;
