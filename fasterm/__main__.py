@@ -211,16 +211,23 @@ def main(argv=None) -> int:
     ap.add_argument("--delta", type=float, default=1e-5,
                     help="δ; 0 gives pure ε-DP (Laplace noise only)")
     ap.add_argument("--seeds", type=int, default=20, help="number of random splits (and noise seeds)")
-    ap.add_argument("--model", choices=sorted(_MODELS), default="logistic")
-    ap.add_argument("--method", choices=["noisy_pgd", "objpert", "expmech"], default="noisy_pgd")
+    ap.add_argument("--model", choices=sorted(_MODELS), default="logistic",
+                    help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss)")
+    ap.add_argument("--method", choices=["auto", "noisy_pgd", "objpert", "expmech"], default="auto",
+                    help="auto: the estimators' default (objective perturbation when --delta 0 and no "
+                         "--noise is given, else noisy gradient methods); noisy_pgd: noisy gradient "
+                         "methods; objpert: objective perturbation (pure ε); expmech: exponential "
+                         "mechanism (hit-and-run)")
     ap.add_argument("--noise", choices=["gaussian", "laplace"], nargs="+", default=None,
                     help="noise of noisy_pgd, one table row per choice (default: gaussian and "
-                         "laplace, or laplace alone when --delta 0)")
+                         "laplace; with --delta 0 the default method is objpert, and --noise laplace "
+                         "asks for Laplace noisy_pgd instead)")
     ap.add_argument("--calibration", choices=["l2", "pure", "coordinate"], default="l2",
                     help="Laplace calibration")
     ap.add_argument("--solver", choices=list(_linear.SOLVERS), default="auto",
                     help="the noisy gradient method (auto: the public rule of docs/solvers.rst)")
-    ap.add_argument("--test-size", type=float, default=0.3)
+    ap.add_argument("--test-size", type=float, default=0.3,
+                    help="share of the rows held out for the test accuracy in each random split")
     ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
@@ -232,6 +239,8 @@ def main(argv=None) -> int:
         ap.error("--delta must be in [0, 1)")
     if not 0.0 < args.test_size < 1.0:
         ap.error("--test-size must be in (0, 1)")
+    if args.method == "auto":  # the library's rule (objpert for δ = 0), unless a noise was asked for
+        args.method = "objpert" if args.delta == 0 and args.noise is None else "noisy_pgd"
     noises = args.noise or (["laplace"] if args.delta == 0 else ["gaussian", "laplace"])
     if args.delta == 0 and args.method == "noisy_pgd" and (
             "gaussian" in noises or args.calibration == "coordinate"):

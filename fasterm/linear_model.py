@@ -63,6 +63,7 @@ scikit-learn.  K > 2 needs ``method="noisy_pgd"`` (or "auto" with δ > 0),
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 from numbers import Integral, Real
@@ -254,6 +255,30 @@ class _DPLinearModel(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+    def __init_subclass__(cls, **kwargs):
+        # A public estimator that inherits its __init__ (DPLogisticRegression, DPLinearSVC)
+        # gets one of its own with the same signature, so that a misspelt argument is
+        # reported under the class the user wrote, not the private base class.
+        super().__init_subclass__(**kwargs)
+        if cls.__name__.startswith("_") or "__init__" in cls.__dict__:
+            return
+        base_init = cls.__init__
+        signature = inspect.signature(base_init)
+        names = frozenset(signature.parameters) - {"self"}
+
+        def __init__(self, *args, **params):
+            if args:
+                raise TypeError(f"{cls.__name__}() takes keyword arguments only, got {len(args)} positional")
+            for name in params:
+                if name not in names:
+                    raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
+            base_init(self, **params)
+
+        __init__.__signature__ = signature
+        __init__.__qualname__ = f"{cls.__name__}.__init__"
+        __init__.__doc__ = base_init.__doc__
+        cls.__init__ = __init__
 
     @classmethod
     def _get_param_names(cls):
