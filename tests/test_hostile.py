@@ -1048,7 +1048,7 @@ def _main():  # run by the subprocess smoke test: prints a JSON list of failures
 
 
 _NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
-                  "Constraint", "ExpMechResult", "ObjPertResult", "__version__"}
+                  "Constraint", "ExpMechResult", "ObjPertResult", "DataWarning", "__version__"}
 
 
 def test_catalogue_covers_fasterm_all():
