@@ -97,8 +97,9 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     """The experiment behind the table: a dict with the rows and the non-private reference.
 
     Each row: ``eps``, ``method`` (label), ``acc`` (array over seeds),
-    ``eps_spent``, ``delta_spent`` (max over seeds), ``steps`` and ``seconds``
-    (mean fit time).  Seed s gives split s and one noise stream per fit, all
+    ``eps_spent``, ``delta_spent`` (max over seeds), ``steps`` (T; None for
+    objective perturbation, whose result reports only its iteration cap) and
+    ``seconds`` (mean fit time).  Seed s gives split s and one noise stream per fit, all
     independent (:func:`streams`).
     """
     kind = _MODELS[model]
@@ -134,7 +135,9 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                     d_res = math.nan if res.delta is None else res.delta
                     spent_e, spent_d = max(spent_e, res.epsilon), (
                         math.nan if math.isnan(d_res) or math.isnan(spent_d) else max(spent_d, d_res))
-                    steps = max(steps, res.steps)
+                    # objective perturbation reports its iteration cap (a public constant),
+                    # not a step count: shown as "-"
+                    steps = None if method == "objpert" else max(steps, res.steps)
                     bar.update()
                 if method in ("expmech", "objpert"):
                     label = method
@@ -163,7 +166,7 @@ def format_table(out) -> str:
     for r in out["rows"]:
         lines.append(
             f"{r['eps']:>8g}  {r['method']:<22} {r['acc'].mean():>7.3f} ± {r['acc'].std():.3f}  "
-            f"{r['eps_spent']:>9.4g}  {r['delta_spent']:>11.3g}  {r['steps']:>4d}  "
+            f"{r['eps_spent']:>9.4g}  {r['delta_spent']:>11.3g}  {'-' if r['steps'] is None else r['steps']:>4}  "
             f"{1e3 * r['seconds']:>7.2f}")
     lines.append(
         f"{'inf':>8}  {'non-private pgd':<22} {ref.mean():>7.3f} ± {ref.std():.3f}  "

@@ -22,8 +22,9 @@ respect to replacing one row (x_i, y_i) of the training data, given:
   the noise, and two releases computed with the same seed are not covered by
   composition.
 
-Everything else — the number of steps, the step size, the clipping level —
-depends only on these public quantities; see :mod:`fasterm._linear` for the
+Everything else stored on a fitted estimator — the number of steps
+(``n_iter_``), the step size, the clipping level, the fields of ``result_``
+other than the weights — depends only on these public quantities; see :mod:`fasterm._linear` for the
 rules behind every default and :func:`fasterm.noisy_pgd`,
 :func:`fasterm.noisy_gd` and :func:`fasterm.noisy_sgd` for the theorems behind
 the noise.  ``method="auto"`` (default) is "objpert" when ``delta=0`` and
@@ -410,6 +411,8 @@ class _DPLinearModel(BaseEstimator):
         self.epsilon_ = float(result.epsilon)
         # None: an approximate release whose δ is not certified (method="expmech").
         self.delta_ = math.nan if result.delta is None else float(result.delta)
+        # A public count for every method: T for the noisy gradient methods, the
+        # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)
 
     def _decision(self, X):
@@ -644,9 +647,14 @@ class DPLogisticRegression(_DPLinearClassifier):
     epsilon_, delta_ : float
         The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
     n_iter_ : int
-        Number of gradient steps T (sampler steps for "expmech").
-    result_ : fasterm.OptimizeResult
-        Everything the optimiser calibrated (noise scale, step size, bound).
+        Number of gradient steps T (sampler steps for "expmech"); for
+        objective perturbation ("objpert", "objpert_threshold", and "auto"
+        with ``delta=0``) the solver's iteration cap
+        ``fasterm.objpert.MAX_STEPS`` — a public constant, since the number
+        of Newton iterations run depends on the data and the noise.
+    result_ : fasterm.OptimizeResult (fasterm.objpert.ObjPertResult for objective perturbation)
+        Everything the optimiser calibrated (noise scale, step size, bound):
+        public constants, apart from the release itself.
     """
 
     _kind = "logistic"

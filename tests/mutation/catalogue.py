@@ -25,6 +25,7 @@ M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
+R = "tests/test_release_attacks_objpert.py"
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,39 @@ MUTANTS = [
           "k = mechanisms.exponential(errors, 0.5, eps, random_state=random_state)"),),
         "the private threshold's exponential mechanism at half its sensitivity",
         (f"{O}::test_private_threshold_samples_the_exponential_mechanism",)),
+    # --- the release boundary of objective perturbation (issue #26) -----------
+    Mutant(
+        "objpert-true-count-released", "objpert.py",
+        (("tolerance=tol, output_scale=out_scale, steps=MAX_STEPS,",
+          "tolerance=tol, output_scale=out_scale, steps=steps,"),),
+        "the result (and the estimators' n_iter_) reports the Newton iterations run, not the public cap",
+        (f"{R}::test_count_attack_on_the_default_result_is_within_epsilon",
+         f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds",
+         f"{R}::test_estimator_count_attack_is_within_epsilon")),
+    Mutant(
+        "objpert-noise-norm-released", "objpert.py",
+        (('info={"n": n, "d": d, "loss": repr(sloss)},',
+          'info={"n": n, "d": d, "loss": repr(sloss), "noise_norm": b_norm},'),),
+        "the norm of the secret perturbation b stored on the default result",
+        (f"{R}::test_noise_norm_attack_on_the_default_result_is_within_epsilon",
+         f"{R}::test_default_result_fields_are_identical_across_neighbours_and_seeds",
+         f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds")),
+    Mutant(
+        "objpert-diagnostics-by-default", "objpert.py",
+        (("    if nonprivate_diagnostics:\n        diagnostics = {",
+          "    if True:\n        diagnostics = {"),),
+        "the non-private diagnostics (‖b‖, residual, true count) attached without the opt-in",
+        (f"{R}::test_nonprivate_diagnostics_are_off_by_default_and_checked",
+         f"{R}::test_nonprivate_diagnostics_hold_the_true_values",
+         f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds")),
+    Mutant(
+        "expmech-pass-count-released", "expmech.py",
+        (("w, _, _, _ = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])",
+          "w, _, _, evals = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])"),
+         ('info={"n": n, "d": d, "affine_dim": m, "directions": directions},',
+          'info={"n": n, "d": d, "affine_dim": m, "line_passes": evals, "directions": directions},')),
+        "the hit-and-run line samplers' pass count (data- and draw-dependent) in the result's info",
+        ("tests/test_expmech_erm.py::test_result_info_is_the_same_across_neighbours_and_seeds",)),
     Mutant(
         "expmech-chain-claims-pure", "expmech.py",
         (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
