@@ -15,7 +15,7 @@ from fasterm import __main__ as job
 SMALL = ["--epsilons", "0.3", "3", "--seeds", "4", "--no-progress"]
 # epsilon, method, accuracy ± sd, eps spent, delta spent, T, fit ms
 ROW = re.compile(r"^\s*([\d.]+)\s+(\S+)\s+([\d.]+) ± ([\d.]+)\s+([\d.e+-]+)\s+([\d.e+-]+)"
-                 r"\s+(\d+)\s+([\d.]+)$")
+                 r"\s+(\d+|-)\s+([\d.]+)$")  # T: "-" for objective perturbation (no step count)
 
 
 def _rows(text):
