@@ -425,7 +425,8 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
 
     Each of the T steps samples every row independently with probability q,
     releases the clipped gradient sum of the sampled rows plus N(0, σ²c²I),
-    divides it by the expected batch size q·n and takes a projected step η
+    divides it by the expected batch size q·n (under add/remove neighbours
+    by the caller's public ``batch_size``) and takes a projected step η
     (default 1/β_L, Theorem A of the module docstring).
 
     steps : T; default ⌈``epochs``/q⌉ (``epochs`` passes over the data in
@@ -462,15 +463,16 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
 
     Add/remove neighbours (D′ = D plus or minus one row).  The sum released at
     a step, Σ_{i∈B} clipped g_i + N(0, σ²c²I) with B Poisson(q), is the
-    sampled Gaussian mechanism of sensitivity c; its Rényi bound A_α
-    (Mironov, Talwar & Zhang 2019, Thm. 4) dominates the reverse divergence
-    B_α (their Thm. 5), so :func:`fasterm.accounting.sgd_epsilon` (q, σ, T,
-    δ, "add_remove") bounds both directions — adding and removing a row —
-    given q alone, whatever n is.  Dividing by the caller's m, stepping,
-    projecting and averaging use only public constants and earlier releases
-    (post-processing), and T is fixed by (q, ``epochs``) or ``steps``; so the
-    released w is (ε, δ)-DP for add/remove neighbours with ε the reported
-    ``epsilon``, and the other fields are public constants.
+    sampled Gaussian mechanism of sensitivity c, whose privacy is a function
+    of (q, σ) alone, whatever n is: :func:`fasterm.accounting.sgd_epsilon`
+    (q, σ, T, δ, "add_remove") bounds both directions — adding and removing
+    a row (for the Rényi bound: A_α of Mironov, Talwar & Zhang 2019, Thm. 4,
+    dominates the reverse divergence B_α, their Thm. 5).  Dividing by the
+    caller's m, stepping, projecting and averaging use only public constants
+    and earlier releases (post-processing), and T is fixed by (q,
+    ``epochs``) or ``steps``; so the released w is (ε, δ)-DP for add/remove
+    neighbours with ε the reported ``epsilon``, and the other fields are
+    public constants.
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
