@@ -287,7 +287,9 @@ def check_csr(X, name: str = "X", *, dtype=None):
     if X.indptr.dtype not in _INDEX_DTYPES or X.indices.dtype != X.indptr.dtype:
         raise TypeError(f"{name}: sparse indices must be int32 or int64 (one dtype for indices and indptr), got "
                         f"{X.indices.dtype} and {X.indptr.dtype}")
-    if not _csr_structure_ok(X.indptr, min(X.indices.shape[0], X.data.shape[0]), n) or X.indices.ndim != 1:
+    if X.indices.ndim != 1 or X.data.ndim != 1:
+        raise ValueError(f"{name}.indices and {name}.data must be 1-D arrays")
+    if not _csr_structure_ok(X.indptr, min(X.indices.shape[0], X.data.shape[0]), n):
         raise ValueError(f"{name}.indptr is not a valid CSR offset array for {n} rows (it must have n + 1 "
                          f"entries, start at 0, never decrease and end within {name}.indices and {name}.data)")
     if X.dtype != target:
