@@ -524,6 +524,12 @@ def _entries():
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
                    batch_size=2.0, epochs=2.0, data_norm=1.0, random_state=0),
               dict(batch_size=pos(), epochs=pos())),
+        # add/remove: q and the divisor m are the caller's (n is private); both required
+        Entry("noisy_sgd(add_remove)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
+                   sample_rate=0.5, batch_size=3.0, epochs=2.0, data_norm=1.0, random_state=0,
+                   neighbors="add_remove"),
+              dict(sample_rate=_delta(), batch_size=pos(), epochs=pos())),
         # scipy.sparse X: CSR is a spelling of the dense X (equal fits to rounding), other formats named
         Entry("noisy_pgd(csr)", fe.noisy_pgd,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,

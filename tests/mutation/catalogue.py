@@ -26,6 +26,8 @@ P = "tests/test_model_selection.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
 R = "tests/test_release_attacks_objpert.py"
+RS = "tests/test_release_attacks_sgd.py"
+SP = "tests/test_sparse.py"
 
 
 @dataclass(frozen=True)
@@ -400,6 +402,19 @@ MUTANTS = [
           "    c = c_clip\n    sens = 2.0 * c / n\n    R = _start_distance(constraint)\n"),),
         "noisy_gd takes B = 1 for its sensitivity while the weights go up to weight_bound",
         (f"{W}::test_gd_and_sgd_calibration_scale_with_weight_bound",)),
+    # --- issue #26: add/remove SGD uses no private count; CSR canonical form checked for real --
+    Mutant(
+        "sgd-add-remove-divides-by-qn", "solvers.py",
+        (("        if neighbors == \"replace_one\":\n            m = q * n  #",
+          "        if True:\n            m = q * n  #"),),
+        "noisy_sgd(neighbors='add_remove') divides by q·n again (n is private under add/remove)",
+        (f"{RS}::test_zero_row_attack_stays_within_epsilon",
+         f"{RS}::test_add_remove_public_fields_identical_across_neighbours_and_seeds")),
+    Mutant(
+        "csr-trusts-cached-canonical-flag", "_validation.py",
+        (("    if not _csr_is_canonical(X.indptr, X.indices):\n", "    if not X.has_canonical_format:\n"),),
+        "check_csr reads scipy's cached has_canonical_format (stale after indices are edited)",
+        (f"{SP}::test_stale_canonical_flag_is_not_trusted", f"{SP}::test_canonical_check_against_reference")),
     # --- memos of public work: a key that misses a quantity hands out another plan --
     Mutant(
         "gd-plan-memo-ignores-dimension", "_linear.py",
