@@ -153,7 +153,10 @@ class ExpMechResult:
         other sets.
     beta : the failure probability of ``utility_bound``.
     note : the privacy statement in words.
-    info : n, d, the affine dimension, the line samplers' passes over the rows.
+    info : n, d, the affine dimension, the direction rule.  (The line samplers'
+        count of passes over the rows is not stored: it depends on the data and
+        the draws, through their rejection steps; ``_sample`` returns it for
+        diagnostics.)
     """
 
     w: np.ndarray
@@ -397,7 +400,7 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         steps = m  # 0: a single point; 1: one exact line draw through the centre
     elif steps is None:
         steps = default_steps(m)
-    w, _, _, evals = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])
+    w, _, _, _ = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])
     w = constraint.project(w)  # removes rounding only: the chain never leaves C
     bound = None
     if isinstance(constraint, _constraints.L2Ball):
@@ -406,5 +409,5 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         w=w, epsilon=eps, delta=0.0 if exact else None, delta_tv=0.0 if exact else None, exact=exact, steps=steps,
         sensitivity=prob.sensitivity, k=prob.k, lipschitz=prob.lipschitz, utility_bound=bound,
         beta=beta, note=_NOTE_EXACT if exact else _NOTE_CHAIN,
-        info={"n": n, "d": d, "affine_dim": m, "line_passes": evals, "directions": directions},
+        info={"n": n, "d": d, "affine_dim": m, "directions": directions},
     )
