@@ -516,31 +516,36 @@ def test_bare_values_carry_nothing_else(name):
 # The declaration and the docs table agree
 # ---------------------------------------------------------------------------
 def _docs_table():
-    """{class name: tuple of output paths} from the list-table of docs/guarantees.rst's section
-    "The release surface" (first column: the object ``Class``; second: the private output)."""
+    """({class name: output paths}, {bare-value entry points}) from the list-table of
+    docs/guarantees.rst's section "The release surface": first column the object (its first
+    ``Name``) or "value of ``fn``, …"; second column the private output (every ``name``)."""
     text = (ROOT / "docs" / "guarantees.rst").read_text(encoding="utf-8")
-    start = text.index("The release surface\n")
-    section = text[start:]
-    end = re.search(r"\n[^\n]+\n-{5,}\n", section[30:])
-    section = section[: 30 + end.start()] if end else section
-    rows = re.split(r"\n   \* - ", section)[1:]
-    table = {}
+    section = text[text.index("The release surface\n-"):]
+    end = re.search(r"\n[^\n]+\n-{5,}\n", section[40:])
+    section = section[: 40 + end.start()] if end else section
+    rows = re.split(r"\n   \* - ", section)[2:]  # [0]: the text before the table, [1]: the header
+    assert rows, "no table rows found"
+    table, values = {}, set()
     for row in rows:
         cells = re.split(r"\n     - ", row)
-        names = re.findall(r"``([A-Za-z_][A-Za-z_0-9]*)``", cells[0])
+        assert len(cells) == 3, row[:80]
+        names = re.findall(r"``([A-Za-z_][A-Za-z_0-9.]*)``", cells[0])
+        if cells[0].startswith("value of"):
+            values.update(names)
+            continue
         assert names, f"row without an object: {cells[0]!r}"
-        klass = names[-1]
-        outs = tuple(re.findall(r"``([A-Za-z_][A-Za-z_0-9.]*)``", cells[1]))
-        table[klass] = outs
-    return table
+        assert names[0] not in table, f"{names[0]} appears twice"
+        table[names[0]] = tuple(re.findall(r"``([A-Za-z_][A-Za-z_0-9.]*)``", cells[1]))
+    return table, values
 
 
 def test_docs_table_mirrors_the_declaration():
-    table = _docs_table()
-    declared = {k: v for k, v in RELEASED.items() if not k.startswith("_")}
-    assert set(table) == set(declared), sorted(set(table) ^ set(declared))
-    for klass, outs in declared.items():
+    table, values = _docs_table()
+    assert set(table) == set(RELEASED), sorted(set(table) ^ set(RELEASED))
+    for klass, outs in RELEASED.items():
         assert set(table[klass]) == set(outs), (klass, table[klass], outs)
+    # the bare-value entry points of the table are those the test calls, and vice versa
+    assert values == {name.split("-")[0] for name in _value_cases()}
 
 
 def test_declaration_names_real_classes():
@@ -548,5 +553,5 @@ def test_declaration_names_real_classes():
     import fasterm.optimize as opt
     modules = (lm, opt, op, em, online, learning, __import__("fasterm.model_selection").model_selection)
     classes = {name for m in modules for name, v in vars(m).items() if isinstance(v, type)}
-    missing = [k for k in RELEASED if not k.startswith("_") and k not in classes]
+    missing = [k for k in RELEASED if k not in classes]
     assert not missing
