@@ -25,6 +25,7 @@ M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
+R = "tests/test_release_surface.py"
 
 
 @dataclass(frozen=True)
@@ -379,4 +380,20 @@ MUTANTS = [
           "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan (its σ) made for another ε",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
+    # --- the release surface: nothing but the output and public constants on a released object --
+    Mutant(
+        "estimator-stores-data-statistic", "linear_model.py",
+        (("        self._record(result)\n        return coef, intercept\n",
+          "        self._record(result)\n        self.max_abs_feature_ = float(abs(X).max())\n"
+          "        return coef, intercept\n"),),
+        "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
+        (f"{R}::test_estimator_surface",)),
+    Mutant(
+        "multiclass-stores-noise-norm", "_multiclass.py",
+        (("              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n",
+          "              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n"
+          "              \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
+          "              if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
+        "the multiclass result's info keeps the norm of the last noise vector drawn",
+        (f"{R}::test_estimator_surface",)),
 ]
