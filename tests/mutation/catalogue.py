@@ -396,4 +396,9 @@ MUTANTS = [
           "              if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
         "the multiclass result's info keeps the norm of the last noise vector drawn",
         (f"{R}::test_estimator_surface",)),
+    Mutant(
+        "search-stores-number-of-runs", "model_selection.py",
+        (("        self.expected_runs_ = runs\n", "        self.expected_runs_ = runs\n        self.n_runs_ = k\n"),),
+        "PrivateSearch releases the number of runs K with the best run (the theorem holds with K hidden)",
+        (f"{R}::test_private_search_surface",)),
 ]
