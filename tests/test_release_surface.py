@@ -521,6 +521,7 @@ def _value_cases():
         "quantile": lambda s: fe.quantile(x, 0.3, (-1, 1), 1.0, random_state=s),
         "mean": lambda s: fe.mean(x, (-1, 1), 1.0, random_state=s),
         "private_pac_learner": lambda s: learning.private_pac_learner(P, y, 1.0, random_state=s),
+        "private_threshold": lambda s: op.private_threshold(x, np.sign(x), 1.0, bound=1.0, random_state=s),
         "private_pac_learner_from_callables": lambda s: learning.private_pac_learner_from_callables(
             [lambda a: a[0, 0] > 0, lambda a: a[0, 0] <= 0], x[:, None], (x > 0).astype(float), 1.0,
             random_state=s)[0],
