@@ -153,10 +153,9 @@ class ExpMechResult:
         other sets.
     beta : the failure probability of ``utility_bound``.
     note : the privacy statement in words.
-    info : n, d, the affine dimension, the direction rule.  (The line samplers'
-        count of passes over the rows is not stored: it depends on the data and
-        the draws, through their rejection steps; ``_sample`` returns it for
-        diagnostics.)
+    info : n, d, the affine dimension, the direction rule — public.  (Changed
+        in 0.x: ``line_passes``, the line samplers' passes over the rows, is no
+        longer reported: it depends on the data and the chain's randomness.)
     """
 
     w: np.ndarray
@@ -400,6 +399,8 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         steps = m  # 0: a single point; 1: one exact line draw through the centre
     elif steps is None:
         steps = default_steps(m)
+    # The samplers' pass count (_sample's fourth value) depends on the data and
+    # the draws: not released.
     w, _, _, _ = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])
     w = constraint.project(w)  # removes rounding only: the chain never leaves C
     bound = None
