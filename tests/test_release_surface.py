@@ -397,8 +397,10 @@ def test_result_surface(fn, params, layout, weighted, dt):
             f = fe.noisy_pgd if fn == "noisy_pgd" else fe.noisy_gd
             return f(fe.losses.Logistic(l2=1e-3), X, y, con, 1.0, data_norm=1.0, random_state=seed, **p, **wkw)
         if fn == "noisy_sgd":
+            # add/remove: n is private, so the caller gives q and the divisor (the expected batch size)
+            rate = {"sample_rate": 1 / 3} if params["neighbors"] == "add_remove" else {}
             return fe.noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(2.0, d), 1.0, 1e-5, data_norm=1.0,
-                                batch_size=8.0, epochs=2.0, random_state=seed, **params, **wkw)
+                                batch_size=8.0, epochs=2.0, random_state=seed, **rate, **params, **wkw)
         if fn == "objective_perturbation":
             loss = {"SmoothHinge": op.SmoothHinge(), "LogCosh": op.LogCosh(width=1.0),
                     "Logistic": fe.losses.Logistic()}[params["loss"]]
