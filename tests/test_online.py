@@ -8,6 +8,7 @@ uniform ``Generator.random()`` per draw, inversion over the running sum.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -412,6 +413,24 @@ def test_private_rwm_clips_to_declared_range():
         streamed.append(p.choose())
         p.update(row)
     np.testing.assert_array_equal(streamed, a.actions)
+
+
+def test_private_rwm_run_releases_the_actions_only():
+    # the run holds the actions and public constants; the losses paid and the regret come from the
+    # caller's losses on request, and equal those of the non-private RWM replaying the actions
+    g = np.random.default_rng(5)
+    L = g.uniform(-0.5, 1.5, (50, 4))
+    run = online.PrivateRWM(4, 50, 1.0, 1e-5, random_state=2).run(L)
+    assert sorted(f.name for f in dataclasses.fields(run)) == ["actions", "eta", "loss_range"]
+    ev = run.evaluate_nonprivate(L)
+    Lc = np.clip(L, 0, 1)
+    np.testing.assert_array_equal(ev.losses, Lc[np.arange(50), run.actions])
+    np.testing.assert_array_equal(ev.expert_losses, Lc.sum(axis=0))
+    assert ev.regret == pytest.approx((Lc[np.arange(50), run.actions].sum() - Lc.sum(axis=0).min()) / 50)
+    with pytest.raises(ValueError, match="loss_matrix"):
+        run.evaluate_nonprivate(L[:10])
+    with pytest.raises(ValueError, match="loss_matrix"):
+        run.evaluate_nonprivate(L[:, :1] if run.actions.max() > 0 else L[:, :0])
 
 
 def test_private_rwm_refuses_extra_rounds():

@@ -263,7 +263,7 @@ def _estimator_cases():
     cases = []
     layouts = list(itertools.product(("dense", "csr"), (False, True), ("f64", "f32")))
     for kind, K in (("logistic", 2), ("hinge", 2), ("squared", 1), ("logistic", 3), ("hinge", 3)):
-        cls = "multi" if K == 3 else "binary"
+        cls = {3: "multi", 2: "binary", 1: "regression"}[K]
         for solver, (noise, cal, delta), secure in itertools.product(("pgd", "gd", "sgd"), _NOISES, (False, True)):
             smooth_ok = kind != "hinge" and not secure
             if solver == "gd" and not smooth_ok:
@@ -290,12 +290,13 @@ def _estimator_cases():
             params = dict(method="noisy_pgd", noise=noise, calibration=cal, delta=delta, secure=secure, steps=5)
             cases.append(_param(cid, kind, K, params, "dask", False, "f64"))
         other = [("objpert", dict(method="objpert", delta=0.0)), ("auto", dict(delta=0.0)),
-                 ("expmech", dict(method="expmech", delta=1e-5))]
+                 ("expmech", dict(method="expmech", delta=1e-5)), ("default", dict())]
         if kind != "squared":
             other.append(("objpert_threshold", dict(method="objpert_threshold", delta=0.0)))
         for method, params in other:
             for dt in ("f64", "f32"):
-                cid = f"est-{kind}-{cls}-{'objpert' if method == 'auto' else method}-{'auto-' if method == 'auto' else ''}dense-{dt}"
+                name = {"auto": "objpert-auto", "default": "noisy_pgd-auto"}.get(method, method)
+                cid = f"est-{kind}-{cls}-{name}-dense-{dt}"
                 cases.append(_param(cid, kind, K, params, "dense", False, dt))
     return cases
 
