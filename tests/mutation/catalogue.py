@@ -23,6 +23,7 @@ S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
 M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
+RS = "tests/test_release_surface.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
 R = "tests/test_release_attacks_objpert.py"
@@ -382,6 +383,27 @@ MUTANTS = [
         (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
         "K drawn with more runs than the accounting's distribution",
         (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
+    # --- the release surface: nothing but the output and public constants on a released object --
+    Mutant(
+        "estimator-stores-data-statistic", "linear_model.py",
+        (("        self._record(result)\n        return coef, intercept\n",
+          "        self._record(result)\n        self.max_abs_feature_ = float(abs(X).max())\n"
+          "        return coef, intercept\n"),),
+        "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
+        (f"{RS}::test_estimator_surface",)),
+    Mutant(
+        "multiclass-stores-noise-norm", "_multiclass.py",
+        (("              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n",
+          "              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n"
+          "              \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
+          "              if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
+        "the multiclass result's info keeps the norm of the last noise vector drawn",
+        (f"{RS}::test_estimator_surface",)),
+    Mutant(
+        "search-stores-number-of-runs", "model_selection.py",
+        (("        self.expected_runs_ = runs\n", "        self.expected_runs_ = runs\n        self.n_runs_ = k\n"),),
+        "PrivateSearch releases the number of runs K with the best run (the theorem holds with K hidden)",
+        (f"{RS}::test_private_search_surface",)),
     # --- sample weights: the declared bound B ----------------------------------
     Mutant(
         "weights-not-clipped-to-bound", "_validation.py",
