@@ -27,7 +27,7 @@ RS = "tests/test_release_surface.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
 R = "tests/test_release_attacks_objpert.py"
-RS = "tests/test_release_attacks_sgd.py"
+RA = "tests/test_release_attacks_sgd.py"
 SP = "tests/test_sparse.py"
 
 
@@ -430,8 +430,8 @@ MUTANTS = [
         (("        if neighbors == \"replace_one\":\n            m = q * n  #",
           "        if True:\n            m = q * n  #"),),
         "noisy_sgd(neighbors='add_remove') divides by q·n again (n is private under add/remove)",
-        (f"{RS}::test_zero_row_attack_stays_within_epsilon",
-         f"{RS}::test_add_remove_public_fields_identical_across_neighbours_and_seeds")),
+        (f"{RA}::test_zero_row_attack_stays_within_epsilon",
+         f"{RA}::test_add_remove_public_fields_identical_across_neighbours_and_seeds")),
     Mutant(
         "csr-trusts-cached-canonical-flag", "_validation.py",
         (("    if not _csr_is_canonical(X.indptr, X.indices):\n", "    if not X.has_canonical_format:\n"),),
