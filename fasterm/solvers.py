@@ -91,7 +91,7 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine, accounting
+from . import _backends, _engine, _losses, accounting
 from . import optimize as _optimize
 from . import constraints as _constraints
 from . import losses as _losses_mod
@@ -413,6 +413,53 @@ def _auto_momentum(steps, nu):
     return lambda t: min(fista(t), cap)
 
 
+def _sampler_matches_numpy() -> bool:
+    """Whether the compiled Poisson sampler (:func:`fasterm._losses.poisson_rows`) draws what the
+    reference loop draws through this numpy's ``Generator`` (binomial size, then
+    ``choice(replace=False)``, sorted) — checked once per process on a few seeds and sizes that
+    reach every branch of numpy's ``choice``; numpy does not promise that its algorithm never
+    changes, and the compiled loop is used only while it reproduces the reference bit for bit."""
+    global _SAMPLER_OK
+    if _SAMPLER_OK is None:
+        ok = True
+        for n, q in ((7, 0.5), (9_000, 0.03), (60_000, 0.01), (60_000, 0.2), (20, 1.0)):
+            for seed in (0, 1):
+                rng = np.random.default_rng(seed)
+                ref = []
+                for _ in range(3):
+                    size = int(rng.binomial(n, q))
+                    ref.append(np.empty(0, np.int64) if size == 0 else
+                               np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n))
+                after = rng.standard_normal()
+                bg = np.random.default_rng(seed).bit_generator
+                got = _losses.poisson_rows(bg, n, q, 3)
+                ok = ok and all(np.array_equal(a, b) for a, b in zip(ref, got)) and (
+                    np.random.Generator(bg).standard_normal() == after)
+        _SAMPLER_OK = ok
+    return _SAMPLER_OK
+
+
+_SAMPLER_OK = None
+#: False: every run takes the Python reference loop (the tests compare the two).
+_COMPILED_SGD = True
+
+
+def _compiled_sgd_spec(X, y, constraint):
+    """The compiled SGD loop's projection spec for this X (``constraint._loop_spec``), or None
+    when the run must take the Python loop: a CSR X, a set without a compiled projection, or a
+    numpy whose ``Generator`` the compiled sampler does not reproduce."""
+    if not _COMPILED_SGD:
+        return None
+    if type(X) is not np.ndarray or X.dtype not in (np.float32, np.float64) or not X.flags.c_contiguous:
+        return None
+    if y is not None and not (type(y) is np.ndarray and y.dtype == X.dtype and y.flags.c_contiguous):
+        return None
+    spec = constraint._loop_spec(X.dtype)
+    if spec is None or not _sampler_matches_numpy():
+        return None
+    return spec
+
+
 def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
               constraint: _constraints.Constraint, epsilon: float, delta: float = 1e-5,
               steps: int | None = None, *, sample_rate: float | None = None,
@@ -556,6 +603,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     else:
         row_bound, s_col = intercept
         w = constraint.center.astype(X.dtype)
+        norms = None
         _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:-1], X[:1], None if y is None else y[:1],
                                                          clip=c_clip, data_norm=data_norm, label_bound=label_bound,
                                                          accept_sparse=True)
@@ -584,7 +632,20 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
-    if output == "last":
+    spec = _compiled_sgd_spec(X, y, constraint)
+    if spec is not None:
+        # The whole run in one compiled call (the GIL released, the bit generator locked): the
+        # same draws and arithmetic as the loop below, which stays the reference (CSR X, sets
+        # without a compiled projection, a numpy whose sampler the compiled one does not match).
+        _, noise_scale, bit_generator = backend.fused(X.dtype)
+        acc = np.zeros(d, dtype=np.float64) if output == "average" else None
+        row_bound, s_col = (0.0, 0.0) if intercept is None else (float(intercept[0]), float(intercept[1]))
+        _losses.sgd_loop(kind, X, y, None if intercept is not None else norms, dn, c_k, ybound, w, steps, q,
+                         1.0 / m, lr, float(loss.l2), noise_scale, bit_generator, *spec, acc, nt, weights,
+                         row_bound=row_bound, intercept_scaling=s_col)
+        if acc is not None:
+            w = constraint.project((acc / steps).astype(X.dtype))
+    elif output == "last":
         w = _engine.descend(batch, w, constraint, steps, lr, scale=1.0 / m, noise=backend, reg=float(loss.l2),
                             average=False)
     else:

@@ -6,11 +6,14 @@
 # then run the kernel with the GIL released.  Values (finiteness, declared
 # bounds) are validated once, upstream, in fasterm.losses.
 from cython cimport floating
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.math cimport sqrt
+from libc.string cimport memcpy, memset
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
-    random_standard_normal_fill, random_standard_normal_fill_f,
+    binomial_t, random_binomial, random_bounded_uint64, random_standard_normal_fill,
+    random_standard_normal_fill_f,
 )
 
 from fasterm._bitgen cimport _bitgen
@@ -378,3 +381,350 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
                       accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d)
     finally:
         free(buf)
+
+
+
+# ---------------------------------------------------------------------------
+# The step loop of noisy minibatch SGD (fasterm.solvers._noisy_sgd), compiled.
+#
+# One call runs all T steps with the GIL released and the bit generator's lock
+# held: the Poisson batch, the gather, the clipped gradient sum, the noise, the
+# step and the projection.  Each step draws from the caller's bit generator
+# exactly what the Python reference loop draws through numpy's Generator, in
+# the same order, so both loops give the same bits for a seed:
+#   |B| = Generator.binomial(n, q)            numpy's random_binomial
+#   B   = Generator.choice(n, |B|, replace=False), sorted
+#         (numpy's algorithm: Floyd's sampling with a hash set, then the
+#         shuffle of the sample -- whose draws are consumed, the order being
+#         discarded by the sort -- or, for n > 10,000 and |B| > n // 50, the
+#         tail of a partial Fisher-Yates shuffle of 0..n-1; |B| = n: all rows)
+#   h_t = the next d standard normals (numpy's ziggurat) times the scale.
+# fasterm.solvers checks once per process that poisson_rows() reproduces the
+# installed numpy's Generator (numpy makes no promise that choice's algorithm
+# never changes) and runs the Python loop otherwise.
+
+cdef extern from "<algorithm>" namespace "std" nogil:
+    void _sort_rows "std::sort"(int64_t* first, int64_t* last)
+
+
+cdef inline uint64_t _gen_mask(uint64_t v) noexcept nogil:
+    # The smallest all-ones bit mask >= v (numpy's _gen_mask).
+    v |= v >> 1
+    v |= v >> 2
+    v |= v >> 4
+    v |= v >> 8
+    v |= v >> 16
+    v |= v >> 32
+    return v
+
+
+cdef struct _Sampler:
+    binomial_t binom          # random_binomial's cache of constants (n, q fixed)
+    int64_t* idx              # the batch (capacity n)
+    uint64_t* hash_set        # Floyd's membership set
+    Py_ssize_t hash_cap
+    int64_t* pool             # the tail shuffle's 0..n-1 (allocated on first use)
+
+
+cdef void _shuffle_draws(bitgen_t* rng, Py_ssize_t n, Py_ssize_t first, int64_t* data) noexcept nogil:
+    # numpy's _shuffle_int: positions n-1 .. first, each swapped with a uniform one below it.
+    cdef Py_ssize_t i
+    cdef uint64_t j
+    cdef int64_t tmp
+    i = n - 1
+    while i >= first:
+        j = random_bounded_uint64(rng, 0, <uint64_t>i, 0, 0)
+        tmp = data[j]
+        data[j] = data[i]
+        data[i] = tmp
+        i -= 1
+
+
+cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q) except -1 nogil:
+    """The next Poisson batch into s.idx (ascending); returns its size."""
+    cdef int64_t size = random_binomial(rng, q, <int64_t>n, &s.binom)
+    cdef int64_t j, k
+    cdef uint64_t val, mask, loc, set_size, empty = <uint64_t>-1
+    cdef int64_t* idx = s.idx
+    if size == 0:
+        return 0
+    if size >= n:
+        for j in range(n):
+            idx[j] = j
+        return n
+    if n > 10000 and size > n // 50:
+        if s.pool == NULL:
+            s.pool = <int64_t*> malloc(n * sizeof(int64_t))
+            if s.pool == NULL:
+                with gil:
+                    raise MemoryError()
+        for j in range(n):
+            s.pool[j] = j
+        _shuffle_draws(rng, n, max(n - size, 1), s.pool)
+        memcpy(idx, s.pool + (n - size), size * sizeof(int64_t))
+    else:
+        set_size = <uint64_t>(1.2 * size)
+        mask = _gen_mask(set_size)
+        set_size = mask + 1
+        if <Py_ssize_t>set_size > s.hash_cap:
+            free(s.hash_set)
+            s.hash_set = <uint64_t*> malloc(set_size * sizeof(uint64_t))
+            s.hash_cap = 0 if s.hash_set == NULL else <Py_ssize_t>set_size
+            if s.hash_set == NULL:
+                with gil:
+                    raise MemoryError()
+        memset(s.hash_set, 0xFF, set_size * sizeof(uint64_t))
+        for j in range(n - size, n):
+            val = random_bounded_uint64(rng, 0, <uint64_t>j, 0, 0)
+            loc = val & mask
+            while s.hash_set[loc] != empty and s.hash_set[loc] != val:
+                loc = (loc + 1) & mask
+            if s.hash_set[loc] == empty:
+                s.hash_set[loc] = val
+                idx[j - n + size] = <int64_t>val
+            else:
+                loc = (<uint64_t>j) & mask
+                while s.hash_set[loc] != empty:
+                    loc = (loc + 1) & mask
+                s.hash_set[loc] = <uint64_t>j
+                idx[j - n + size] = j
+        _shuffle_draws(rng, size, 1, idx)  # numpy's shuffle=True: its draws, then the sort
+    _sort_rows(idx, idx + size)
+    return size
+
+
+cdef void _free_sampler(_Sampler* s) noexcept nogil:
+    free(s.idx)
+    free(s.hash_set)
+    free(s.pool)
+
+
+cdef int _init_sampler(_Sampler* s, Py_ssize_t n) except -1:
+    memset(s, 0, sizeof(_Sampler))
+    s.idx = <int64_t*> malloc(max(n, 1) * sizeof(int64_t))
+    if s.idx == NULL:
+        raise MemoryError()
+    return 0
+
+
+def poisson_rows(object bit_generator, Py_ssize_t n, double q, Py_ssize_t draws):
+    """``draws`` Poisson batches of the rows 0..n-1 at rate q, as sgd_loop samples them.
+
+    Returns a list of int64 arrays (ascending): for each, exactly
+    ``np.sort(rng.choice(n, rng.binomial(n, q), replace=False))`` (all rows
+    when the size is n, none when 0) for a Generator ``rng`` on the same bit
+    generator state.  For the tests and for fasterm.solvers' check of the
+    installed numpy.
+    """
+    import numpy as np
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    if not (0.0 <= q <= 1.0):
+        raise ValueError(f"q must be in [0, 1], got {q}")
+    cdef bitgen_t* rng = _bitgen(bit_generator)
+    cdef _Sampler s
+    cdef Py_ssize_t t, m
+    _init_sampler(&s, n)
+    out = []
+    try:
+        for t in range(draws):
+            with bit_generator.lock, nogil:
+                m = _poisson_rows(rng, &s, n, q)
+            out.append(np.array(<int64_t[:m]> s.idx, dtype=np.int64) if m else np.empty(0, dtype=np.int64))
+    finally:
+        _free_sampler(&s)
+    return out
+
+
+cdef struct _Rows:
+    # A batch's design rows, labels, norms and weights (grown to the largest batch so far).
+    Py_ssize_t cap
+    void* A
+    void* y
+    double* norms
+    double* weights
+
+
+cdef int _reserve(_Rows* rb, Py_ssize_t m, size_t row_bytes, size_t item) except -1 nogil:
+    if m <= rb.cap:
+        return 0
+    m = m + m // 4 + 16
+    free(rb.A)
+    free(rb.y)
+    free(rb.norms)
+    free(rb.weights)
+    rb.A = malloc(m * row_bytes)
+    rb.y = malloc(m * item)
+    rb.norms = <double*> malloc(m * sizeof(double))
+    rb.weights = <double*> malloc(m * sizeof(double))
+    rb.cap = m
+    if rb.A == NULL or rb.y == NULL or rb.norms == NULL or rb.weights == NULL:
+        rb.cap = 0
+        with gil:
+            raise MemoryError()
+    return 0
+
+
+cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
+                    Py_ssize_t n, Py_ssize_t d0, Py_ssize_t d, Options o, const double* weights,
+                    floating* w, Py_ssize_t steps, double q, floating inv_m, floating reg,
+                    floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
+                    floating s_col, int set_kind, double set_param, const floating* set_a,
+                    const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
+                    floating* noise_buf, floating* work, _Rows* rb) except -1 nogil:
+    cdef Py_ssize_t t, j, r, m
+    cdef const floating* x
+    cdef floating* a
+    cdef floating sc
+    cdef double nrm
+    cdef floating g
+    cdef bint design = row_bound > 0.0
+    cdef floating* A
+    cdef floating* yb
+    cdef double* nb
+    cdef double* wb
+    for t in range(steps):
+        if acc != NULL and t > 0:
+            for j in range(d):
+                acc[j] += w[j]
+        m = _poisson_rows(rng, smp, n, q)
+        if m == 0:
+            for j in range(d):
+                grad[j] = 0
+        elif not design:
+            o.weights = weights
+            cpp_grad_sum_rows(kind, X, y, w, norms, smp.idx, m, d, o, grad, n_threads)
+        else:
+            # The rows of fasterm._design.design(X[B]): clipped to row_bound, s appended.
+            _reserve(rb, m, d * sizeof(floating), sizeof(floating))
+            A = <floating*> rb.A
+            yb = <floating*> rb.y
+            nb = rb.norms
+            wb = rb.weights
+            for r in range(m):
+                x = X + smp.idx[r] * d0
+                a = A + r * d
+                cpp_row_norms(x, 1, d0, &nrm, 1)
+                if nrm > row_bound:
+                    sc = <floating>(row_bound / max(nrm, 2.2250738585072014e-308))
+                    for j in range(d0):
+                        a[j] = x[j] * sc
+                else:
+                    memcpy(a, x, d0 * sizeof(floating))
+                a[d0] = s_col
+                if y != NULL:
+                    yb[r] = y[smp.idx[r]]
+                if weights != NULL:
+                    wb[r] = weights[smp.idx[r]]
+            cpp_row_norms(A, m, d, nb, n_threads)
+            o.weights = wb if weights != NULL else NULL
+            cpp_grad_sum(kind, A, yb if y != NULL else NULL, w, nb, m, d, o, grad, n_threads)
+        if floating is double:
+            random_standard_normal_fill(rng, d, noise_buf)
+        else:
+            random_standard_normal_fill_f(rng, d, noise_buf)
+        for j in range(d):
+            noise_buf[j] *= scale
+        for j in range(d):
+            # sum/m, + reg·w, + noise, then w − η·g: the reference's order (fasterm._engine.descend).
+            g = grad[j] * inv_m
+            if reg != 0:
+                g = g + w[j] * reg
+            g = g + noise_buf[j]
+            step[j] = g * neg_lr + w[j]
+        if set_kind == kL2Ball:
+            _proj_l2(step, w, d, set_a, set_param)
+        elif set_kind == kBox:
+            _proj_box(step, w, d, set_a, set_b)
+        elif set_kind == kSimplex:
+            _proj_simplex(step, w, d, set_param, work)
+        else:
+            _proj_l1(step, w, d, set_param, work)
+    if acc != NULL:
+        for j in range(d):
+            acc[j] += w[j]
+    return 0
+
+
+def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const double[::1] norms,
+             double data_norm, double clip, double label_bound, floating[::1] w, Py_ssize_t steps,
+             double q, double inv_m, double lr, double reg, double scale, object bit_generator,
+             int set_kind, double set_param, const floating[::1] set_a, const floating[::1] set_b,
+             double[::1] acc, int n_threads=1, const double[::1] weights=None,
+             double row_bound=0.0, double intercept_scaling=0.0):
+    """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
+
+    Step t: B_t Poisson(q) over the n rows (module comment above for the exact
+    draws); g = Σ_{i∈B_t} clipped ∇ℓ_i(w)·inv_m + reg·w + h_t, h_t the next
+    d draws of N(0, scale²) from ``bit_generator`` (held under its lock for
+    the whole run); w ← Π_C(w − lr·g).  ``row_bound`` > 0: X is the raw
+    (n, d0) data and the rows of the batch are those of the design
+    (clipped to ``row_bound``, the constant ``intercept_scaling`` appended,
+    w of length d0 + 1), built for the batch only, as fasterm.solvers'
+    reference loop builds them; otherwise the batch's rows of X are read in
+    place (``norms``: X's row norms, or None).  ``acc`` (or None):
+    w_1 + … + w_T is added to it (float64), the sum the reference's
+    ``output="average"`` forms.  C as in pgd_loop.  Values are validated by
+    fasterm.solvers; here only what keeps the kernels inside their buffers.
+    """
+    cdef Py_ssize_t n = X.shape[0], d0 = X.shape[1]
+    cdef bint design = row_bound > 0.0
+    cdef Py_ssize_t d = d0 + 1 if design else d0
+    if w.shape[0] != d:
+        raise ValueError(f"w has {w.shape[0]} entries, expected {d}")
+    cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], d,
+                              -1 if norms is None else norms.shape[0],
+                              data_norm, clip, label_bound, n_threads)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    if not (0.0 < q <= 1.0):
+        raise ValueError(f"q must be in (0, 1], got {q}")
+    if set_kind < kL2Ball or set_kind > kL1Ball:
+        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
+    if set_kind == kBox and (set_a is None or set_b is None):
+        raise ValueError("a box needs set_a (low) and set_b (high)")
+    if set_a is not None and set_a.shape[0] != d:
+        raise ValueError(f"set_a has {set_a.shape[0]} entries, expected {d}")
+    if set_b is not None and set_b.shape[0] != d:
+        raise ValueError(f"set_b has {set_b.shape[0]} entries, expected {d}")
+    if set_kind != kBox and not set_param > 0.0:
+        raise ValueError(f"set_param must be > 0, got {set_param}")
+    if acc is not None and acc.shape[0] != d:
+        raise ValueError(f"acc has {acc.shape[0]} entries, expected {d}")
+    if bit_generator is None:
+        raise ValueError("a bit generator is required")
+    cdef const double* wp = _weights(weights, n)
+    cdef bitgen_t* rng = _bitgen(bit_generator)
+    cdef const floating* yp = _or_null(y)
+    cdef const double* np_ = _or_null(norms)
+    cdef const floating* ap = _or_null(set_a)
+    cdef const floating* bp = _or_null(set_b)
+    cdef double* accp = NULL
+    if acc is not None:
+        accp = &acc[0]
+    if steps == 0:
+        return
+    cdef _Sampler smp
+    _init_sampler(&smp, n)
+    cdef _Rows rb
+    memset(&rb, 0, sizeof(_Rows))
+    # grad, step, noise and the projections' scratch: one allocation.
+    cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
+    try:
+        if buf == NULL:
+            raise MemoryError()
+        if design:  # room for the batches expected (E|B| = qn), grown if one is larger
+            _reserve(&rb, min(n, <Py_ssize_t>(q * n + 8.0 * sqrt(q * n) + 16.0)), d * sizeof(floating),
+                     sizeof(floating))
+        with bit_generator.lock, nogil:
+            _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &w[0], steps, q, <floating>inv_m,
+                       <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
+                       <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
+                       buf, buf + d, buf + 2 * d, buf + 3 * d, &rb)
+    finally:
+        free(buf)
+        free(rb.A)
+        free(rb.y)
+        free(rb.norms)
+        free(rb.weights)
+        _free_sampler(&smp)

@@ -1,0 +1,158 @@
+"""The compiled noisy-SGD run (``_losses.sgd_loop``) against the Python reference loop.
+
+fasterm.solvers runs a dense noisy_sgd in one compiled call; the Python loop of
+``_noisy_sgd`` (numpy's Generator for the batch, ``_engine.descend`` for the
+step) stays the reference.  Both must give the same bits for a seed: the
+compiled sampler draws what ``Generator.binomial`` and
+``Generator.choice(replace=False)`` draw, in the same order, and the noise is
+the next d normals of the same bit generator.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fasterm as fe
+from fasterm import _losses, _linear, solvers
+
+
+def _reference_rows(rng, n, q):
+    size = int(rng.binomial(n, q))
+    if size == 0:
+        return np.empty(0, dtype=np.int64)
+    return np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
+
+
+@pytest.mark.parametrize("n, q", [(1, 0.5), (7, 0.5), (100, 0.01), (5_000, 0.0256), (9_999, 0.3),
+                                  (10_001, 0.02), (10_001, 0.05), (160_000, 0.0064), (60_000, 0.2),
+                                  (30, 1.0), (2_000_000, 1e-4)])
+def test_poisson_rows_reproduce_generator(n, q):
+    # Every branch of numpy's choice: Floyd's algorithm (n <= 10,000, or a batch <= n // 50),
+    # the tail shuffle (n > 10,000 and a batch > n // 50), all rows (size n), no row (size 0);
+    # and the Generator's state after the draws (the noise that follows must be the same).
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        ref = [_reference_rows(rng, n, q) for _ in range(5)]
+        after = rng.random(3)
+        bg = np.random.default_rng(seed).bit_generator
+        got = _losses.poisson_rows(bg, n, q, 5)
+        for a, b in zip(ref, got):
+            assert a.dtype == b.dtype == np.int64
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(np.random.Generator(bg).random(3), after)
+
+
+def test_sampler_check_passes_on_this_numpy():
+    solvers._SAMPLER_OK = None
+    assert solvers._sampler_matches_numpy()
+
+
+def _run(monkeypatch, compiled, *args, **kw):
+    monkeypatch.setattr(solvers, "_COMPILED_SGD", compiled)
+    return solvers._noisy_sgd(*args, **kw)
+
+
+def _data(n, d, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    X[:n // 10] *= 3.0  # rows beyond data_norm = 1
+    w = rng.standard_normal(d)
+    y = np.where(X @ w + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X.astype(dtype), y.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("intercept", [None, (1.0, 0.25)])
+@pytest.mark.parametrize("output", ["last", "average"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("kind", ["logistic", "squared"])
+def test_compiled_run_is_the_reference_bit_for_bit(monkeypatch, dtype, intercept, output, weighted, kind):
+    n, d = 3_000, 7
+    X, y = _data(n, d, dtype, seed=3)
+    if kind == "squared":
+        y = (y * 0.7).astype(dtype)
+        loss = fe.losses.Squared(l2=1e-3)
+    else:
+        loss = fe.losses.Logistic(l2=1e-3)
+    dim = d + (intercept is not None)
+    sw = np.random.default_rng(5).uniform(0.0, 2.0, n) if weighted else None
+    kw = dict(sample_rate=0.05, batch_size=None, epochs=1.0, data_norm=1.2, clip=0.8, label_bound=1.0,
+              lr=0.7, output=output, neighbors="replace_one", intercept=intercept, sample_weight=sw,
+              weight_bound=2.0 if weighted else 1.0)
+    for C in (fe.L2Ball(2.0, dim), fe.L2Ball(0.3, dim, center=np.full(dim, 0.05))):
+        for seed in (0, 11):
+            ref = _run(monkeypatch, False, loss, X, y, C, 1.0, 1e-5, 25, random_state=seed, **kw)
+            got = _run(monkeypatch, True, loss, X, y, C, 1.0, 1e-5, 25, random_state=seed, **kw)
+            assert got.w.dtype == ref.w.dtype == dtype
+            np.testing.assert_array_equal(got.w, ref.w)
+            assert got.info == ref.info and got.noise_scale == ref.noise_scale
+            assert got.utility_bound == ref.utility_bound and got.steps == ref.steps
+
+
+def test_compiled_run_leaves_the_generator_where_the_reference_does(monkeypatch):
+    X, y = _data(2_000, 5, np.float64, seed=1)
+    states = []
+    for compiled in (False, True):
+        rng = np.random.default_rng(7)
+        r = _run(monkeypatch, compiled, fe.losses.Logistic(), X, y, fe.L2Ball(3.0, 5), 1.0, 1e-5, 30,
+                 sample_rate=0.1, batch_size=None, epochs=1.0, data_norm=1.0, clip=None, random_state=rng,
+                 label_bound=None, lr=None, output="last", neighbors="replace_one")
+        states.append((r.w, rng.random(4)))
+    np.testing.assert_array_equal(states[0][0], states[1][0])
+    np.testing.assert_array_equal(states[0][1], states[1][1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_default_estimator_fit_is_the_reference(monkeypatch, dtype):
+    # DPLogisticRegression's default fit at n >= 5,000 is noisy_sgd with the design built per batch.
+    X, y = _data(6_000, 6, dtype, seed=2)
+    fits = []
+    for compiled in (False, True):
+        monkeypatch.setattr(solvers, "_COMPILED_SGD", compiled)
+        m = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=3).fit(X, (y > 0).astype(int))
+        assert m.result_.info["solver"] == "sgd"
+        fits.append((m.coef_.copy(), m.intercept_.copy()))
+    np.testing.assert_array_equal(fits[0][0], fits[1][0])
+    np.testing.assert_array_equal(fits[0][1], fits[1][1])
+
+
+def test_csr_and_other_sets_take_the_reference_loop(monkeypatch):
+    # A CSR X and a set without a compiled projection run the Python loop; a numpy whose
+    # sampler the compiled one does not reproduce too (the check says no).
+    X, y = _data(1_500, 5, np.float64, seed=4)
+    calls = []
+    real = _losses.sgd_loop
+    monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    kw = dict(sample_rate=0.1, batch_size=None, epochs=1.0, data_norm=1.0, clip=None, label_bound=None,
+              lr=None, output="last", neighbors="replace_one")
+    dense = solvers._noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(3.0, 5), 1.0, 1e-5, 10, random_state=0, **kw)
+    assert calls == [1]
+    csr = solvers._noisy_sgd(fe.losses.Logistic(), sp.csr_matrix(X), y, fe.L2Ball(3.0, 5), 1.0, 1e-5, 10,
+                             random_state=0, **kw)
+    assert calls == [1]
+    np.testing.assert_allclose(csr.w, dense.w, rtol=1e-12, atol=1e-14)
+    monkeypatch.setattr(solvers, "_SAMPLER_OK", False)
+    again = solvers._noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(3.0, 5), 1.0, 1e-5, 10, random_state=0, **kw)
+    assert calls == [1]
+    np.testing.assert_array_equal(again.w, dense.w)
+
+
+def test_sgd_loop_rejects_bad_buffers():
+    X = np.zeros((4, 3))
+    w = np.zeros(3)
+    bg = np.random.default_rng(0).bit_generator
+    base = (0, X, np.ones(4), None, 1.0, 1.0, np.inf)
+    with pytest.raises(ValueError, match="w has"):
+        _losses.sgd_loop(*base, np.zeros(4), 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None,
+                         None)
+    with pytest.raises(ValueError, match="q must be"):
+        _losses.sgd_loop(*base, w, 2, 0.0, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None, None)
+    with pytest.raises(ValueError, match="acc has"):
+        _losses.sgd_loop(*base, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None,
+                         np.zeros(2))
+    with pytest.raises(ValueError, match="y has"):
+        _losses.sgd_loop(0, X, np.ones(3), None, 1.0, 1.0, np.inf, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg,
+                         _losses.SET_L2_BALL, 1.0, None, None, None)
+    with pytest.raises(ValueError, match="weights have"):
+        _losses.sgd_loop(*base, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None, None,
+                         1, np.ones(5))
