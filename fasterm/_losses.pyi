@@ -92,3 +92,34 @@ def pgd_loop(
     n_threads: int = 1,
     weights: npt.NDArray[np.float64] | None = None,
 ) -> None: ...
+
+# sgd_loop: the whole noisy Poisson-minibatch SGD run in compiled code (fasterm.solvers).
+def poisson_rows(
+    bit_generator: np.random.BitGenerator, n: int, q: float, draws: int
+) -> list[npt.NDArray[np.int64]]: ...
+def sgd_loop(
+    kind: int,
+    X: npt.NDArray[np.floating],
+    y: npt.NDArray[np.floating] | None,
+    norms: npt.NDArray[np.float64] | None,
+    data_norm: float,
+    clip: float,
+    label_bound: float,
+    w: npt.NDArray[np.floating],
+    steps: int,
+    q: float,
+    inv_m: float,
+    lr: float,
+    reg: float,
+    scale: float,
+    bit_generator: np.random.BitGenerator,
+    set_kind: int,
+    set_param: float,
+    set_a: npt.NDArray[np.floating] | None,
+    set_b: npt.NDArray[np.floating] | None,
+    acc: npt.NDArray[np.float64] | None,
+    n_threads: int = 1,
+    weights: npt.NDArray[np.float64] | None = None,
+    row_bound: float = 0.0,
+    intercept_scaling: float = 0.0,
+) -> None: ...

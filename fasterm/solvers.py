@@ -529,10 +529,13 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
 
 def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
                data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None,
-               sample_weight=None, weight_bound=1.0):
+               sample_weight=None, weight_bound=1.0, checked=False):
     """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
     minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
-    ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
+    ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed.
+    ``checked``: X and y passed the estimators' data check (X a finite C-contiguous float
+    ndarray, y one label per row in X's dtype), so X is not scanned again; anything else is
+    checked as usual."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
     if delta == 0.0:
@@ -557,7 +560,11 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     elif sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    if not (checked and type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float32, np.float64)
+            and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1
+            and (y is None or (type(y) is np.ndarray and y.dtype == X.dtype and y.flags.c_contiguous
+                               and y.shape == (X.shape[0],)))):
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
     n, d = X.shape
     if intercept is not None:
         d += 1

@@ -536,6 +536,19 @@ def poisson_rows(object bit_generator, Py_ssize_t n, double q, Py_ssize_t draws)
     return out
 
 
+cdef extern from *:
+    """
+    static inline void fasterm_prefetch_span(const void* p, size_t bytes) {
+        const char* c = (const char*)p;
+        for (size_t k = 0; k < bytes; k += 64) __builtin_prefetch(c + k, 0, 3);
+    }
+    """
+    void _prefetch_row "fasterm_prefetch_span"(const void* p, size_t bytes) noexcept nogil
+
+cdef enum:
+    kPrefetchRows = 6   # rows of a batch prefetched ahead of the one being copied
+
+
 cdef struct _Rows:
     # A batch's design rows, labels, norms and weights (grown to the largest batch so far).
     Py_ssize_t cap
@@ -591,34 +604,41 @@ cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double
         if m == 0:
             for j in range(d):
                 grad[j] = 0
-        elif not design:
-            o.weights = weights
-            cpp_grad_sum_rows(kind, X, y, w, norms, smp.idx, m, d, o, grad, n_threads)
         else:
-            # The rows of fasterm._design.design(X[B]): clipped to row_bound, s appended.
+            # The batch's rows copied out, as the reference's X[B] (and, with row_bound, the rows
+            # of fasterm._design.design(X[B]): clipped to row_bound, s appended); the rows ahead
+            # are prefetched (sorted but far apart, no hardware prefetcher follows them).
             _reserve(rb, m, d * sizeof(floating), sizeof(floating))
             A = <floating*> rb.A
             yb = <floating*> rb.y
             nb = rb.norms
             wb = rb.weights
+            for r in range(min(m, kPrefetchRows)):
+                _prefetch_row(X + smp.idx[r] * d0, d0 * sizeof(floating))
             for r in range(m):
+                if r + kPrefetchRows < m:
+                    _prefetch_row(X + smp.idx[r + kPrefetchRows] * d0, d0 * sizeof(floating))
                 x = X + smp.idx[r] * d0
                 a = A + r * d
-                cpp_row_norms(x, 1, d0, &nrm, 1)
-                if nrm > row_bound:
-                    sc = <floating>(row_bound / max(nrm, 2.2250738585072014e-308))
-                    for j in range(d0):
-                        a[j] = x[j] * sc
-                else:
-                    memcpy(a, x, d0 * sizeof(floating))
-                a[d0] = s_col
+                memcpy(a, x, d0 * sizeof(floating))
+                if design:
+                    cpp_row_norms(a, 1, d0, &nrm, 1)
+                    if nrm > row_bound:
+                        sc = <floating>(row_bound / max(nrm, 2.2250738585072014e-308))
+                        for j in range(d0):
+                            a[j] = a[j] * sc
+                    a[d0] = s_col
+                elif norms != NULL:
+                    nb[r] = norms[smp.idx[r]]
                 if y != NULL:
                     yb[r] = y[smp.idx[r]]
                 if weights != NULL:
                     wb[r] = weights[smp.idx[r]]
-            cpp_row_norms(A, m, d, nb, n_threads)
             o.weights = wb if weights != NULL else NULL
-            cpp_grad_sum(kind, A, yb if y != NULL else NULL, w, nb, m, d, o, grad, n_threads)
+            # The design rows' norms are computed in the kernel's pass (no norms given): the bits
+            # of the reference's row_norms(A) handed to it (losses.hpp: row_norm either way).
+            cpp_grad_sum(kind, A, yb if y != NULL else NULL, w, nb if (not design and norms != NULL) else NULL,
+                         m, d, o, grad, n_threads)
         if floating is double:
             random_standard_normal_fill(rng, d, noise_buf)
         else:
