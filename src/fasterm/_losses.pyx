@@ -7,7 +7,7 @@
 # bounds) are validated once, upstream, in fasterm.losses.
 from cython cimport floating
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.math cimport sqrt
 from libc.string cimport memcpy, memset
 from numpy.random cimport bitgen_t
@@ -394,10 +394,12 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
 # the same order, so both loops give the same bits for a seed:
 #   |B| = Generator.binomial(n, q)            numpy's random_binomial
 #   B   = Generator.choice(n, |B|, replace=False), sorted
-#         (numpy's algorithm: Floyd's sampling with a hash set, then the
-#         shuffle of the sample -- whose draws are consumed, the order being
-#         discarded by the sort -- or, for n > 10,000 and |B| > n // 50, the
-#         tail of a partial Fisher-Yates shuffle of 0..n-1; |B| = n: all rows)
+#         (numpy's algorithm: Floyd's sampling -- numpy tests membership in
+#         a hash set, here in a bitmap of the rows, which also gives the
+#         sorted batch -- then the shuffle of the sample, whose draws are
+#         consumed, the order being discarded by the sort; or, for
+#         n > 10,000 and |B| > n // 50, the tail of a partial Fisher-Yates
+#         shuffle of 0..n-1; |B| = n: all rows)
 #   h_t = the next d standard normals (numpy's ziggurat) times the scale.
 # fasterm.solvers checks once per process that poisson_rows() reproduces the
 # installed numpy's Generator (numpy makes no promise that choice's algorithm
@@ -407,22 +409,17 @@ cdef extern from "<algorithm>" namespace "std" nogil:
     void _sort_rows "std::sort"(int64_t* first, int64_t* last)
 
 
-cdef inline uint64_t _gen_mask(uint64_t v) noexcept nogil:
-    # The smallest all-ones bit mask >= v (numpy's _gen_mask).
-    v |= v >> 1
-    v |= v >> 2
-    v |= v >> 4
-    v |= v >> 8
-    v |= v >> 16
-    v |= v >> 32
-    return v
+cdef extern from *:
+    """
+    static inline long long fasterm_ctz64(unsigned long long v) { return __builtin_ctzll(v); }
+    """
+    long long _ctz "fasterm_ctz64"(uint64_t v) noexcept nogil
 
 
 cdef struct _Sampler:
     binomial_t binom          # random_binomial's cache of constants (n, q fixed)
     int64_t* idx              # the batch (capacity n)
-    uint64_t* hash_set        # Floyd's membership set
-    Py_ssize_t hash_cap
+    uint64_t* bits            # Floyd's membership bitmap of the n rows (all zero between draws)
     int64_t* pool             # the tail shuffle's 0..n-1 (allocated on first use)
 
 
@@ -444,7 +441,7 @@ cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q
     """The next Poisson batch into s.idx (ascending); returns its size."""
     cdef int64_t size = random_binomial(rng, q, <int64_t>n, &s.binom)
     cdef int64_t j, k
-    cdef uint64_t val, mask, loc, set_size, empty = <uint64_t>-1
+    cdef uint64_t val
     cdef int64_t* idx = s.idx
     if size == 0:
         return 0
@@ -463,39 +460,40 @@ cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q
         _shuffle_draws(rng, n, max(n - size, 1), s.pool)
         memcpy(idx, s.pool + (n - size), size * sizeof(int64_t))
     else:
-        set_size = <uint64_t>(1.2 * size)
-        mask = _gen_mask(set_size)
-        set_size = mask + 1
-        if <Py_ssize_t>set_size > s.hash_cap:
-            free(s.hash_set)
-            s.hash_set = <uint64_t*> malloc(set_size * sizeof(uint64_t))
-            s.hash_cap = 0 if s.hash_set == NULL else <Py_ssize_t>set_size
-            if s.hash_set == NULL:
+        # Floyd's algorithm as numpy runs it; membership in a bitmap of the n rows (numpy keeps a
+        # hash set: the same answers, so the same sample), which also gives the sorted batch.
+        if s.bits == NULL:
+            s.bits = <uint64_t*> calloc((n + 63) // 64, sizeof(uint64_t))
+            if s.bits == NULL:
                 with gil:
                     raise MemoryError()
-        memset(s.hash_set, 0xFF, set_size * sizeof(uint64_t))
         for j in range(n - size, n):
             val = random_bounded_uint64(rng, 0, <uint64_t>j, 0, 0)
-            loc = val & mask
-            while s.hash_set[loc] != empty and s.hash_set[loc] != val:
-                loc = (loc + 1) & mask
-            if s.hash_set[loc] == empty:
-                s.hash_set[loc] = val
-                idx[j - n + size] = <int64_t>val
-            else:
-                loc = (<uint64_t>j) & mask
-                while s.hash_set[loc] != empty:
-                    loc = (loc + 1) & mask
-                s.hash_set[loc] = <uint64_t>j
-                idx[j - n + size] = j
-        _shuffle_draws(rng, size, 1, idx)  # numpy's shuffle=True: its draws, then the sort
+            if s.bits[val >> 6] & (<uint64_t>1 << (val & 63)):
+                val = <uint64_t>j  # val already drawn: j instead (never drawn before: j > every earlier bound)
+            s.bits[val >> 6] |= <uint64_t>1 << (val & 63)
+            idx[j - n + size] = <int64_t>val
+        _shuffle_draws(rng, size, 1, idx)  # numpy's shuffle=True: its draws (the order is discarded)
+        if (n + 63) // 64 <= 16 * size:
+            # the sorted batch read off the bitmap, cleared as it is read
+            k = 0
+            for j in range((n + 63) // 64):
+                val = s.bits[j]
+                while val:
+                    idx[k] = j * 64 + _ctz(val)
+                    k += 1
+                    val &= val - 1
+                s.bits[j] = 0
+            return size
+        for k in range(size):
+            s.bits[idx[k] >> 6] = 0
     _sort_rows(idx, idx + size)
     return size
 
 
 cdef void _free_sampler(_Sampler* s) noexcept nogil:
     free(s.idx)
-    free(s.hash_set)
+    free(s.bits)
     free(s.pool)
 
 
@@ -538,15 +536,33 @@ def poisson_rows(object bit_generator, Py_ssize_t n, double q, Py_ssize_t draws)
 
 cdef extern from *:
     """
+    /* Each cache line of [p, p + bytes) requested; an asm statement, since GCC (12, at the
+       glue's -O1) dropped __builtin_prefetch here. */
     static inline void fasterm_prefetch_span(const void* p, size_t bytes) {
         const char* c = (const char*)p;
-        for (size_t k = 0; k < bytes; k += 64) __builtin_prefetch(c + k, 0, 3);
+        for (size_t k = 0; k < bytes; k += 64) {
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+            __asm__ volatile("prefetcht0 %0" : : "m"(*(c + k)));
+    #else
+            __builtin_prefetch(c + k, 0, 3);
+    #endif
+        }
     }
     """
     void _prefetch_row "fasterm_prefetch_span"(const void* p, size_t bytes) noexcept nogil
 
 cdef enum:
-    kPrefetchRows = 6   # rows of a batch prefetched ahead of the one being copied
+    kPrefetchRows = 8   # rows of a batch prefetched ahead of the one being copied
+
+
+cdef inline void _prefetch_batch_row(const floating* X, const floating* y, const double* weights,
+                                     int64_t i, Py_ssize_t d0) noexcept nogil:
+    # Row i of X, its label and its weight: each a cache miss of its own when rows are far apart.
+    _prefetch_row(X + i * d0, d0 * sizeof(floating))
+    if y != NULL:
+        _prefetch_row(y + i, 1)
+    if weights != NULL:
+        _prefetch_row(weights + i, 1)
 
 
 cdef struct _Rows:
@@ -614,10 +630,10 @@ cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double
             nb = rb.norms
             wb = rb.weights
             for r in range(min(m, kPrefetchRows)):
-                _prefetch_row(X + smp.idx[r] * d0, d0 * sizeof(floating))
+                _prefetch_batch_row(X, y, weights, smp.idx[r], d0)
             for r in range(m):
                 if r + kPrefetchRows < m:
-                    _prefetch_row(X + smp.idx[r + kPrefetchRows] * d0, d0 * sizeof(floating))
+                    _prefetch_batch_row(X, y, weights, smp.idx[r + kPrefetchRows], d0)
                 x = X + smp.idx[r] * d0
                 a = A + r * d
                 memcpy(a, x, d0 * sizeof(floating))
