@@ -440,7 +440,8 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                 result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
                                     output="last", neighbors="replace_one",
                                     intercept=(data_norm, intercept_scaling) if fit_intercept else None,
-                                    checked=checked, **opts, **common)
+                                    checked=checked, row_norms=row_norms if checked else None,
+                                    **opts, **common)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

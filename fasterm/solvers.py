@@ -171,11 +171,12 @@ def _start_distance(constraint) -> float:
     return float(constraint.diameter)
 
 
-def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
-    """The start point, the kernel constants and the row norms (computed once per fit) for
-    X and y from :func:`fasterm._validation.check_X_y` (checked once, not again here)."""
+def _prepare(loss, X, y, constraint, data_norm, c, label_bound, row_norms=None):
+    """The start point, the kernel constants and the row norms (computed once per fit, or
+    ``row_norms``, X's as the estimators' data check computed them) for X and y from
+    :func:`fasterm._validation.check_X_y` (checked once, not again here)."""
     return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
-                         label_bound=label_bound, accept_sparse=True, checked=True)
+                         row_norms=row_norms, label_bound=label_bound, accept_sparse=True, checked=True)
 
 
 def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
@@ -529,13 +530,16 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
 
 def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
                data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None,
-               sample_weight=None, weight_bound=1.0, checked=False):
+               sample_weight=None, weight_bound=1.0, checked=False, row_norms=None):
     """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
     minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
     ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed.
     ``checked``: X and y passed the estimators' data check (X a finite C-contiguous float
     ndarray, y one label per row in X's dtype), so X is not scanned again; anything else is
-    checked as usual."""
+    checked as usual.  ``row_norms``: X's row norms as
+    :func:`fasterm._design.row_norms_unchecked` computed them in that check (they decide
+    which rows are clipped), or None: computed here (for each minibatch's rows with
+    ``intercept``)."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
     if delta == 0.0:
@@ -603,7 +607,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
 
     kind = loss._kind
     if intercept is None:
-        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
+        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound,
+                                                       row_norms)
 
         def gather(rows):
             return X[rows], None if y is None else y[rows], None if norms is None else norms[rows]
@@ -619,9 +624,12 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             if y.shape[0] != n:
                 raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
 
+        if row_norms is not None:
+            norms = check_array(row_norms, "row_norms", ndim=1, dtype=np.float64, shape=(n,))
+
         def gather(rows):
             # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
-            A = _design_block(X[rows], row_bound, s_col)
+            A = _design_block(X[rows], row_bound, s_col, None if norms is None else norms[rows])
             nb = np.empty(rows.shape[0], dtype=np.float64)
             _row_norms_kernel(A, nb, nt)
             return A, None if y is None else y[rows], nb
@@ -647,7 +655,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         _, noise_scale, bit_generator = backend.fused(X.dtype)
         acc = np.zeros(d, dtype=np.float64) if output == "average" else None
         row_bound, s_col = (0.0, 0.0) if intercept is None else (float(intercept[0]), float(intercept[1]))
-        _losses.sgd_loop(kind, X, y, None if intercept is not None else norms, dn, c_k, ybound, w, steps, q,
+        _losses.sgd_loop(kind, X, y, norms, dn, c_k, ybound, w, steps, q,
                          1.0 / m, lr, float(loss.l2), noise_scale, bit_generator, *spec, acc, nt, weights,
                          row_bound=row_bound, intercept_scaling=s_col)
         if acc is not None:

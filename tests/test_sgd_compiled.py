@@ -156,3 +156,22 @@ def test_sgd_loop_rejects_bad_buffers():
     with pytest.raises(ValueError, match="weights have"):
         _losses.sgd_loop(*base, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None, None,
                          1, np.ones(5))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("intercept", [None, (1.0, 0.25)])
+def test_given_row_norms_change_no_bit(monkeypatch, dtype, intercept):
+    # The estimators hand noisy_sgd the row norms of their data check: both loops must give the
+    # bits of the run that computes them itself (they decide which rows are clipped).
+    from fasterm._design import row_norms_unchecked
+
+    X, y = _data(2_500, 6, dtype, seed=6)
+    dim = 6 + (intercept is not None)
+    kw = dict(sample_rate=0.08, batch_size=None, epochs=1.0, data_norm=1.0, clip=0.9, label_bound=None,
+              lr=0.5, output="last", neighbors="replace_one", intercept=intercept)
+    ref = _run(monkeypatch, False, fe.losses.Logistic(), X, y, fe.L2Ball(2.0, dim), 1.0, 1e-5, 20,
+               random_state=2, **kw)
+    for compiled in (False, True):
+        got = _run(monkeypatch, compiled, fe.losses.Logistic(), X, y, fe.L2Ball(2.0, dim), 1.0, 1e-5, 20,
+                   random_state=2, checked=True, row_norms=row_norms_unchecked(X), **kw)
+        np.testing.assert_array_equal(got.w, ref.w)

@@ -638,7 +638,10 @@ cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double
                 a = A + r * d
                 memcpy(a, x, d0 * sizeof(floating))
                 if design:
-                    cpp_row_norms(a, 1, d0, &nrm, 1)
+                    if norms != NULL:  # X's row norms, computed by row_norms: the same bits
+                        nrm = norms[smp.idx[r]]
+                    else:
+                        cpp_row_norms(a, 1, d0, &nrm, 1)
                     if nrm > row_bound:
                         sc = <floating>(row_bound / max(nrm, 2.2250738585072014e-308))
                         for j in range(d0):
@@ -697,8 +700,8 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     (n, d0) data and the rows of the batch are those of the design
     (clipped to ``row_bound``, the constant ``intercept_scaling`` appended,
     w of length d0 + 1), built for the batch only, as fasterm.solvers'
-    reference loop builds them; otherwise the batch's rows of X are read in
-    place (``norms``: X's row norms, or None).  ``acc`` (or None):
+    reference loop builds them; otherwise the batch's rows of X, copied out.  ``norms``: X's row norms as row_norms computes them, or None (with
+    row_bound: computed per batch row).  ``acc`` (or None):
     w_1 + … + w_T is added to it (float64), the sum the reference's
     ``output="average"`` forms.  C as in pgd_loop.  Values are validated by
     fasterm.solvers; here only what keeps the kernels inside their buffers.

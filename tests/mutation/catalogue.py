@@ -244,7 +244,7 @@ MUTANTS = [
         "sgd-loop-clips-at-1.1x", "solvers.py",
         (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,",
           "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt,"),
-         ("norms, dn, c_k, ybound, w, steps, q,", "norms, dn, 1.1 * c_k, ybound, w, steps, q,")),
+         ("X, y, norms, dn, c_k, ybound, w, steps, q,", "X, y, norms, dn, 1.1 * c_k, ybound, w, steps, q,")),
         "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to (the Python "
         "reference loop and the compiled run)",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
