@@ -70,6 +70,19 @@ inequality (2017, Prop. 11) carries it over (see
 for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
 from the noise: Theorem A applies with that s².
 
+The steps of :func:`noisy_sgd` on a dense X run in one compiled call
+(``_losses.sgd_loop``, the GIL released, the bit generator's lock held): the
+Poisson batch, the gathered rows (and, for the estimators, their design rows),
+the clipped gradient sum, the noise, the step and the projection.  It draws
+exactly what the Python loop of this module draws through numpy's
+``Generator`` — the batch size ``binomial(n, q)``, the rows
+``choice(n, size, replace=False)``, then the d normals — so one seed gives the
+same bits on either path (tests/test_sgd_compiled.py); the Python loop is the
+reference and runs a CSR X, a set without a compiled projection, or a numpy
+whose ``Generator`` the compiled sampler is found not to reproduce (checked
+once per process).  The privacy argument is the same on both paths: the
+releases are the same random variables.
+
 Under add/remove neighbours (``neighbors="add_remove"``) the number of rows n
 is itself private, so q·n is not a public normaliser and neither q = 512/n
 nor T = epochs·n/512 is a public parameter: the caller gives q
