@@ -42,9 +42,29 @@ def test_poisson_rows_reproduce_generator(n, q):
         np.testing.assert_array_equal(np.random.Generator(bg).random(3), after)
 
 
-def test_sampler_check_passes_on_this_numpy():
-    solvers._SAMPLER_OK = None
+def test_sampler_check_passes_on_this_numpy(monkeypatch):
+    monkeypatch.setattr(solvers, "_SAMPLER_OK", None)
     assert solvers._sampler_matches_numpy()
+
+
+def test_sampler_check_catches_a_different_stream(monkeypatch):
+    # A compiled sampler that drew other rows (as a numpy with another choice algorithm would
+    # make it look) must be caught, so that the runs take the Python reference loop.
+    real = _losses.poisson_rows
+
+    def shifted(bg, n, q, draws):
+        return [np.unique((r + 1) % n) for r in real(bg, n, q, draws)]
+
+    monkeypatch.setattr(solvers, "_SAMPLER_OK", None)
+    monkeypatch.setattr(_losses, "poisson_rows", shifted)
+    assert not solvers._sampler_matches_numpy()
+    X, y = _data(1_000, 4, np.float64)
+    calls = []
+    monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: calls.append(1))
+    solvers._noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(3.0, 4), 1.0, 1e-5, 5, sample_rate=0.1,
+                       batch_size=None, epochs=1.0, data_norm=1.0, clip=None, random_state=0, label_bound=None,
+                       lr=None, output="last", neighbors="replace_one")
+    assert calls == []
 
 
 def _run(monkeypatch, compiled, *args, **kw):
