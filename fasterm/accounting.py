@@ -20,15 +20,25 @@ Differential Privacy*, 2014, unless stated):
   √(Σμ_t²)-GDP (Cor. 3.3); μ-GDP is (ε, δ(ε))-DP for every ε ≥ 0 with
   δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Cor. 2.13) — exact, the same curve
   as the analytic Gaussian mechanism of Balle & Wang (2018).
-* **Rényi DP of the Poisson-subsampled Gaussian** (noisy minibatch SGD): the
-  integer-order formula of Mironov, Talwar & Zhang (2019, "Rényi differential
-  privacy of the sampled Gaussian mechanism", §3.3), composed additively over
-  steps (Mironov 2017, Prop. 1), converted to (ε, δ) by Balle et al. (2020,
-  "Hypothesis testing interpretations and Rényi differential privacy",
-  Thm. 21; the same bound as Canonne, Kamath & Steinke 2020, Prop. 12), and
-  carried from add/remove to replace-one neighbours by Mironov's weak triangle
-  inequality (2017, Prop. 11): :func:`rdp_subsampled_gaussian`,
-  :func:`rdp_epsilon`, :func:`sgd_epsilon`, :func:`calibrate_sgd_sigma`.
+* **Privacy loss distribution of the Poisson-subsampled Gaussian**
+  (noisy minibatch SGD, replace-one neighbours, fasterm's relation): the
+  dominating pair (1−q)N(0, σ²) + qN(±1, σ²) (the pair of dp-accounting's
+  ``REPLACE_ONE``), discretised pessimistically by connect-the-dots
+  (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022), composed by FFT
+  (Koskela, Jälkö & Honkela 2020) under the composition theorem for
+  dominating pairs (Zhu, Dong & Wang 2022, Thm. 10), every numerical error
+  rounded towards more loss: :func:`sgd_epsilon`, :func:`calibrate_sgd_sigma`
+  (the notes above ``_pld_replace_one_step`` give the proof).
+* **Rényi DP of the Poisson-subsampled Gaussian** (add/remove neighbours, and
+  a second replace-one bound): the integer-order formula of Mironov, Talwar &
+  Zhang (2019, "Rényi differential privacy of the sampled Gaussian
+  mechanism", §3.3), composed additively over steps (Mironov 2017, Prop. 1),
+  converted to (ε, δ) by Balle et al. (2020, "Hypothesis testing
+  interpretations and Rényi differential privacy", Thm. 21; the same bound as
+  Canonne, Kamath & Steinke 2020, Prop. 12), and carried from add/remove to
+  replace-one neighbours by Mironov's weak triangle inequality (2017,
+  Prop. 11): :func:`rdp_subsampled_gaussian`, :func:`rdp_epsilon`; for
+  replace-one :func:`sgd_epsilon` reports the smaller of the two bounds.
 * **Private selection by random stopping** (Papernot & Steinke, "Hyperparameter
   tuning with Rényi differential privacy", ICLR 2022, Thm. 2, improving Liu &
   Talwar, STOC 2019): running a mechanism a random number K ~ D_{η,γ} of times

@@ -25,6 +25,7 @@ M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
+L = "tests/test_pld.py"
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,20 @@ MUTANTS = [
         "replace-one SGD reported with the add/remove RDP (no weak triangle inequality)",
         (f"{S}::test_sgd_replace_one_bound_is_sound_for_one_step",
          f"{S}::test_sgd_replace_one_is_weak_triangle_of_add_remove")),
+    Mutant(
+        "pld-dots-rounded-down", "accounting.py",
+        (("    lower_share = np.clip(np.expm1(upper_loss - _pld_loss(x, q, sigma)) / math.expm1(h), 0.0, 1.0)\n",
+          "    lower_share = np.ones_like(x)\n"),),
+        "the replace-one PLD rounds every loss down to the grid point below (optimistic discretisation)",
+        (f"{L}::test_one_step_epsilon_is_a_tight_upper_bound",
+         f"{L}::test_one_step_discrete_pld_dominates_the_exact_profile",
+         f"{L}::test_no_subsampling_matches_gaussian_dp")),
+    Mutant(
+        "pld-calibration-returns-lo", "accounting.py",
+        (("    return hi\n\n\n# ----", "    return lo\n\n\n# ----"),),
+        "calibrate_sgd_sigma returns the bracket end that does not meet ε (σ up to 1e-4 too small)",
+        (f"{S}::test_calibrate_sgd_sigma_is_tight",
+         f"{L}::test_calibration_meets_the_budget_and_stops_within_tolerance")),
     Mutant(
         "rdp-conversion-term-doubled", "accounting.py",
         (("eps = rdp + np.log1p(-1.0 / orders) - (math.log(delta)", "eps = rdp + 2 * np.log1p(-1.0 / orders) - (math.log(delta)"),),
