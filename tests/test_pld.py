@@ -109,7 +109,7 @@ def test_one_step_discrete_pld_dominates_the_exact_profile(q, sigma):
         exact = _exact_delta(q, sigma, float(eps))
         mine = A._pld_delta(pld, float(eps))
         assert mine >= exact - 1e-15
-        assert mine <= exact * 1.01 + 1e-12
+        assert mine <= exact * 1.01 + 1e-11
 
 
 # ---------------------------------------------------------------------------
@@ -300,3 +300,20 @@ def test_calibration_meets_the_budget_and_stops_within_tolerance(q, T, eps, delt
     s = A.calibrate_sgd_sigma(q, T, eps, delta)
     assert A.sgd_epsilon(q, s, T, delta) <= eps
     assert A.sgd_epsilon(q, s * (1 - 3 * A.SGD_SIGMA_RTOL), T, delta) > eps
+
+
+def test_quadrature_is_far_below_its_allowance():
+    # The one-step masses with 8 Gauss–Legendre nodes per piece against 16 nodes: per grid
+    # point and in total far below the 1e-12 the accountant adds at +∞ for them.
+    q, sigma = 0.02, 0.9
+    h = A._pld_grid_step(100)
+    off, pmf, inf, _ = A._pld_replace_one_step(q, sigma, h)
+    nodes, weights = A._GL_NODES, A._GL_WEIGHTS
+    try:
+        A._GL_NODES, A._GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
+        off16, pmf16, _, _ = A._pld_replace_one_step(q, sigma, h)
+    finally:
+        A._GL_NODES, A._GL_WEIGHTS = nodes, weights
+    assert off == off16
+    assert np.abs(pmf - pmf16).sum() < 1e-14
+    assert math.fsum(pmf.tolist()) + inf >= 1.0
