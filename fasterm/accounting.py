@@ -21,24 +21,25 @@ Differential Privacy*, 2014, unless stated):
   δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Cor. 2.13) — exact, the same curve
   as the analytic Gaussian mechanism of Balle & Wang (2018).
 * **Privacy loss distribution of the Poisson-subsampled Gaussian**
-  (noisy minibatch SGD, replace-one neighbours, fasterm's relation): the
+  (noisy minibatch SGD): for replace-one neighbours (fasterm's relation) the
   dominating pair (1−q)N(0, σ²) + qN(±1, σ²) (the pair of dp-accounting's
-  ``REPLACE_ONE``), discretised pessimistically by connect-the-dots
+  ``REPLACE_ONE``; for add/remove neighbours the two orderings of
+  ((1−q)N(0, σ²) + qN(1, σ²), N(0, σ²))), discretised pessimistically by connect-the-dots
   (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022), composed by FFT
   (Koskela, Jälkö & Honkela 2020) under the composition theorem for
   dominating pairs (Zhu, Dong & Wang 2022, Thm. 10), every numerical error
   rounded towards more loss: :func:`sgd_epsilon`, :func:`calibrate_sgd_sigma`
-  (the notes above ``_pld_replace_one_step`` give the proof).
-* **Rényi DP of the Poisson-subsampled Gaussian** (add/remove neighbours, and
-  a second replace-one bound): the integer-order formula of Mironov, Talwar &
+  (the notes above ``_pld_pair`` give the proof).
+* **Rényi DP of the Poisson-subsampled Gaussian** (a second bound, for δ
+  below the PLD's error allowance): the integer-order formula of Mironov, Talwar &
   Zhang (2019, "Rényi differential privacy of the sampled Gaussian
   mechanism", §3.3), composed additively over steps (Mironov 2017, Prop. 1),
   converted to (ε, δ) by Balle et al. (2020, "Hypothesis testing
   interpretations and Rényi differential privacy", Thm. 21; the same bound as
   Canonne, Kamath & Steinke 2020, Prop. 12), and carried from add/remove to
   replace-one neighbours by Mironov's weak triangle inequality (2017,
-  Prop. 11): :func:`rdp_subsampled_gaussian`, :func:`rdp_epsilon`; for
-  replace-one :func:`sgd_epsilon` reports the smaller of the two bounds.
+  Prop. 11): :func:`rdp_subsampled_gaussian`, :func:`rdp_epsilon`;
+  :func:`sgd_epsilon` reports the smaller of the two bounds.
 * **Private selection by random stopping** (Papernot & Steinke, "Hyperparameter
   tuning with Rényi differential privacy", ICLR 2022, Thm. 2, improving Liu &
   Talwar, STOC 2019): running a mechanism a random number K ~ D_{η,γ} of times
@@ -941,6 +942,10 @@ def _sgd_rdp(q: float, sigma: float, steps: int, neighbors: str) -> tuple[np.nda
 #    supremum over all u, v in one and two dimensions by numerical integration.
 #    P and Q are mirror images (P(x) = Q(−x)), so the privacy loss L = log P/Q has
 #    the same law under P as −L under Q: one ordering of the pair suffices.
+#    Add/remove neighbours (D' = D plus a row): the pair is ((1−q)N(0,σ²) + qN(1,σ²),
+#    N(0,σ²)) in the order "remove" and its reverse "add" (the standard DP-SGD pair;
+#    dp-accounting's ADD_OR_REMOVE_ONE); the pair of data sets is the same at every
+#    step, so each ordering composes on its own and the ε reported is the larger.
 # 2. Composition.  Dominating pairs compose: if (P_t, Q_t) dominates step t for
 #    every adaptive choice, (⊗P_t, ⊗Q_t) dominates the composition (Zhu, Dong &
 #    Wang 2022, "Optimal accounting of differential privacy via characteristic
@@ -969,7 +974,7 @@ _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
 _UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 #: Standard-normal quantile beyond which one step's loss mass is sent to +∞ (Φ̄ ≈ 1e-21).
 _PLD_TAIL_Z = 9.5
-#: Below this δ the replace-one calibration uses the Rényi-DP bound alone: the
+#: Below this δ the calibration uses the Rényi-DP bound alone: the
 #: PLD's numerical-error allowance at +∞ (~1e-12 to 1e-10) would be a sizeable
 #: part of δ.  (sgd_epsilon still reports the smaller of the two bounds.)
 _PLD_MIN_DELTA = 1e-9
@@ -1011,50 +1016,103 @@ def _normal_cdf(z: float) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
+def _pld_pair(kind: str, q: float, sigma: float):
+    """(P's mixture weights {mean: weight}, L, L⁻¹, x_lo, x_hi) of one step's dominating pair.
+
+    x is oriented so that the privacy loss L(x) = log P(x)/Q(x) increases.
+    ``"replace"``: P = (1−q)N(0,σ²) + qN(1,σ²), Q = (1−q)N(0,σ²) + qN(−1,σ²).
+    ``"remove"``: P = (1−q)N(0,σ²) + qN(1,σ²), Q = N(0,σ²);
+    ``"add"``: P = N(0,σ²), Q = (1−q)N(0,σ²) + qN(−1,σ²) (the mirror image of
+    the pair (N(0,σ²), (1−q)N(0,σ²) + qN(1,σ²))) — the two orderings of the
+    add/remove dominating pair of the Poisson-subsampled Gaussian (Zhu, Dong &
+    Wang 2022, Poisson subsampling; dp-accounting's ``ADD_OR_REMOVE_ONE``;
+    the d-dimensional mechanism reduces to it by rotation, and a contribution
+    shorter than c is dominated by one of norm c).  [x_lo, x_hi] is where P has all
+    but Φ̄(9.5)-tails of its mass.
+    """
+    log_q = math.log(q)
+    log_1q = math.log1p(-q) if q < 1.0 else -math.inf
+    c = 1.0 / (2.0 * sigma * sigma)
+    z = _PLD_TAIL_Z * sigma
+    if kind == "replace":
+        return ({0.0: 1.0 - q, 1.0: q}, lambda x: _pld_loss(x, q, sigma),
+                lambda l: _pld_loss_inverse(l, q, sigma), -1.0 - z, 1.0 + z)
+    if kind == "remove":
+        def loss(x):
+            return np.logaddexp(log_1q, log_q + (2.0 * x - 1.0) * c)
+
+        def inverse(l):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return sigma * sigma * (np.log(np.expm1(l) + q) - log_q) + 0.5
+        return {0.0: 1.0 - q, 1.0: q}, loss, inverse, -z, 1.0 + z
+    if kind == "add":
+        def loss(x):
+            return -np.logaddexp(log_1q, log_q + (-2.0 * x - 1.0) * c)
+
+        def inverse(l):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return -sigma * sigma * (np.log(np.expm1(-l) + q) - log_q) - 0.5
+        return {0.0: 1.0}, loss, inverse, -z, z
+    raise ValueError(kind)  # pragma: no cover
+
+
 def _pld_replace_one_step(q: float, sigma: float, h: float):
+    """One replace-one step's discretised PLD (see :func:`_pld_step`)."""
+    return _pld_step("replace", q, sigma, h)
+
+
+def _pld_step(kind: str, q: float, sigma: float, h: float):
     """One step's discretised PLD: (offset, pmf, mass at +∞, h), losses (offset + k)·h.
 
-    Connect-the-dots split (see the notes above) of the P-mass of each bin,
-    each bin's integrals ∫p(x)a(L(x))dx computed by 8-point Gauss–Legendre on
-    sub-intervals no wider than σ/4 (the weights written with expm1, so no
-    cancellation); mass outside the x-range whose Gaussian tails are beyond
-    9.5σ is moved to the lowest grid point (below) or to +∞ (above); the
-    total's shortfall from 1 (quadrature and rounding) is added at +∞.
-    The h returned is the one used: h itself, or loss_top/32 when the step's
-    losses span fewer than 32 steps of h.  Returns None if the grid would
-    exceed :data:`_PLD_MAX_POINTS` or the losses 500.
+    Connect-the-dots split (see the notes above) of the P-mass of each bin
+    (ε_k, ε_{k+1}] of the loss grid from ε_{k0} = ⌊L(x_lo)/h⌋h to
+    ε_{k1} = ⌈L(x_hi)/h⌉h, each bin's integrals ∫p(x)a(L(x))dx computed by
+    8-point Gauss–Legendre on pieces no wider than σ/4 (the weights written
+    with expm1, so no cancellation).  The P-mass at x below x_lo (all of its
+    losses < ε_{k0+1}) is moved up to ε_{k0+1}; the mass above
+    min(L⁻¹(ε_{k1}), x_hi) goes to +∞; the total's shortfall from 1
+    (quadrature and rounding) and an allowance are added at +∞.  The h
+    returned is the one used: h itself, or the loss range/64 when the step's
+    losses span fewer than 64 steps of h.  Returns None if the grid would
+    exceed :data:`_PLD_MAX_POINTS` or a loss 500.
     """
-    x_top = 1.0 + _PLD_TAIL_Z * sigma
-    loss_top = float(_pld_loss(np.float64(x_top), q, sigma))
-    if not math.isfinite(loss_top) or loss_top > 500.0 or loss_top / h > _PLD_MAX_POINTS / 2:
+    comps, loss_fn, inverse, x_lo, x_hi = _pld_pair(kind, q, sigma)
+    l_lo, l_hi = float(loss_fn(np.float64(x_lo))), float(loss_fn(np.float64(x_hi)))
+    span = l_hi - l_lo
+    if not (math.isfinite(span) and max(abs(l_lo), abs(l_hi)) <= 500.0 and span / h <= _PLD_MAX_POINTS):
         return None
-    if loss_top < 32.0 * h:  # resolve the step's own loss range with at least 32 points a side
-        h = loss_top / 32.0
-    K = max(1, int(math.ceil(loss_top / h)))
-    ks = np.arange(-K, K + 1)
-    edges = _pld_loss_inverse(ks * h, q, sigma)  # x at which L = k·h, increasing
+    if span < 64.0 * h:  # resolve the step's own loss range with at least 64 grid steps
+        h = span / 64.0
+    k0, k1 = int(math.floor(l_lo / h)), int(math.ceil(l_hi / h))
+    k1 = max(k1, k0 + 1)
+    ks = np.arange(k0, k1 + 1)
+    edges = inverse(ks * h)  # x at which L = k·h, increasing (undefined beyond L's range)
+    # ε_{k0} ≤ L(x_lo) < ε_{k0+1}: the first bin starts at x_lo, and P's mass below x_lo
+    # (losses < ε_{k0+1}) goes to ε_{k0+1}; the last bin ends at x_hi at the latest.
+    edges[0] = x_lo
+    edges[-1] = min(edges[-1], x_hi) if np.isfinite(edges[-1]) else x_hi
     sub = np.union1d(edges, np.arange(edges[0], edges[-1], sigma / 4.0))
     lo, hi = sub[:-1], sub[1:]
     mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
-    k = np.clip(np.searchsorted(edges, mid) - 1, 0, 2 * K - 1)  # bin (ε_k, ε_{k+1}] holding the piece
+    n_bins = ks.size - 1
+    k = np.clip(np.searchsorted(edges, mid) - 1, 0, n_bins - 1)  # bin (ε_k, ε_{k+1}] holding the piece
     x = mid[:, None] + half[:, None] * _GL_NODES[None, :]
     inv = 1.0 / sigma
-    dens = ((1.0 - q) * np.exp(-0.5 * (x * inv) ** 2) + q * np.exp(-0.5 * ((x - 1.0) * inv) ** 2)) \
-        * (inv / math.sqrt(2.0 * math.pi))
-    upper_loss = ((k + 1 - K) * h)[:, None]
-    lower_share = np.clip(np.expm1(upper_loss - _pld_loss(x, q, sigma)) / math.expm1(h), 0.0, 1.0)
+    dens = sum(w * np.exp(-0.5 * ((x - m) * inv) ** 2) for m, w in comps.items()) * (inv / math.sqrt(2.0 * math.pi))
+    upper_loss = ((k + 1 + k0) * h)[:, None]
+    lower_share = np.clip(np.expm1(upper_loss - loss_fn(x)) / math.expm1(h), 0.0, 1.0)
     to_lower = (dens * lower_share) @ _GL_WEIGHTS * half
     to_upper = (dens * (1.0 - lower_share)) @ _GL_WEIGHTS * half
-    pmf = np.bincount(k, to_lower, minlength=2 * K + 1) + np.bincount(k + 1, to_upper, minlength=2 * K + 1)
-    x_lo, x_hi = float(edges[0]), float(edges[-1])
-    pmf[0] += (1.0 - q) * _normal_cdf(x_lo * inv) + q * _normal_cdf((x_lo - 1.0) * inv)
-    inf_mass = (1.0 - q) * _normal_cdf(-x_hi * inv) + q * _normal_cdf(-(x_hi - 1.0) * inv)
+    pmf = np.bincount(k, to_lower, minlength=n_bins + 1) + np.bincount(k + 1, to_upper, minlength=n_bins + 1)
+    x_first, x_last = float(edges[0]), float(edges[-1])
+    pmf[1] += sum(w * _normal_cdf((x_first - m) * inv) for m, w in comps.items())
+    inf_mass = sum(w * _normal_cdf(-(x_last - m) * inv) for m, w in comps.items())
     total = math.fsum(pmf.tolist()) + inf_mass
     # The shortfall from 1, plus 1e-12 for the quadrature's per-piece errors (8-point
     # Gauss–Legendre on pieces ≤ σ/4 of a Gaussian integrand errs by ~1e-15 relative;
     # tests/test_pld.py compares it with 16 points) and the rounding of the sums.
     inf_mass += max(0.0, 1.0 - total) + 1e-12 + 64.0 * _UNIT_ROUNDOFF * math.sqrt(pmf.size)
-    return -K, pmf, inf_mass, h
+    return k0, pmf, inf_mass, h
 
 
 def _pld_trim(offset: int, pmf, inf_mass: float, tail: float):
@@ -1092,14 +1150,14 @@ def _pld_convolve(a, b):
 
 
 @functools.lru_cache(maxsize=64)
-def _sgd_pld(q: float, sigma: float, steps: int, h: float):
-    """(offset, pmf, mass at +∞, h) of T replace-one steps on the grid h·Z, or None.
+def _sgd_pld(q: float, sigma: float, steps: int, h: float, kind: str = "replace"):
+    """(offset, pmf, mass at +∞, h) of T steps of the pair ``kind`` on the grid h·Z, or None.
 
     None when the grid would be unreasonably large: losses beyond 500 per
     step, or a mean loss T·E[L] above 2000 (then ε is in the thousands; the
     Rényi-DP bound stands alone).
     """
-    step = _pld_replace_one_step(q, sigma, h)
+    step = _pld_step(kind, q, sigma, h)
     if step is None:
         return None
     *step, h = step
@@ -1166,24 +1224,23 @@ def _pld_epsilon(pld, delta: float) -> float:
 def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_one") -> float:
     """ε for which ``steps`` Poisson-subsampled Gaussian releases are (ε, δ)-DP.
 
-    ``neighbors="replace_one"`` (fasterm's relation, the default): the smaller
-    of two proven upper bounds.  (1) The privacy-loss-distribution
-    accountant of this module: the replace-one dominating pair
-    (1−q)N(0, σ²) + qN(±1, σ²) (the pair of dp-accounting's ``REPLACE_ONE``),
-    discretised pessimistically by connect-the-dots (Doroshenko et al. 2022),
-    composed T times by FFT (Koskela, Jälkö & Honkela 2020) under the
-    composition theorem for dominating pairs (Zhu, Dong & Wang 2022,
-    Thm. 10), every numerical error rounded towards more loss.  (2) The
-    Rényi-DP bound: the add/remove RDP carried to replace-one by Mironov's
-    weak triangle inequality (2017, Prop. 11 with p = q = 2:
-    ε_rep(α) ≤ (α − ½)/(α − 1)·ε_ar(2α) + ε_ar(2α − 1)), converted by
-    :func:`rdp_epsilon`.  The PLD bound is within about 0.5% of the exact ε
-    and wins wherever δ is not tiny; the RDP one only matters for δ ≲ 1e-9
-    (the PLD's numerical-error allowance, ~1e-10 at +∞, is then a large part
-    of δ) or absurdly small σ.
-    ``neighbors="add_remove"``: :func:`rdp_subsampled_gaussian` at the orders
-    :data:`RDP_ORDERS`, converted by :func:`rdp_epsilon` (Mironov, Talwar &
-    Zhang 2019; Balle et al. 2020, Thm. 21).
+    The smaller of two proven upper bounds.  (1) The privacy-loss-distribution
+    accountant of this module: for ``neighbors="replace_one"`` (fasterm's
+    relation, the default) the dominating pair (1−q)N(0, σ²) + qN(±1, σ²)
+    (dp-accounting's ``REPLACE_ONE``), for ``"add_remove"`` the larger ε of
+    the two orderings of ((1−q)N(0, σ²) + qN(1, σ²), N(0, σ²))
+    (``ADD_OR_REMOVE_ONE``); discretised pessimistically by connect-the-dots
+    (Doroshenko et al. 2022), composed T times by FFT (Koskela, Jälkö &
+    Honkela 2020) under the composition theorem for dominating pairs (Zhu,
+    Dong & Wang 2022, Thm. 10), every numerical error rounded towards more
+    loss.  (2) The Rényi-DP bound: :func:`rdp_subsampled_gaussian` (Mironov,
+    Talwar & Zhang 2019) converted by :func:`rdp_epsilon` (Balle et al.
+    2020, Thm. 21), for replace-one carried over by Mironov's weak triangle
+    inequality (2017, Prop. 11 with p = q = 2:
+    ε_rep(α) ≤ (α − ½)/(α − 1)·ε_ar(2α) + ε_ar(2α − 1)).  The PLD bound is
+    within about 0.5% of the exact ε and wins wherever δ is not tiny; the RDP
+    one only matters for δ ≲ 1e-9 (the PLD's numerical-error allowance,
+    ~1e-10 at +∞, is then a large part of δ) or absurdly small σ.
     """
     q, sigma, steps = _check_sgd_inputs(sample_rate, noise_multiplier, steps)
     delta = check_delta(delta)
@@ -1205,8 +1262,13 @@ def _sgd_epsilon_rdp(q, sigma, steps, delta, neighbors):
     return _rdp_to_eps(rdp, orders, delta)
 
 
-def _sgd_epsilon_pld(q, sigma, steps, delta):
+def _sgd_epsilon_pld(q, sigma, steps, delta, neighbors="replace_one"):
     """The PLD accountant's ε (∞ if it cannot serve), on a grid fine enough for it.
+
+    Replace-one: the pair ``"replace"``; add/remove: the larger of the ε of
+    the pairs ``"remove"`` and ``"add"`` (a neighbouring pair of data sets is
+    fixed across the T steps, so each ordering composes on its own, and
+    (ε, δ)-DP needs both).
 
     The grid h = :func:`_pld_grid_step` (T) errs by about T·h²/2 in ε; where
     that exceeds 0.5% of the ε found (small ε over many steps), the PLD is
@@ -1214,31 +1276,34 @@ def _sgd_epsilon_pld(q, sigma, steps, delta):
     when ε < 20h, where a grid step is a large part of ε) and the smaller
     of the two — both valid upper bounds — is returned.
     """
-    h = _pld_grid_step(steps)
-    pld = _sgd_pld(q, sigma, steps, h)
-    eps = math.inf if pld is None else _pld_epsilon(pld, delta)
-    if math.isfinite(eps) and (0.5 * steps * h * h > 0.005 * eps or eps < 20.0 * h):
-        finer = max(min(math.sqrt(0.01 * eps / steps), eps / 20.0), h / 50.0)
-        pld = _sgd_pld(q, sigma, steps, finer)
-        if pld is not None:
-            eps = min(eps, _pld_epsilon(pld, delta))
+    kinds = ("replace",) if neighbors == "replace_one" else ("remove", "add")
+    eps = max(_sgd_epsilon_pld_kind(q, sigma, steps, delta, kind) for kind in kinds)
     # The loss values themselves (grid edges, L(x) at the nodes) are computed to about
     # 1e-14; over T steps that is below 1e-14·T in ε: report ε raised by 1e-9 + 1e-13·T.
     return eps + 1e-9 + 1e-13 * steps
 
 
+def _sgd_epsilon_pld_kind(q, sigma, steps, delta, kind):
+    h = _pld_grid_step(steps)
+    pld = _sgd_pld(q, sigma, steps, h, kind)
+    eps = math.inf if pld is None else _pld_epsilon(pld, delta)
+    if math.isfinite(eps) and (0.5 * steps * h * h > 0.005 * eps or eps < 20.0 * h):
+        finer = max(min(math.sqrt(0.01 * eps / steps), eps / 20.0), h / 50.0)
+        pld = _sgd_pld(q, sigma, steps, finer, kind)
+        if pld is not None:
+            eps = min(eps, _pld_epsilon(pld, delta))
+    return eps
+
+
 @functools.lru_cache(maxsize=4096)
 def _sgd_epsilon(q, sigma, steps, delta, neighbors):
-    eps = _sgd_epsilon_rdp(q, sigma, steps, delta, neighbors)
-    if neighbors == "replace_one":
-        eps = min(eps, _sgd_epsilon_pld(q, sigma, steps, delta))
-    return eps
+    return min(_sgd_epsilon_rdp(q, sigma, steps, delta, neighbors),
+               _sgd_epsilon_pld(q, sigma, steps, delta, neighbors))
 
 
 def calibrate_sgd_sigma(sample_rate, steps, epsilon, delta, neighbors="replace_one") -> float:
     """A noise multiplier σ with :func:`sgd_epsilon` (q, σ, T, δ) ≤ ε, at most
-    :data:`SGD_SIGMA_RTOL` (1e-4) above the smallest such σ (add/remove: to
-    solver precision).
+    :data:`SGD_SIGMA_RTOL` (1e-4) above the smallest σ the PLD certifies.
 
     ε(σ) is decreasing in σ; the solve brackets the root in log σ, starting
     from the Rényi-DP σ (which meets the budget, :func:`sgd_epsilon` being
@@ -1247,8 +1312,9 @@ def calibrate_sgd_sigma(sample_rate, steps, epsilon, delta, neighbors="replace_o
     end that was evaluated to meet the budget, so the ε that
     :func:`sgd_epsilon` reports for it is ≤ ``epsilon``; as that ε bounds
     the true one from above, σ is never below the smallest σ that certifies
-    (ε, δ), and for replace-one it is within about 1% of it
-    (tests/test_pld.py checks 5% against dp-accounting).  A pure function of
+    (ε, δ); it is within about 1% of it (tests/test_pld.py checks 5%
+    against dp-accounting, both relations).  For δ below 1e-9 the σ is the
+    Rényi-DP one.  A pure function of
     public numbers: results are cached; one calibration takes tens of
     milliseconds.
     """
@@ -1280,9 +1346,7 @@ SGD_SIGMA_RTOL = 1e-4
 
 @functools.lru_cache(maxsize=1024)
 def _calibrate_sgd_sigma(q, steps, eps, delta, neighbors):
-    if neighbors == "add_remove":
-        return _calibrate_sgd_sigma_rdp(q, steps, eps, delta, neighbors)
-    sigma = _calibrate_sgd_sigma_pld(q, steps, eps, delta)
+    sigma = _calibrate_sgd_sigma_pld(q, steps, eps, delta, neighbors)
     if sigma is None:  # δ below the PLD's error allowance, or absurd parameters
         return _calibrate_sgd_sigma_rdp(q, steps, eps, delta, neighbors)
     if eps > 20.0:  # large ε: the PLD's grid limits can make the RDP σ the smaller one
@@ -1290,7 +1354,7 @@ def _calibrate_sgd_sigma(q, steps, eps, delta, neighbors):
     return sigma
 
 
-def _calibrate_sgd_sigma_pld(q, steps, eps, delta):
+def _calibrate_sgd_sigma_pld(q, steps, eps, delta, neighbors):
     """Smallest σ (to SGD_SIGMA_RTOL, from above) with the PLD ε ≤ eps, or None.
 
     g(σ) = log(ε_PLD(σ)/eps) is decreasing and nearly linear in log σ (slope
@@ -1303,7 +1367,7 @@ def _calibrate_sgd_sigma_pld(q, steps, eps, delta):
         return None
 
     def g(s):
-        e = _sgd_epsilon_pld(q, s, steps, delta)
+        e = _sgd_epsilon_pld(q, s, steps, delta, neighbors)
         if not math.isfinite(e):  # losses beyond the grid: far too little noise
             return math.inf
         return math.log(e / eps) if e > 0.0 else -math.inf
@@ -1313,7 +1377,8 @@ def _calibrate_sgd_sigma_pld(q, steps, eps, delta):
     # add/remove; replace-one doubles the shift, hence 2q): a guess only.
     try:
         mu = _gaussian_mu(eps, delta)
-        start = 1.0 / math.sqrt(math.log1p((mu / (2.0 * q)) ** 2 / steps))
+        shift = 2.0 if neighbors == "replace_one" else 1.0
+        start = 1.0 / math.sqrt(math.log1p((mu / (shift * q)) ** 2 / steps))
     except (ArithmeticError, ValueError):  # pragma: no cover - an extreme budget
         start = 1.0
     if not 1e-2 < start < 1e5:

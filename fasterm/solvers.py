@@ -60,13 +60,12 @@ for the budget chosen by experiments).
 :func:`noisy_sgd` (Poisson-subsampled minibatches).  Each step includes each
 row independently with probability q (public), releases
 Σ_{i∈B} clipped gradient + N(0, σ²c²I), divides by the *expected* batch size
-q·n (public, so the division is post-processing) and steps.  Privacy: for
-replace-one neighbours (fasterm's default) the privacy loss distribution of
-the Poisson-subsampled Gaussian's replace-one dominating pair, composed over
-the T steps (Zhu, Dong & Wang 2022, Thm. 10; discretised pessimistically,
-Doroshenko et al. 2022); for add/remove neighbours the Rényi DP of the
-Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed and
-converted to (ε, δ) (Balle et al. 2020, Thm. 21) — see
+q·n (public, so the division is post-processing) and steps.  Privacy: the
+privacy loss distribution of the Poisson-subsampled Gaussian's dominating
+pair — for replace-one neighbours (fasterm's default) or add/remove —
+composed over the T steps (Zhu, Dong & Wang 2022, Thm. 10; discretised
+pessimistically, Doroshenko et al. 2022), or its Rényi DP (Mironov, Talwar &
+Zhang 2019; Balle et al. 2020, Thm. 21) where that is smaller — see
 :func:`fasterm.accounting.sgd_epsilon`.  The stochastic gradient is unbiased
 for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
 from the noise: Theorem A applies with that s².
@@ -431,11 +430,10 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
 
     Privacy: σ = :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε, δ,
-    ``neighbors``) — replace-one: the privacy loss distribution of the
-    Poisson-subsampled Gaussian's dominating pair composed over T steps
-    (Zhu, Dong & Wang 2022, Thm. 10); add/remove: its Rényi DP (Mironov,
-    Talwar & Zhang 2019), converted by Balle et al. 2020 (Thm. 21).  The
-    sampling and the noise come
+    ``neighbors``) — the privacy loss distribution of the Poisson-subsampled
+    Gaussian's dominating pair for that relation, composed over T steps
+    (Zhu, Dong & Wang 2022, Thm. 10; the Rényi DP bound of Mironov, Talwar &
+    Zhang 2019 where smaller).  The sampling and the noise come
     from ``random_state``'s single stream; the privacy proof assumes the
     sampling is hidden (only the final model, or the noisy steps, are seen).
     """

@@ -115,7 +115,7 @@ def test_one_step_discrete_pld_dominates_the_exact_profile(q, sigma):
 # ---------------------------------------------------------------------------
 # The dominating pair: the antipodal 1-D pair is the worst case over ‖u‖, ‖v‖ ≤ 1
 # ---------------------------------------------------------------------------
-def _grid_delta_1d(q, sigma, eps, u, v, n=400001):
+def _grid_delta_1d(q, sigma, eps, u, v, n=100001):
     x = np.linspace(-40 * sigma - 2, 40 * sigma + 2, n)
     base = (1 - q) * stats.norm.pdf(x, 0, sigma)
     diff = base + q * stats.norm.pdf(x, u, sigma) - math.exp(eps) * (base + q * stats.norm.pdf(x, v, sigma))
@@ -164,6 +164,40 @@ def test_no_subsampling_matches_gaussian_dp(sigma, T, delta):
     assert exact <= eps <= exact * 1.005
 
 
+def _exact_delta_add_remove(q, sigma, eps):
+    """One add/remove step: the larger δ(ε) of (P, Q) and (Q, P), P = (1−q)N(0,σ²) + qN(1,σ²),
+    Q = N(0,σ²), each by brentq on its likelihood ratio and normal survival functions."""
+    c = 1 / (2 * sigma**2)
+    log_1q = math.log1p(-q) if q < 1 else -np.inf
+    remove = lambda x: float(np.logaddexp(log_1q, math.log(q) + (2 * x - 1) * c))  # log P/Q, increasing  # noqa: E731
+    out = 0.0
+    if eps > log_1q:  # P over Q: the set {log P/Q > ε} = {x > x_ε}
+        x = optimize.brentq(lambda t: remove(t) - eps, -200 * sigma - 200, 200 * sigma + 200, xtol=1e-14)
+        sp = (1 - q) * stats.norm.sf(x, 0, sigma) + q * stats.norm.sf(x, 1, sigma)
+        out = max(out, sp - math.exp(eps) * stats.norm.sf(x, 0, sigma))
+    if -eps > log_1q:  # Q over P: {log Q/P > ε} = {log P/Q < −ε} = {x < x'}
+        x = optimize.brentq(lambda t: remove(t) + eps, -200 * sigma - 200, 200 * sigma + 200, xtol=1e-14)
+        sp = (1 - q) * stats.norm.cdf(x, 0, sigma) + q * stats.norm.cdf(x, 1, sigma)
+        out = max(out, stats.norm.cdf(x, 0, sigma) - math.exp(eps) * sp)
+    return out
+
+
+@pytest.mark.parametrize("q, sigma, delta", [
+    (0.01, 0.7, 1e-5), (0.2, 1.2, 1e-6), (0.5, 2.0, 1e-5), (0.9, 2.0, 1e-5), (1.0, 3.0, 1e-5)])
+def test_one_step_add_remove_epsilon_is_a_tight_upper_bound(q, sigma, delta):
+    eps = A.sgd_epsilon(q, sigma, 1, delta, "add_remove")
+    assert _exact_delta_add_remove(q, sigma, eps) <= delta * (1 + 1e-9)
+    exact = optimize.brentq(lambda e: _exact_delta_add_remove(q, sigma, e) - delta, 0.0, 20.0, xtol=1e-13)
+    assert exact <= eps <= exact * 1.002 + 1e-4
+
+
+@pytest.mark.parametrize("sigma, T, delta", [(2.0, 10, 1e-5), (10.0, 200, 1e-6)])
+def test_no_subsampling_add_remove_matches_gaussian_dp(sigma, T, delta):
+    exact = A.gaussian_epsilon(math.sqrt(T) / sigma, delta)
+    eps = A.sgd_epsilon(1.0, sigma, T, delta, "add_remove")
+    assert exact <= eps <= exact * 1.005
+
+
 # ---------------------------------------------------------------------------
 # The numerical steps only ever move loss upwards
 # ---------------------------------------------------------------------------
@@ -203,8 +237,12 @@ def test_sgd_epsilon_is_the_smaller_of_the_pld_and_rdp_bounds():
     assert A._sgd_epsilon_pld(q, sigma, T, 1e-5) < 0.8 * A._sgd_epsilon_rdp(q, sigma, T, 1e-5, "replace_one")
     # at δ = 1e-12 the PLD's numerical allowance is not small against δ; the RDP bound remains
     assert A.sgd_epsilon(q, sigma, T, 1e-12) <= A._sgd_epsilon_rdp(q, sigma, T, 1e-12, "replace_one")
-    # add/remove stays on the Rényi-DP accountant
-    assert A.sgd_epsilon(q, sigma, T, 1e-5, "add_remove") == A._sgd_epsilon_rdp(q, sigma, T, 1e-5, "add_remove")
+    # add/remove: the same, with the larger ε of the two orderings of the add/remove pair
+    pld = A._sgd_epsilon_pld(q, sigma, T, 1e-5, "add_remove")
+    assert pld == pytest.approx(max(A._sgd_epsilon_pld_kind(q, sigma, T, 1e-5, k) for k in ("remove", "add")),
+                                abs=1e-8)
+    assert A.sgd_epsilon(q, sigma, T, 1e-5, "add_remove") == min(
+        pld, A._sgd_epsilon_rdp(q, sigma, T, 1e-5, "add_remove"))
 
 
 # ---------------------------------------------------------------------------
@@ -222,20 +260,23 @@ FIVE = [  # (q, T, ε, δ): the issue's five points
 VDI = 1e-3  # dp-accounting's loss grid (its connect-the-dots is already accurate to ~1e-4 here)
 
 
-def _dpa_epsilon(q, sigma, T, delta, pessimistic=True):
+def _dpa_epsilon(q, sigma, T, delta, pessimistic=True, neighbors="replace_one"):
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    relation = {"replace_one": dpa.NeighboringRelation.REPLACE_ONE,
+                "add_remove": dpa.NeighboringRelation.ADD_OR_REMOVE_ONE}[neighbors]
     pld = pld_lib.from_gaussian_mechanism(
         standard_deviation=sigma, sensitivity=1.0, pessimistic_estimate=pessimistic,
         value_discretization_interval=VDI, sampling_prob=q, use_connect_dots=pessimistic,
-        neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+        neighboring_relation=relation)
     return pld.self_compose(T).get_epsilon_for_delta(delta)
 
 
 @pytest.fixture(scope="module")
 def dpa_refs():
     pytest.importorskip("dp_accounting")
-    return {args: (_dpa_epsilon(*args), _dpa_epsilon(*args, pessimistic=False)) for args in GRID}
+    return {(args, nb): (_dpa_epsilon(*args, neighbors=nb), _dpa_epsilon(*args, pessimistic=False, neighbors=nb))
+            for args in GRID for nb in ("replace_one", "add_remove")}
 
 
 def test_dp_accounting_accountant_is_the_pair_we_cross_check():
@@ -247,10 +288,11 @@ def test_dp_accounting_accountant_is_the_pair_we_cross_check():
     assert acc.get_epsilon(1e-5) == pytest.approx(_dpa_epsilon(0.02, 1.0, 100, 1e-5), rel=1e-9)
 
 
+@pytest.mark.parametrize("neighbors", ["replace_one", "add_remove"])
 @pytest.mark.parametrize("args", GRID)
-def test_epsilon_matches_dp_accounting_replace_one(args, dpa_refs):
-    pess, opt = dpa_refs[args]
-    mine = A.sgd_epsilon(*args)
+def test_epsilon_matches_dp_accounting(args, neighbors, dpa_refs):
+    pess, opt = dpa_refs[(args, neighbors)]
+    mine = A.sgd_epsilon(*args, neighbors)
     # guaranteed: an upper bound on the true ε is never below a lower bound on it
     assert mine >= opt
     # both accountants are tight: ours within 1% (+1e-3) of dp-accounting's pessimistic value,
@@ -259,20 +301,21 @@ def test_epsilon_matches_dp_accounting_replace_one(args, dpa_refs):
     assert mine >= pess - 2e-3 * (1 + pess)
 
 
+def _dpa_sigma(q, T, eps, delta, neighbors, near):
+    """dp-accounting's tight σ: bisection in log σ on its pessimistic ε, to 1e-4, from a bracket near σ."""
+    lo, hi = near / 1.2, near * 1.05
+    assert _dpa_epsilon(q, lo, T, delta, neighbors=neighbors) > eps
+    assert _dpa_epsilon(q, hi, T, delta, neighbors=neighbors) <= eps
+    while hi / lo > 1 + 1e-4:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if _dpa_epsilon(q, mid, T, delta, neighbors=neighbors) <= eps else (mid, hi)
+    return hi
+
+
 @pytest.fixture(scope="module")
 def dpa_sigmas():
-    """dp-accounting's tight σ at the five points: bisection in log σ on its pessimistic ε, to 1e-4."""
     pytest.importorskip("dp_accounting")
-    out = {}
-    for q, T, eps, delta in FIVE:
-        mine = A.calibrate_sgd_sigma(q, T, eps, delta)
-        lo, hi = mine / 1.2, mine * 1.05
-        assert _dpa_epsilon(q, lo, T, delta) > eps and _dpa_epsilon(q, hi, T, delta) <= eps
-        while hi / lo > 1 + 1e-4:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if _dpa_epsilon(q, mid, T, delta) <= eps else (mid, hi)
-        out[(q, T, eps, delta)] = hi
-    return out
+    return {point: _dpa_sigma(*point, "replace_one", A.calibrate_sgd_sigma(*point)) for point in FIVE}
 
 
 @pytest.mark.parametrize("point", FIVE)
@@ -284,6 +327,17 @@ def test_calibrated_sigma_within_5_percent_of_tight_and_never_below(point, dpa_s
     assert tight <= mine <= 1.05 * tight
     # in fact within 1%, where the Rényi-DP calibration was 1.15–1.71× the tight σ
     assert mine <= 1.01 * tight
+
+
+@pytest.mark.parametrize("point", [FIVE[0], FIVE[2]])
+def test_add_remove_calibrated_sigma_within_1_percent_of_tight(point):
+    q, T, eps, delta = point
+    mine = A.calibrate_sgd_sigma(q, T, eps, delta, "add_remove")
+    assert A.sgd_epsilon(q, mine, T, delta, "add_remove") <= eps
+    tight = _dpa_sigma(q, T, eps, delta, "add_remove", mine)
+    assert tight <= mine <= 1.01 * tight
+    # the replace-one σ is larger: its pair dominates both add/remove orderings
+    assert mine < A.calibrate_sgd_sigma(q, T, eps, delta)
 
 
 def test_calibration_is_fast():

@@ -252,9 +252,9 @@ MUTANTS = [
          f"{S}::test_sgd_replace_one_is_weak_triangle_of_add_remove")),
     Mutant(
         "pld-dots-rounded-down", "accounting.py",
-        (("    lower_share = np.clip(np.expm1(upper_loss - _pld_loss(x, q, sigma)) / math.expm1(h), 0.0, 1.0)\n",
+        (("    lower_share = np.clip(np.expm1(upper_loss - loss_fn(x)) / math.expm1(h), 0.0, 1.0)\n",
           "    lower_share = np.ones_like(x)\n"),),
-        "the replace-one PLD rounds every loss down to the grid point below (optimistic discretisation)",
+        "the PLD rounds every loss down to the grid point below (optimistic discretisation)",
         (f"{L}::test_one_step_epsilon_is_a_tight_upper_bound",
          f"{L}::test_one_step_discrete_pld_dominates_the_exact_profile",
          f"{L}::test_no_subsampling_matches_gaussian_dp")),
