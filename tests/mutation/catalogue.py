@@ -259,6 +259,13 @@ MUTANTS = [
          f"{L}::test_one_step_discrete_pld_dominates_the_exact_profile",
          f"{L}::test_no_subsampling_matches_gaussian_dp")),
     Mutant(
+        "pld-add-remove-one-ordering", "accounting.py",
+        (('kinds = ("replace",) if neighbors == "replace_one" else ("remove", "add")',
+          'kinds = ("replace",) if neighbors == "replace_one" else ("add",)'),),
+        "add/remove SGD accounted with the \"add\" ordering of the pair only",
+        (f"{L}::test_one_step_add_remove_epsilon_is_a_tight_upper_bound",
+         f"{L}::test_no_subsampling_add_remove_matches_gaussian_dp")),
+    Mutant(
         "pld-calibration-returns-lo", "accounting.py",
         (("    return hi\n\n\n# ----", "    return lo\n\n\n# ----"),),
         "calibrate_sgd_sigma returns the bracket end that does not meet ε (σ up to 1e-4 too small)",
