@@ -691,6 +691,54 @@ inline void accumulate_rows(const T* const* x, const T* coef, index_t m, index_t
     }
 }
 
+// acc += sum_r coef[r] * x[r] for m <= 4 float rows into a double acc: each
+// product of two floats is exact in double, so the only roundings are the
+// double additions (the sum's error bound, docs/guarantees.rst).  Same
+// grouping as accumulate_rows(); the products being exact, a contraction
+// into fused multiply-adds changes no bit.
+inline void accumulate_rows_wide(const float* const* x, const float* coef, index_t m, index_t d,
+                                 double* acc) {
+    index_t j0 = 0;
+#ifdef FASTERM_VECTOR_EXTENSIONS
+    typedef float vf4 __attribute__((vector_size(16)));
+    auto wide = [](const float* p) {
+        vf4 v;
+        std::memcpy(&v, p, sizeof v);
+        return __builtin_convertvector(v, vd);
+    };
+    j0 = d - d % 4;
+    if (m == 4) {
+        const float* x0 = x[0];
+        const float* x1 = x[1];
+        const float* x2 = x[2];
+        const float* x3 = x[3];
+        const vd v0 = vsplat(coef[0]), v1 = vsplat(coef[1]), v2 = vsplat(coef[2]),
+                 v3 = vsplat(coef[3]);
+        FASTERM_UNROLL2
+        for (index_t j = 0; j < j0; j += 4)
+            vstore(acc + j, vload(acc + j) + ((v0 * wide(x0 + j) + v1 * wide(x1 + j)) +
+                                              (v2 * wide(x2 + j) + v3 * wide(x3 + j))));
+    } else {
+        for (index_t r = 0; r < m; ++r) {
+            const float* xr = x[r];
+            const vd v = vsplat(coef[r]);
+            for (index_t j = 0; j < j0; j += 4) vstore(acc + j, vload(acc + j) + v * wide(xr + j));
+        }
+    }
+#endif
+    if (m == 4) {
+        const double c0 = coef[0], c1 = coef[1], c2 = coef[2], c3 = coef[3];
+        for (index_t j = j0; j < d; ++j)
+            acc[j] += (c0 * double(x[0][j]) + c1 * double(x[1][j])) +
+                      (c2 * double(x[2][j]) + c3 * double(x[3][j]));
+        return;
+    }
+    for (index_t r = 0; r < m; ++r) {
+        const double c = coef[r];
+        for (index_t j = j0; j < d; ++j) acc[j] += c * double(x[r][j]);
+    }
+}
+
 // dot4() of the four rows x0..x3 (the next block's, from memory) and, in the
 // same loop over the columns, accumulate_rows() of the four rows xa[0..3] of
 // the current block (from L1) with coefficients coef[0..3].  Each row's and
@@ -807,6 +855,28 @@ inline double row_scale(double norm, double data_norm) {
     return (data_norm > 0.0 && norm > data_norm) ? data_norm / norm : 1.0;
 }
 
+// The bound a kernel compares with and scales to in place of a declared bound
+// B (the clip c, the data norm X) for rows of d values of T: B f with
+// f = 1 - (d + 8) u - 3 u_T (u = 2^-53, u_T the unit roundoff of T), so that
+// the gradient the kernel actually sums, the exact vector T(a) x, has exact
+// norm <= c (and the row part s x of a gradient, s the row scale to the
+// data norm, has exact norm <= X), not just its computed norm.  Proof (docs/guarantees.rst, "Floating point"):
+// the computed norm N of a row satisfies N >= ||x|| (1 - (d + 4) u) (at most
+// d - 1 rounded additions and d rounded squares on each term, a rounded
+// square root, and on the overflow path a division, a product and an extra
+// square root rounding); the clip test |a| N > B f is a rounded product, the
+// clipped coefficient B f / N a rounded quotient, T(a) one more rounding and
+// a sample weight two more (the product in double, then T): together at most
+// (1 + u)^3 (1 + u_T)^2 with the rounding of B f itself, and
+// f (1 + u)^3 (1 + u_T)^2 <= (1 - u)(1 - (d + 4) u).  f is exact in double
+// for d < 2^50 (1 - k 2^-53 is a double for integers k <= 2^52).
+template <class T>
+inline double inner_bound(double bound, index_t d) {
+    constexpr double u = 0x1p-53;
+    constexpr double uT = std::is_same<T, float>::value ? 0x1p-24 : 0x1p-53;
+    return bound * ((1.0 - double(d + 8) * u) - 3.0 * uT);
+}
+
 // Scalar part of a row x with raw label y_raw and norm ||x||: the
 // coefficient a with gradient a * x, where z = s <w, x> for the row scale s
 // that brings x to the data norm.  (The reference for coefficients() below,
@@ -815,15 +885,22 @@ inline double row_scale(double norm, double data_norm) {
 template <class L, class T, class Row>
 inline double coefficient(const Row& x, double dot_xw, double y_raw, double norm, const T* w,
                           index_t d, const Options& o) {
-    const double s = o.data_norm > 0.0 ? row_scale(norm, o.data_norm) : 1.0;
-    double z = s * dot_xw;
-    if (!std::isfinite(z) && s < 1.0) z = dot_scaled(x, w, d, s);
+    // The margin is that of the row scaled to the data norm X by its computed
+    // norm; the gradient's scale s uses inner_bound(X), so that the exact
+    // norm of the gradient's row part s x stays <= X (rows whose computed
+    // norm lies in (inner_bound(X), X] get s just below 1).
+    const double sz = o.data_norm > 0.0 ? row_scale(norm, o.data_norm) : 1.0;
+    double z = sz * dot_xw;
+    if (!std::isfinite(z) && sz < 1.0) z = dot_scaled(x, w, d, sz);
+    const double s = o.data_norm > 0.0 ? row_scale(norm, inner_bound<T>(o.data_norm, d)) : 1.0;
     const double yi = L::uses_labels ? L::label(y_raw, o.label_bound) : 0.0;
     double a = L::deriv(z, yi) * s;
     if (o.clip > 0.0) {
-        // copysign(c / |x|, a) rather than a * c / |a x|: an exact rescale to
-        // norm c (up to rounding), finite even if a overflowed.
-        if (std::fabs(a) * norm > o.clip) a = std::copysign(o.clip / norm, a);
+        // copysign(c' / |x|, a) rather than a * c' / |a x|: a rescale to
+        // norm c' = inner_bound(c) (up to rounding, hence c' < c), finite
+        // even if a overflowed.
+        const double c = inner_bound<T>(o.clip, d);
+        if (std::fabs(a) * norm > c) a = std::copysign(c / norm, a);
     }
     return a;
 }
@@ -840,6 +917,8 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
                          T* coef) {
     const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
 #ifdef FASTERM_VECTOR_EXTENSIONS
+    // The bounds as compared and scaled to (inner_bound: coefficient()'s).
+    const double dn = inner_bound<T>(o.data_norm, d), clip = inner_bound<T>(o.clip, d);
     // Full steps read the dot products, labels and norms straight into
     // vectors; only the last, partial step goes through small buffers, with
     // padding rows (zero dot product, label 1, norm 0).  (Filling
@@ -881,22 +960,28 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
             nv = vload(nt);
         }
         // The row scales, only when a row of the four exceeds the data norm
-        // (a scale of 1 changes no bit, and rows usually come clipped).
+        // (a scale of 1 changes no bit, and rows usually come clipped): the
+        // margin's, to X, and the gradient's s, to inner_bound(X) (as in
+        // coefficient()).
         s = one;
         vi over = vi{0, 0, 0, 0};
-        if (o.data_norm > 0.0) over = (vi)(nv > o.data_norm);
+        if (o.data_norm > 0.0) over = (vi)(nv > dn);
         const bool scaled = (over[0] | over[1] | over[2] | over[3]) != 0;
         if (scaled) {
-            s = over ? o.data_norm / nv : one;
-            z = s * z;
-            // Rare: a dot product that overflowed, on a row the data norm scales down.
-            const vi bad = (!(vabs(z) <= std::numeric_limits<double>::max())) & (s < 1.0);
-            if (bad[0] | bad[1] | bad[2] | bad[3]) {
-                alignas(32) double zt[4];
-                vstore(zt, z);
-                for (index_t k = 0; k < 4 && r + k < m; ++k)
-                    if (bad[k]) zt[k] = dot_scaled(rows(i0 + r + k), w, d, s[k]);
-                z = vload(zt);
+            s = over ? dn / nv : one;
+            const vi zover = (vi)(nv > o.data_norm);
+            if (zover[0] | zover[1] | zover[2] | zover[3]) {
+                const vd sz = zover ? o.data_norm / nv : one;
+                z = sz * z;
+                // Rare: a dot product that overflowed, on a row the data norm scales down.
+                const vi bad = (!(vabs(z) <= std::numeric_limits<double>::max())) & (sz < 1.0);
+                if (bad[0] | bad[1] | bad[2] | bad[3]) {
+                    alignas(32) double zt[4];
+                    vstore(zt, z);
+                    for (index_t k = 0; k < 4 && r + k < m; ++k)
+                        if (bad[k]) zt[k] = dot_scaled(rows(i0 + r + k), w, d, sz[k]);
+                    z = vload(zt);
+                }
             }
         }
         yl = L::vlabel(yv, o.label_bound);
@@ -906,8 +991,8 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
     auto finish = [&](index_t r, vd a, vd nv, vd s, bool scaled) {
         if (scaled) a = a * s;
         if (o.clip > 0.0) {
-            const vd c = o.clip / nv;  // inf on zero rows, never selected there
-            a = vabs(a) * nv > o.clip ? (a < 0.0 ? -c : c) : a;
+            const vd c = clip / nv;  // inf on zero rows, never selected there
+            a = vabs(a) * nv > clip ? (a < 0.0 ? -c : c) : a;
         }
         if (r + 4 <= m) {
             if constexpr (std::is_same<T, double>::value) {
@@ -1032,6 +1117,9 @@ inline void for_each_chunk(index_t nchunks, int workers, const F& work) {
 // on the rows' positions in the map, so a subsample read through
 // IndexedRows gives the bits of the same rows copied out and read densely.
 constexpr index_t kFlushRows = 64;
+// Float rows accumulated straight into the double acc (accumulate_rows_wide:
+// exact products, double additions) instead of the float scratch row.
+constexpr bool kWideFloat = true;
 
 template <class L, class T, class R>
 inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* norms,
@@ -1149,11 +1237,14 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
                 const index_t c = std::min<index_t>(4, m - g);
                 const T* x[4];
                 for (index_t r = 0; r < c; ++r) x[r] = rows(b + g + r);
-                accumulate_rows(x, coef + g, c, d, bacc);
+                if constexpr (!direct && kWideFloat)
+                    accumulate_rows_wide(x, coef + g, c, d, acc);
+                else
+                    accumulate_rows(x, coef + g, c, d, bacc);
             }
         }
         pending += m;
-        if (!direct && (pending + block > kFlushRows || mn == 0)) {
+        if (!direct && !kWideFloat && (pending + block > kFlushRows || mn == 0)) {
             for (index_t j = 0; j < d; ++j) acc[j] += double(bacc[j]);
             std::fill(bacc, bacc + d, T(0));
             pending = 0;
