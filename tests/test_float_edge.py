@@ -169,14 +169,25 @@ def plan(n, d, itemsize):
     return block, min(chunk, n), max(-(-n // chunk), 1)
 
 
+def gamma(m, u):
+    return m * u / (1 - m * u)
+
+
 def theta(kernel, dtype, n, d) -> Fraction:
-    """The bound of docs/guarantees.rst: |fl(S)_j − S_j| ≤ θ Σ_i |g_ij|, θ = γ_m + u_T (1 + γ_m)."""
+    """The bound of docs/guarantees.rst: |fl(S)_j − S_j| ≤ θ Σ_i |g_ij|.
+
+    θ' = (1 + γ^T_f)(1 + γ_m) − 1 for at most f roundings in float32 (the dense float32
+    kernel's scratch row: f = 21) and m in double, then θ = θ' + u_T (1 + θ') for the
+    output's rounding to T."""
     _, r, K = plan(n, d, np.dtype(dtype).itemsize)
-    m = r // 4 + K + 5 if kernel == "dense" else r + K
-    u = Fraction(1, 2 ** 53)
-    gamma = m * u / (1 - m * u)
-    uT = Fraction(1, 2 ** 24) if np.dtype(dtype) == np.float32 else Fraction(0)
-    return gamma + uT * (1 + gamma)
+    f32 = np.dtype(dtype) == np.float32
+    u, uT = Fraction(1, 2 ** 53), (Fraction(1, 2 ** 24) if f32 else Fraction(0))
+    if kernel == "dense":
+        f, m = (21, r // 4 + K) if f32 else (0, r // 4 + K + 5)
+    else:
+        f, m = 0, r + K
+    t = (1 + gamma(f, uT)) * (1 + gamma(m, u)) - 1
+    return t + uT * (1 + t)
 
 
 def _dyadic(v):

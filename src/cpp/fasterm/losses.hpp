@@ -691,54 +691,6 @@ inline void accumulate_rows(const T* const* x, const T* coef, index_t m, index_t
     }
 }
 
-// acc += sum_r coef[r] * x[r] for m <= 4 float rows into a double acc: each
-// product of two floats is exact in double, so the only roundings are the
-// double additions (the sum's error bound, docs/guarantees.rst).  Same
-// grouping as accumulate_rows(); the products being exact, a contraction
-// into fused multiply-adds changes no bit.
-inline void accumulate_rows_wide(const float* const* x, const float* coef, index_t m, index_t d,
-                                 double* acc) {
-    index_t j0 = 0;
-#ifdef FASTERM_VECTOR_EXTENSIONS
-    typedef float vf4 __attribute__((vector_size(16)));
-    auto wide = [](const float* p) {
-        vf4 v;
-        std::memcpy(&v, p, sizeof v);
-        return __builtin_convertvector(v, vd);
-    };
-    j0 = d - d % 4;
-    if (m == 4) {
-        const float* x0 = x[0];
-        const float* x1 = x[1];
-        const float* x2 = x[2];
-        const float* x3 = x[3];
-        const vd v0 = vsplat(coef[0]), v1 = vsplat(coef[1]), v2 = vsplat(coef[2]),
-                 v3 = vsplat(coef[3]);
-        FASTERM_UNROLL2
-        for (index_t j = 0; j < j0; j += 4)
-            vstore(acc + j, vload(acc + j) + ((v0 * wide(x0 + j) + v1 * wide(x1 + j)) +
-                                              (v2 * wide(x2 + j) + v3 * wide(x3 + j))));
-    } else {
-        for (index_t r = 0; r < m; ++r) {
-            const float* xr = x[r];
-            const vd v = vsplat(coef[r]);
-            for (index_t j = 0; j < j0; j += 4) vstore(acc + j, vload(acc + j) + v * wide(xr + j));
-        }
-    }
-#endif
-    if (m == 4) {
-        const double c0 = coef[0], c1 = coef[1], c2 = coef[2], c3 = coef[3];
-        for (index_t j = j0; j < d; ++j)
-            acc[j] += (c0 * double(x[0][j]) + c1 * double(x[1][j])) +
-                      (c2 * double(x[2][j]) + c3 * double(x[3][j]));
-        return;
-    }
-    for (index_t r = 0; r < m; ++r) {
-        const double c = coef[r];
-        for (index_t j = j0; j < d; ++j) acc[j] += c * double(x[r][j]);
-    }
-}
-
 // dot4() of the four rows x0..x3 (the next block's, from memory) and, in the
 // same loop over the columns, accumulate_rows() of the four rows xa[0..3] of
 // the current block (from L1) with coefficients coef[0..3].  Each row's and
@@ -1113,13 +1065,12 @@ inline void for_each_chunk(index_t nchunks, int workers, const F& work) {
 // alternate with the accumulation of block b (from L1), so the memory stream
 // never waits for the arithmetic.  For float data the rows are summed in a
 // float scratch row that is added into the double acc every kFlushRows rows:
-// float sums never run over more rows than that.  The arithmetic depends only
+// float sums never run over more rows than that (a term meets at most 21
+// float roundings before its flush: the sum's error bound in
+// docs/guarantees.rst, "Floating point", counts on it).  The arithmetic depends only
 // on the rows' positions in the map, so a subsample read through
 // IndexedRows gives the bits of the same rows copied out and read densely.
 constexpr index_t kFlushRows = 64;
-// Float rows accumulated straight into the double acc (accumulate_rows_wide:
-// exact products, double additions) instead of the float scratch row.
-constexpr bool kWideFloat = true;
 
 template <class L, class T, class R>
 inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* norms,
@@ -1237,14 +1188,11 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
                 const index_t c = std::min<index_t>(4, m - g);
                 const T* x[4];
                 for (index_t r = 0; r < c; ++r) x[r] = rows(b + g + r);
-                if constexpr (!direct && kWideFloat)
-                    accumulate_rows_wide(x, coef + g, c, d, acc);
-                else
-                    accumulate_rows(x, coef + g, c, d, bacc);
+                accumulate_rows(x, coef + g, c, d, bacc);
             }
         }
         pending += m;
-        if (!direct && !kWideFloat && (pending + block > kFlushRows || mn == 0)) {
+        if (!direct && (pending + block > kFlushRows || mn == 0)) {
             for (index_t j = 0; j < d; ++j) acc[j] += double(bacc[j]);
             std::fill(bacc, bacc + d, T(0));
             pending = 0;
