@@ -284,3 +284,62 @@ def test_neighbouring_sums_differ_by_more_than_exact_but_within_bound(kernel, dt
         assert got <= exact + th * mass
         worst = max(worst, got - exact)
     assert worst > 0  # the effect is real: the computed difference exceeds the exact one
+
+
+# ---------------------------------------------------------------------------
+# (a) for the multiclass numpy path (fasterm._multiclass.grad_sum)
+# ---------------------------------------------------------------------------
+
+def _multiclass_hunt(dtype, sparse, weighted, trials, seed):
+    """Violations of ‖a ⊗ u′‖_F ≤ c·w, u′ the scaled scores gradient as grad_sum forms it."""
+    from fasterm import _multiclass
+    from fasterm.losses import row_norms
+
+    rng = np.random.default_rng(seed)
+    bad = []
+    for t in range(trials):
+        x = _row(rng, dtype, KINDS[t % len(KINDS)])
+        if KINDS[t % len(KINDS)] == "huge":
+            x = x / np.asarray(2.0 ** 400 if dtype == np.float64 else 2.0 ** 40, dtype=dtype)
+        p, K = x.shape[0], int(rng.integers(2, 7))
+        kind = "logistic" if t % 2 else "hinge"
+        A = x[None].copy()
+        W = (rng.standard_normal((p, K)) / max(float(np.abs(x).max()), 1e-30)).astype(dtype)
+        y = rng.integers(0, K, 1)
+        if sparse:
+            A = sp.csr_matrix(A)
+            norms = row_norms(A)
+        else:
+            norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
+        U = _multiclass._scores_gradient(kind, np.asarray(A @ W), y)
+        g = float(norms[0] * np.sqrt(np.einsum("ij,ij->i", U, U, dtype=np.float64))[0])
+        weight = float(rng.uniform(0.5, 1.0)) if weighted else None
+        wts = None if weight is None else np.array([weight])
+        for c in [g * rng.uniform(0.05, 0.95)] + [g * (1.0 + k * 2.0 ** -52) for k in range(-6, 7)]:
+            if not c > 0:
+                continue
+            out = np.empty((p, K), dtype=dtype)
+            _multiclass.grad_sum(kind, A, y, W.copy(), norms, c, out, wts)
+            u = [Fraction(float(v)) / Fraction(float(x[0])) for v in out[0]]
+            lhs = sum(v * v for v in u) * exact_sq(x)
+            rhs = (Fraction(c) * Fraction(1.0 if weight is None else weight)) ** 2
+            if lhs > rhs:
+                bad.append((t, float(lhs / rhs) - 1.0))
+    return bad
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_multiclass_clipped_gradient_exact_norm_within_bound(dtype, sparse, weighted):
+    bad = _multiclass_hunt(dtype, sparse, weighted, 120, seed=21)
+    assert not bad, f"{len(bad)} violations, worst relative excess {max(e for _, e in bad):.3g}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_multiclass_hunt_finds_violations_of_the_naive_clip(dtype, monkeypatch):
+    """The same hunt with the clip at c itself (the former code) finds violations."""
+    from fasterm import _multiclass
+
+    monkeypatch.setattr(_multiclass, "inner_clip", lambda clip, p, K, dt: clip)
+    assert len(_multiclass_hunt(dtype, False, False, 120, seed=21)) >= 10
