@@ -811,17 +811,17 @@ inline double row_scale(double norm, double data_norm) {
 // B (the clip c, the data norm X) for rows of d values of T: B f with
 // f = 1 - (d + 8) u - 3 u_T (u = 2^-53, u_T the unit roundoff of T), so that
 // the gradient the kernel actually sums, the exact vector T(a) x, has exact
-// norm <= c (and the row part s x of a gradient, s the row scale to the
-// data norm, has exact norm <= X), not just its computed norm.  Proof (docs/guarantees.rst, "Floating point"):
-// the computed norm N of a row satisfies N >= ||x|| (1 - (d + 4) u) (at most
-// d - 1 rounded additions and d rounded squares on each term, a rounded
-// square root, and on the overflow path a division, a product and an extra
-// square root rounding); the clip test |a| N > B f is a rounded product, the
-// clipped coefficient B f / N a rounded quotient, T(a) one more rounding and
-// a sample weight two more (the product in double, then T): together at most
-// (1 + u)^3 (1 + u_T)^2 with the rounding of B f itself, and
-// f (1 + u)^3 (1 + u_T)^2 <= (1 - u)(1 - (d + 4) u).  f is exact in double
-// for d < 2^50 (1 - k 2^-53 is a double for integers k <= 2^52).
+// norm <= c (and the row part s x of a gradient, s the row scale to the data
+// norm, exact norm <= X), not just its computed norm.  Proof
+// (docs/guarantees.rst, "Floating point"): the computed norm N of a row is
+// >= ||x|| (1 - (d + 4) u) (each square rounds once and meets at most d - 1
+// rounded additions, the square root rounds once; the overflow path adds a
+// division, a product and one more rounding); the clip test |a| N > B f is a
+// rounded product, the clipped coefficient B f / N a rounded quotient, T(a)
+// one more rounding and a sample weight two more (the product in double,
+// then T): with the rounding of B f itself at most (1 + u)^3 (1 + u_T)^2,
+// and f (1 + u)^3 (1 + u_T)^2 <= (1 - u)(1 - (d + 4) u).  f is exact in
+// double for d < 2^50 (1 - k 2^-53 is a double for integers k <= 2^52).
 template <class T>
 inline double inner_bound(double bound, index_t d) {
     constexpr double u = 0x1p-53;
@@ -1066,10 +1066,11 @@ inline void for_each_chunk(index_t nchunks, int workers, const F& work) {
 // never waits for the arithmetic.  For float data the rows are summed in a
 // float scratch row that is added into the double acc every kFlushRows rows:
 // float sums never run over more rows than that (a term meets at most 21
-// float roundings before its flush: the sum's error bound in
-// docs/guarantees.rst, "Floating point", counts on it).  The arithmetic depends only
-// on the rows' positions in the map, so a subsample read through
-// IndexedRows gives the bits of the same rows copied out and read densely.
+// float roundings before its flush: the error bound of the sum in
+// docs/guarantees.rst, "Floating point", counts on it).  The arithmetic
+// depends only on the rows' positions in the map, so a subsample read
+// through IndexedRows gives the bits of the same rows copied out and read
+// densely.
 constexpr index_t kFlushRows = 64;
 
 template <class L, class T, class R>
