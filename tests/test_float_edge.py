@@ -29,13 +29,6 @@ sp = pytest.importorskip("scipy.sparse")
 
 from fasterm import _losses, _sparse  # noqa: E402
 
-U = 2.0 ** -53
-
-
-def unit_roundoff(dtype):
-    return 2.0 ** -24 if np.dtype(dtype) == np.float32 else 2.0 ** -53
-
-
 def exact_sq(x) -> Fraction:
     """Σ x_j² of a float vector, exactly (integers scaled by a common power of two)."""
     x = np.asarray(x, dtype=np.float64)
