@@ -322,19 +322,106 @@ def _gd_plan(loss, ball, *config):
     return plan
 
 
-def resolve_method(method, delta, secure=None, chunked=False) -> str:
-    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
+#: ``method="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
+#: choice of the experiments of docs/solvers.rst ("Regression"; bench/regression_rules.py).
+REGRESSION_AUTO = {"approx": "adassp", "pure": "adassp"}
 
-    Exceptions, because objective perturbation needs X in memory and has no
-    secure mode: a dask X or secure mode resolve to "noisy_pgd" (which then
-    needs ``noise="laplace"`` for δ = 0).  A public rule: δ, and the user's
-    choices.
+
+def resolve_method(method, delta, secure=None, chunked=False, kind=None) -> str:
+    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd"; for
+    regression (``kind="squared"``) :data:`REGRESSION_AUTO` ("adassp", sufficient
+    statistics perturbation, :mod:`fasterm.ssp`).
+
+    Exceptions, because objective perturbation and AdaSSP need X in memory and
+    have no secure mode: a dask X or secure mode resolve to "noisy_pgd" (which
+    then needs ``noise="laplace"`` for δ = 0).  A public rule: δ, the loss, and
+    the user's choices.
     """
     if method != "auto":
         return method
+    if kind == "squared" and not chunked and not resolve_secure(secure):
+        return REGRESSION_AUTO["pure" if delta == 0.0 else "approx"]
     if delta == 0.0 and not chunked and not resolve_secure(secure):
         return "objpert"
     return "noisy_pgd"
+
+
+#: A fit "ends on the boundary" when ‖(coef, intercept/s)‖ ≥ (1 − this)·radius.
+BOUNDARY_TOLERANCE = 1e-6
+
+
+def warn_on_boundary(kind, result, coef, intercept, radius, fit_intercept, intercept_scaling, name):
+    """Emit a :class:`fasterm.DataWarning` when the released (coef, intercept/s) lies on the radius ball.
+
+    A function of the released output and of public parameters only (a
+    post-processing, no privacy cost); the message goes to the caller and
+    nothing of it is stored.  ``radius=None`` resolves as in :func:`fit_linear`
+    (no ball for AdaSSP, :data:`DEFAULT_RADIUS` otherwise).
+    """
+    import warnings
+
+    from ._warnings import DataWarning
+
+    adassp = (result.info or {}).get("method") == "adassp"
+    if radius is None:
+        if adassp:
+            return
+        radius = DEFAULT_RADIUS[kind]
+    method = "adassp" if adassp else ("objpert" if isinstance(result, _objpert_result_type()) else "noisy_pgd")
+    s = resolve_intercept_scaling(kind, method, intercept_scaling)
+    w = np.append(np.ravel(coef).astype(np.float64), float(intercept) / s if fit_intercept else [])
+    norm = float(np.linalg.norm(w))
+    if norm >= (1.0 - BOUNDARY_TOLERANCE) * radius:
+        hint = ("leave radius=None with method='auto' (AdaSSP needs no bound), or raise radius"
+                if kind == "squared" else "raise radius")
+        warnings.warn(DataWarning(
+            f"{name}: the fitted ‖(coef, intercept/intercept_scaling)‖ = {norm:.4g} is on the boundary of "
+            f"the parameter ball radius={radius:g}: the fit was stopped by the bound, and the unconstrained "
+            f"private solution is likely larger; {hint} (a public choice), and check that the features and "
+            "labels are scaled into their declared bounds.  (Computed from the released model only; "
+            "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=3)
+
+
+def _objpert_result_type():
+    from .objpert import ObjPertResult
+
+    return ObjPertResult
+
+
+def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept, intercept_scaling, secure,
+                random_state, label_bound, sample_weight, weight_bound, row_norms):
+    """``method="adassp"`` (regression): :func:`fasterm.ssp.adassp` on the design rows.
+
+    The design is the one of every method (rows clipped to ``data_norm``, the
+    column s appended), so the statistics' row bound is X_aug = √(X² + s²).
+    With ``radius=None`` (the estimator's default) θ is returned as it is —
+    AdaSSP needs no parameter bound; a numeric ``radius`` projects θ onto the
+    ball (post-processing).  δ > 0: Gaussian releases composed by GDP; δ = 0:
+    Laplace releases, (ε, 0)-DP (:mod:`fasterm.ssp`).
+    """
+    from . import ssp
+
+    if kind != "squared":
+        raise ValueError("method='adassp' is least-squares regression (DPLinearRegression) only")
+    if resolve_secure(secure):
+        raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+                         "releases have no floating-point-safe mode")
+    if _dask.is_dask_collection(X):
+        raise ValueError("method='adassp' needs X in memory; dask arrays are fitted with method='noisy_pgd'")
+    if is_sparse(X):
+        X = check_csr(X, "X")
+    s = resolve_intercept_scaling(kind, "adassp", intercept_scaling)
+    dn = augmented_norm(data_norm, fit_intercept, s)
+    A = design(X, data_norm, fit_intercept, s, row_norms)
+    result = ssp.adassp(A, y, epsilon, delta, data_norm=dn, label_bound=label_bound,
+                        sample_weight=sample_weight, weight_bound=weight_bound, random_state=random_state)
+    if radius is not None:
+        result.w = L2Ball(radius, A.shape[1]).project(result.w)
+    w = np.asarray(result.w)
+    d = X.shape[1]
+    coef = w[:d].astype(X.dtype, copy=True)
+    intercept = float(w[d]) * s if fit_intercept else 0.0
+    return coef, intercept, result
 
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
@@ -356,7 +443,14 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     so the solver does not scan them again; ``row_norms``: X's row norms from
     that check (:func:`fasterm._design.row_norms_unchecked`), or None.
     """
-    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X), kind)
+    if method == "adassp":
+        return _fit_adassp(kind, X, y, epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
+                           fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, secure=secure,
+                           random_state=random_state, label_bound=label_bound, sample_weight=sample_weight,
+                           weight_bound=weight_bound, row_norms=row_norms)
+    if radius is None:
+        radius = DEFAULT_RADIUS[kind]
     if is_sparse(X):
         if method != "noisy_pgd":
             raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by method='noisy_pgd' only, "

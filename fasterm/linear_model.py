@@ -127,7 +127,7 @@ _PRIVATE_PARAMS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
+    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech", "adassp"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -303,7 +303,13 @@ class _DPLinearModel(BaseEstimator):
                     _PLAIN_PARAMS[key] = True
             else:
                 self._validate_params()
-        method = _linear.resolve_method(self.method, self.delta, self.secure)
+        method = _linear.resolve_method(self.method, self.delta, self.secure, kind=self._kind)
+        if method == "adassp" and self._kind != "squared":
+            raise ValueError("method='adassp' (sufficient statistics perturbation) is for "
+                             "DPLinearRegression only")
+        if method == "adassp" and resolve_secure(self.secure):
+            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+                             "releases have no floating-point-safe mode")
         if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
             raise ValueError(
@@ -352,7 +358,8 @@ class _DPLinearModel(BaseEstimator):
         array of n entries (dask or numpy), returned as a dask array in X's row
         chunks with its dtype unchanged.
         """
-        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True) != "noisy_pgd":
+        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True,
+                                  kind=self._kind) != "noisy_pgd":
             raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
                              "with method='noisy_pgd'")
         if self.solver in ("gd", "sgd"):
@@ -657,30 +664,57 @@ class DPLinearSVC(_DPLinearClassifier):
 class DPLinearRegression(RegressorMixin, _DPLinearModel):
     """Differentially private least-squares regression.
 
-    Minimises (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over
-    ‖(w, b/s)‖₂ ≤ ``radius`` privately, with labels clipped to
-    [−label_bound, label_bound].  Parameters as :class:`DPLogisticRegression`,
-    and:
+    Fits y ≈ ⟨w, x⟩ + b privately, with rows clipped to ‖x‖ ≤ ``data_norm`` and
+    labels clipped to [−label_bound, label_bound].
+
+    ``method="auto"`` (default) is ``"adassp"`` for δ > 0 *and* δ = 0 (X in
+    memory, dense or CSR, secure mode off): sufficient-statistics perturbation,
+    AdaSSP of Wang (2018, Algorithm 2; :func:`fasterm.ssp.adassp`) — the
+    statistics Σ aᵢaᵢᵀ and Σ yᵢaᵢ of the design rows aᵢ = (x_i, s) and a
+    lower bound on the smallest eigenvalue of the first are released with
+    Gaussian noise composed by GDP (δ > 0) or Laplace noise (δ = 0, (ε, 0)-DP),
+    and (w, b/s) = (Ĝ + λI)⁻¹b̂ with the ridge λ of Wang's rule (every constant
+    in :mod:`fasterm.ssp`).  It needs no parameter ball, step or iteration
+    count, and reaches the least-squares fit when n ≫ d whatever the norm of
+    the solution (docs/solvers.rst, "Regression").  ``alpha``, ``noise``,
+    ``calibration``, ``clip``, ``steps`` and ``max_steps`` are unused by it.
+    Secure mode and dask arrays resolve "auto" to ``"noisy_pgd"`` (for δ = 0
+    with ``noise="laplace"``).  ``method="noisy_pgd"`` minimises
+    (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤
+    ``radius`` by the noisy gradient methods (the previous default),
+    ``"objpert"`` by objective perturbation (the previous δ = 0 default).
+    Parameters as :class:`DPLogisticRegression`, and:
 
     label_bound : float > 0, default=1.0
         Public bound Y on |y|: labels are clipped to [−Y, Y].  Scale targets
         with public bounds first.
-    radius : float > 0, default=5.0
-        As for the classifiers; smaller by default because the squared loss's
-        step size must stay within its curvature's stability limit.
+    radius : float > 0 or None, default=None
+        The public bound on ‖(coef, intercept/s)‖₂.  None: no bound for
+        ``"adassp"``, 5.0 for the other methods (the squared loss's step size
+        must stay within its curvature's stability limit).  A number bounds
+        every method (AdaSSP's θ is projected onto the ball, post-processing).
+        A fit whose ‖(coef, intercept/s)‖ ends on the boundary emits a
+        :class:`fasterm.DataWarning` (computed from the released coefficients
+        only, never stored).
     clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
         its residual exceeds label_bound/4).
+    sample_weight (``fit``) : ``"adassp"`` and ``"noisy_pgd"`` take weights
+        mapped into [0, ``weight_bound``]; every sensitivity scales by
+        ``weight_bound`` (:mod:`fasterm.ssp` for AdaSSP's proof).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
-    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_``, ``result_``.
+    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
+    3 — the three releases — for AdaSSP), ``result_`` (for AdaSSP its noise
+    scales and sensitivities, public constants only).
     """
 
     _kind = "squared"
     _parameter_constraints: dict = {
-        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")]}
+        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "radius": [Interval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
-                 label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
+                 label_bound=1.0, radius=None, alpha=_D["alpha"],
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
@@ -724,6 +758,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         coef, intercept = self._fit_linear(X, y, sample_weight, norms)
         self.coef_ = coef
         self.intercept_ = intercept
+        _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
+                                 self.intercept_scaling, type(self).__name__)
         return self
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
