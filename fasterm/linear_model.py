@@ -665,56 +665,62 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     """Differentially private least-squares regression.
 
     Fits y ≈ ⟨w, x⟩ + b privately, with rows clipped to ‖x‖ ≤ ``data_norm`` and
-    labels clipped to [−label_bound, label_bound].
+    labels clipped to [−label_bound, label_bound].  The gradient methods
+    (``method="noisy_pgd"``, the default for δ > 0) and objective perturbation
+    (``"objpert"``, the default for δ = 0) minimise
+    (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤ R.
 
-    ``method="auto"`` (default) is ``"adassp"`` for δ > 0 *and* δ = 0 (X in
-    memory, dense or CSR, secure mode off): sufficient-statistics perturbation,
-    AdaSSP of Wang (2018, Algorithm 2; :func:`fasterm.ssp.adassp`) — the
-    statistics Σ aᵢaᵢᵀ and Σ yᵢaᵢ of the design rows aᵢ = (x_i, s) and a
-    lower bound on the smallest eigenvalue of the first are released with
-    Gaussian noise composed by GDP (δ > 0) or Laplace noise (δ = 0, (ε, 0)-DP),
-    and (w, b/s) = (Ĝ + λI)⁻¹b̂ with the ridge λ of Wang's rule (every constant
-    in :mod:`fasterm.ssp`).  It needs no parameter ball, step or iteration
-    count, and reaches the least-squares fit when n ≫ d whatever the norm of
-    the solution (docs/solvers.rst, "Regression").  ``alpha``, ``noise``,
-    ``calibration``, ``clip``, ``steps`` and ``max_steps`` are unused by it.
-    Secure mode and dask arrays resolve "auto" to ``"noisy_pgd"`` (for δ = 0
-    with ``noise="laplace"``).  ``method="noisy_pgd"`` minimises
-    (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤
-    ``radius`` by the noisy gradient methods (the previous default),
-    ``"objpert"`` by objective perturbation (the previous δ = 0 default).
+    Default rule (docs/solvers.rst, "Regression"; public quantities only): with
+    Gaussian noise, X in memory and n ≥ 5,000 rows, ``solver="auto"`` is
+    noisy_gd with T = clamp(⌈n/50⌉, 200, 1000) steps and, for ``radius=None``,
+    R = clamp(n·μ/(10·p), 5, 100) (μ the GDP parameter of (ε, δ), p = d + 1
+    with the intercept; :func:`fasterm._linear.regression_gd_rule`): the
+    number of steps and the ball grow with n, so an ill-conditioned problem
+    converges where the noise is small, and clipped gradients keep the noise
+    independent of R; ``alpha=None`` is no ridge there.  Below 5,000 rows the previous rule (noisy_gd, T ≤ 40,
+    R = 5).  ``method="adassp"`` is sufficient-statistics perturbation (AdaSSP
+    of Wang 2018, :func:`fasterm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
+    weights): no ball and no steps, but on the comparison data its noise on
+    Σ aaᵀ cost far more than the gradient methods' (docs/solvers.rst).
     Parameters as :class:`DPLogisticRegression`, and:
 
     label_bound : float > 0, default=1.0
         Public bound Y on |y|: labels are clipped to [−Y, Y].  Scale targets
         with public bounds first.
+    alpha : float >= 0 or None, default=None
+        The ridge α/2·‖(w, b/s)‖².  None: 0 on the n ≥ 5,000 Gaussian path
+        above (the ball bounds the iterates; a ridge of 1e-4 shrank the
+        weak directions of an ill-conditioned problem: docs/solvers.rst),
+        1e-4 on every other path (as the classifiers).  Unused by AdaSSP.
     radius : float > 0 or None, default=None
-        The public bound on ‖(coef, intercept/s)‖₂.  None: no bound for
-        ``"adassp"``, 5.0 for the other methods (the squared loss's step size
-        must stay within its curvature's stability limit).  A number bounds
-        every method (AdaSSP's θ is projected onto the ball, post-processing).
-        A fit whose ‖(coef, intercept/s)‖ ends on the boundary emits a
-        :class:`fasterm.DataWarning` (computed from the released coefficients
-        only, never stored).
+        The public bound R on ‖(coef, intercept/s)‖₂.  None: the rule above
+        for the n ≥ 5,000 Gaussian path, 5.0 for the other gradient methods
+        and objective perturbation (the squared loss's step size must stay
+        within its curvature's stability limit), no bound for ``"adassp"``.
+        A number is used as given (AdaSSP's θ is then projected onto the
+        ball, post-processing).  A fit whose ‖(coef, intercept/s)‖ ends on
+        the boundary emits a :class:`fasterm.DataWarning` (computed from the
+        released coefficients only, never stored).
     clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
         its residual exceeds label_bound/4).
-    sample_weight (``fit``) : ``"adassp"`` and ``"noisy_pgd"`` take weights
+    sample_weight (``fit``) : ``"noisy_pgd"`` and ``"adassp"`` take weights
         mapped into [0, ``weight_bound``]; every sensitivity scales by
         ``weight_bound`` (:mod:`fasterm.ssp` for AdaSSP's proof).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
     ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
-    3 — the three releases — for AdaSSP), ``result_`` (for AdaSSP its noise
-    scales and sensitivities, public constants only).
+    3, the three releases, for AdaSSP), ``result_`` (public constants only;
+    ``result_.info["radius"]`` is the resolved R).
     """
 
     _kind = "squared"
     _parameter_constraints: dict = {
         **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")],
-        "radius": [Interval(Real, 0, None, closed="neither"), None]}
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(Real, 0, None, closed="left"), None]}
 
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
-                 label_bound=1.0, radius=None, alpha=_D["alpha"],
+                 label_bound=1.0, radius=None, alpha=None,
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
