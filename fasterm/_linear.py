@@ -410,10 +410,11 @@ def warn_on_boundary(kind, result, coef, intercept, radius, fit_intercept, inter
     if norm >= (1.0 - BOUNDARY_TOLERANCE) * radius:
         hint = ("raise radius (a public choice), or use method='adassp' (sufficient statistics "
                 "perturbation, which needs no bound)" if kind == "squared" else "raise radius (a public choice)")
+        hint += ","
         warnings.warn(DataWarning(
             f"{name}: the fitted ‖(coef, intercept/intercept_scaling)‖ = {norm:.4g} is on the boundary of "
             f"the parameter ball radius={radius:g}: the fit was stopped by the bound, and the unconstrained "
-            f"private solution is likely larger; {hint} (a public choice), and check that the features and "
+            f"private solution is likely larger; {hint} and check that the features and "
             "labels are scaled into their declared bounds.  (Computed from the released model only; "
             "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=3)
 
