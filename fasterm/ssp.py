@@ -116,7 +116,13 @@ def adassp_scales(epsilon, delta, dim, data_norm, label_bound, weight_bound=1.0,
     else:
         sens = (B * X * X, B * (p + 1) * X * X, 2.0 * B * math.sqrt(p) * X * Y)
         share = eps / 3.0
+        if not (share > 0.0 and all(0.0 < v < math.inf for v in sens)):
+            raise ValueError("the sensitivities of AdaSSP are not positive finite numbers for these epsilon, "
+                             "dim, data_norm, label_bound and weight_bound")
         scales = [s / share for s in sens]
+        if not all(0.0 < v < math.inf for v in scales):
+            raise ValueError("the Laplace scales of AdaSSP are not positive finite numbers for these epsilon, "
+                             "data_norm, label_bound and weight_bound")
         # basic composition, rounded: Σ Δᵢ/bᵢ ≤ ε in floating point
         while math.fsum(s / b for s, b in zip(sens, scales)) > eps:
             scales = [math.nextafter(b, math.inf) for b in scales]  # pragma: no cover
@@ -131,6 +137,9 @@ def adassp_scales(epsilon, delta, dim, data_norm, label_bound, weight_bound=1.0,
             raise ValueError(f"the noise scale {name} of AdaSSP is not a positive finite number for these "
                              "epsilon, delta, data_norm, label_bound and weight_bound")
     ridge_scale = entry_sd * math.sqrt(p * math.log(2.0 * p * p / rho))
+    if not (math.isfinite(ridge_scale) and math.isfinite(shift)):
+        raise ValueError("the ridge rule of AdaSSP is not finite for this rho (and epsilon, delta, dim, "
+                         "data_norm, weight_bound): use rho in (0, 1) not near 0")
     return dict(noise=noise, unit_scale=unit, s1=s1, s2=s2, s3=s3, shift=shift, ridge_scale=ridge_scale,
                 epsilon=spent[0], delta=spent[1], sensitivities=sens, rho=rho)
 
@@ -196,7 +205,9 @@ def adassp(X, y, epsilon, delta=1e-5, *, data_norm=1.0, label_bound=1.0, sample_
         if A.dtype not in (np.float32, np.float64):
             A = A.astype(np.float64)
     n, p = A.shape
-    yy = check_array(y, "y", ndim=1, dtype=np.float64, shape=(n,))
+    yy = check_array(y, "y", ndim=1, dtype=np.float64)
+    if yy.shape[0] != n:
+        raise ValueError(f"X has {n} rows but y has {yy.shape[0]} labels: X and y must have one row per record")
     w = None
     B = check_positive(weight_bound, "weight_bound")
     if sample_weight is not None:
