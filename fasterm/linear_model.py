@@ -37,7 +37,10 @@ on a smooth surrogate of the loss); ``method="expmech"`` samples from the
 exponential mechanism through ``fasterm.expmech_erm`` by a finite
 hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
-``ValueError`` if it is absent).
+``ValueError`` if it is absent).  ``DPLinearRegression`` also takes
+``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.ssp`)
+and has its own default rule from n = 5,000 rows (its docstring;
+docs/solvers.rst, "Regression").
 
 Sparse input.  ``fit``, ``predict`` and ``decision_function`` take a
 scipy.sparse matrix (any format, converted to CSR by scikit-learn's

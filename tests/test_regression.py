@@ -235,9 +235,15 @@ def test_default_regression_from_5000_rows_is_the_rule_with_the_calibrated_noise
     assert m.result_.info["radius"] == radius
     c = math.hypot(1.0, 0.25) / 2  # clip "auto": Y·X_aug/2
     assert m.result_.noise_scale == pytest.approx(math.sqrt(steps) * 2 * c / n / ref_mu(1.0, 1e-5), rel=1e-9)
+    m32 = fe.DPLinearRegression(random_state=0).fit(X.astype(np.float32), y)
+    assert m32.coef_.dtype == np.float32 and m32.n_iter_ == steps and m32.result_.info["radius"] == radius
+    assert m32.result_.noise_scale >= m.result_.noise_scale  # float32 rounds the scale up, never down
+    assert m32.score(X, y) > 0.9 and m.score(X, y) > 0.9  # (float32 draws other noise: no closeness)
     # below 5,000 rows, and with Laplace noise, the previous rule (radius 5)
     small = fe.DPLinearRegression(random_state=0).fit(X[:4999], y[:4999])
     assert small.result_.info["radius"] == 5.0 and small.n_iter_ <= 40
+    lap = fe.DPLinearRegression(random_state=0, noise="laplace").fit(X, y)
+    assert lap.result_.info["radius"] == 5.0 and lap.n_iter_ <= 40
 
 
 def test_default_regression_zero_data_noise_scale():
