@@ -27,7 +27,7 @@ LAYERS = [
     {"_engine", "_backends"},  # the gradient loop; its noise backends
     {"_dask"},  # the loop over row-chunked dask arrays
     {"_design", "optimize", "expmech", "mechanisms", "univariate", "online"},  # solvers and mechanisms
-    {"learning", "objpert"},  # built on mechanisms (objpert: its private threshold)
+    {"learning", "objpert", "ssp"},  # built on mechanisms (objpert: its private threshold); AdaSSP
     {"solvers"},  # noisy_gd / noisy_sgd: step rules on the engine, built on optimize's checks
     {"_linear"},  # the linear-model fit (numpy only)
     {"_multiclass"},  # the K-class fit on one budget, on the binary fit's rules

@@ -29,6 +29,7 @@ K = "tests/test_memo_keys.py"
 R = "tests/test_release_attacks_objpert.py"
 RA = "tests/test_release_attacks_sgd.py"
 SP = "tests/test_sparse.py"
+RG = "tests/test_regression.py"
 
 
 @dataclass(frozen=True)
@@ -450,4 +451,33 @@ MUTANTS = [
           "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan (its σ) made for another ε",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
+    # --- regression: AdaSSP and the n-scaled rule (issue 30) ----------------------
+    Mutant(
+        "adassp-add-remove-gram-sensitivity", "ssp.py",
+        (("sens = (B * X * X, math.sqrt(2.0) * B * X * X, 2.0 * B * X * Y)",
+          "sens = (B * X * X, B * X * X, 2.0 * B * X * Y)"),),
+        "AdaSSP calibrates the Gram release to the add/remove sensitivity X² under replace-one",
+        (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
+         f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records",
+         f"{RG}::test_adassp_matches_loop_reference")),
+    Mutant(
+        "adassp-two-releases-accounted", "ssp.py",
+        (("sigma = accounting.calibrate_gaussian(1.0, 3, eps, delta)",
+          "sigma = accounting.calibrate_gaussian(1.0, 2, eps, delta)"),),
+        "AdaSSP composes only two of its three Gaussian releases",
+        (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
+         f"{RG}::test_adassp_matches_loop_reference")),
+    Mutant(
+        "adassp-laplace-l1-gram-sensitivity", "ssp.py",
+        (("sens = (B * X * X, B * (p + 1) * X * X, 2.0 * B * math.sqrt(p) * X * Y)",
+          "sens = (B * X * X, B * X * X, 2.0 * B * math.sqrt(p) * X * Y)"),),
+        "AdaSSP's δ = 0 Gram release uses the L2 bound where the Laplace mechanism needs L1",
+        (f"{RG}::test_adassp_laplace_calibration_is_basic_composition",
+         f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records")),
+    Mutant(
+        "adassp-weights-unbounded", "ssp.py",
+        (("cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)",
+          "cal = adassp_scales(eps, delta, p, Xb, Yb, 1.0, rho)"),),
+        "AdaSSP ignores weight_bound: a record of weight B moves the statistics B times more than the noise covers",
+        (f"{RG}::test_adassp_weights_match_reference_and_ones_match_unweighted",)),
 ]
