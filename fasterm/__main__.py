@@ -97,8 +97,9 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     """The experiment behind the table: a dict with the rows and the non-private reference.
 
     Each row: ``eps``, ``method`` (label), ``acc`` (array over seeds),
-    ``eps_spent``, ``delta_spent`` (max over seeds), ``steps`` and ``seconds``
-    (mean fit time).  Seed s gives split s and one noise stream per fit, all
+    ``eps_spent``, ``delta_spent`` (max over seeds), ``steps`` (T; None for
+    objective perturbation, whose result reports only its iteration cap) and
+    ``seconds`` (mean fit time).  Seed s gives split s and one noise stream per fit, all
     independent (:func:`streams`).
     """
     kind = _MODELS[model]
@@ -134,7 +135,9 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                     d_res = math.nan if res.delta is None else res.delta
                     spent_e, spent_d = max(spent_e, res.epsilon), (
                         math.nan if math.isnan(d_res) or math.isnan(spent_d) else max(spent_d, d_res))
-                    steps = max(steps, res.steps)
+                    # objective perturbation reports its iteration cap (a public constant),
+                    # not a step count: shown as "-"
+                    steps = None if method == "objpert" else max(steps, res.steps)
                     bar.update()
                 if method in ("expmech", "objpert"):
                     label = method
@@ -163,7 +166,7 @@ def format_table(out) -> str:
     for r in out["rows"]:
         lines.append(
             f"{r['eps']:>8g}  {r['method']:<22} {r['acc'].mean():>7.3f} ± {r['acc'].std():.3f}  "
-            f"{r['eps_spent']:>9.4g}  {r['delta_spent']:>11.3g}  {r['steps']:>4d}  "
+            f"{r['eps_spent']:>9.4g}  {r['delta_spent']:>11.3g}  {'-' if r['steps'] is None else r['steps']:>4}  "
             f"{1e3 * r['seconds']:>7.2f}")
     lines.append(
         f"{'inf':>8}  {'non-private pgd':<22} {ref.mean():>7.3f} ± {ref.std():.3f}  "
@@ -211,16 +214,23 @@ def main(argv=None) -> int:
     ap.add_argument("--delta", type=float, default=1e-5,
                     help="δ; 0 gives pure ε-DP (Laplace noise only)")
     ap.add_argument("--seeds", type=int, default=20, help="number of random splits (and noise seeds)")
-    ap.add_argument("--model", choices=sorted(_MODELS), default="logistic")
-    ap.add_argument("--method", choices=["noisy_pgd", "objpert", "expmech"], default="noisy_pgd")
+    ap.add_argument("--model", choices=sorted(_MODELS), default="logistic",
+                    help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss)")
+    ap.add_argument("--method", choices=["auto", "noisy_pgd", "objpert", "expmech"], default="auto",
+                    help="auto: the estimators' default (objective perturbation when --delta 0 and no "
+                         "--noise is given, else noisy gradient methods); noisy_pgd: noisy gradient "
+                         "methods; objpert: objective perturbation (pure ε); expmech: exponential "
+                         "mechanism (hit-and-run)")
     ap.add_argument("--noise", choices=["gaussian", "laplace"], nargs="+", default=None,
                     help="noise of noisy_pgd, one table row per choice (default: gaussian and "
-                         "laplace, or laplace alone when --delta 0)")
+                         "laplace; with --delta 0 the default method is objpert, and --noise laplace "
+                         "asks for Laplace noisy_pgd instead)")
     ap.add_argument("--calibration", choices=["l2", "pure", "coordinate"], default="l2",
                     help="Laplace calibration")
     ap.add_argument("--solver", choices=list(_linear.SOLVERS), default="auto",
                     help="the noisy gradient method (auto: the public rule of docs/solvers.rst)")
-    ap.add_argument("--test-size", type=float, default=0.3)
+    ap.add_argument("--test-size", type=float, default=0.3,
+                    help="share of the rows held out for the test accuracy in each random split")
     ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
@@ -232,6 +242,8 @@ def main(argv=None) -> int:
         ap.error("--delta must be in [0, 1)")
     if not 0.0 < args.test_size < 1.0:
         ap.error("--test-size must be in (0, 1)")
+    if args.method == "auto":  # the library's rule (objpert for δ = 0), unless a noise was asked for
+        args.method = "objpert" if args.delta == 0 and args.noise is None else "noisy_pgd"
     noises = args.noise or (["laplace"] if args.delta == 0 else ["gaussian", "laplace"])
     if args.delta == 0 and args.method == "noisy_pgd" and (
             "gaussian" in noises or args.calibration == "coordinate"):

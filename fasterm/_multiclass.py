@@ -129,18 +129,36 @@ def _scores_gradient(kind, Z, y):
     return U
 
 
+def inner_clip(clip, p, K, dtype):
+    """c' = c·(1 − (p + K + 10)·2⁻⁵³ − 3u), u the unit roundoff of ``dtype``: the clip
+    :func:`grad_sum` applies so that each per-example gradient as formed has exact
+    Frobenius norm ≤ c (times its weight).
+
+    Proof (docs/guarantees.rst, "Floating point", as for the binary kernels' inner
+    bound): the computed ĝ = ‖a‖·‖u‖ (‖a‖ from ``row_norms`` or a float64 einsum over
+    p values, ‖u‖ a float64 einsum over K, a product) is ≥ ‖a‖‖u‖(1 − (p + K + 6)·2⁻⁵³);
+    the factor f = fl(c'/ĝ) rounds once, f·w once, f's cast to the dtype and the product
+    u_k·f in it once each, and c' itself once; f' (1 + 2⁻⁵³)³ (1 + u)² ≤ 1 − (p + K + 6)·2⁻⁵³
+    for f' = c'/c.  An unclipped row (ĝ ≤ c') keeps f = 1 and its u exactly.
+    """
+    u = 2.0 ** -24 if np.dtype(dtype) == np.float32 else 2.0 ** -53
+    return clip * ((1.0 - float(p + K + 10) * 2.0 ** -53) - 3.0 * u)
+
+
 def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
     """out ← Σ_i w_i·clip_c(∇ℓ_i(W)) for the (p, K) matrix W (``out`` of the same shape).
 
     ``A``: the (n, p) design rows (already clipped to the row bound; a numpy
     array or a scipy.sparse CSR matrix), ``y`` the class indices, ``norms``
     the row norms ‖a_i‖, ``clip`` c > 0: each per-example gradient a_i u_iᵀ
-    is scaled by min(1, c/(‖a_i‖·‖u_i‖)), then by its sample weight w_i
-    (``weights``, checked and in [0, B]; None: 1).
+    is scaled by min(1, c'/(‖a_i‖·‖u_i‖)) (c' = :func:`inner_clip`, a hair below
+    c), then by its sample weight w_i (``weights``, checked and in [0, B]; None: 1).
     """
     U = _scores_gradient(kind, np.asarray(A @ W), y)
     g_norm = norms * np.sqrt(np.einsum("ij,ij->i", U, U, dtype=np.float64))
-    # c / max(‖g‖, c) = min(1, c/‖g‖), and 1 for a zero gradient
+    # c / max(‖g‖, c) = min(1, c/‖g‖), and 1 for a zero gradient; at the inner bound c' < c,
+    # so that the gradient as formed, a_i ⊗ (u_i scaled in U's dtype), has exact norm ≤ c
+    clip = inner_clip(clip, A.shape[1], U.shape[1], U.dtype)
     f = clip / np.maximum(g_norm, clip)
     if weights is not None:
         f = f * weights  # in float64: weights of 1 leave f's bits

@@ -223,6 +223,34 @@ def is_sparse(a) -> bool:
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
+def _csr_structure_ok(indptr, nnz_stored, n) -> bool:
+    """indptr has n + 1 offsets, starts at 0, never decreases and ends within the stored arrays: O(n)."""
+    return (indptr.ndim == 1 and indptr.shape[0] == n + 1 and int(indptr[0]) == 0
+            and int(indptr[-1]) <= nnz_stored and bool((indptr[1:] >= indptr[:-1]).all()))
+
+
+def _csr_is_canonical(indptr, indices) -> bool:
+    """Whether every row's column indices strictly increase (sorted, no duplicate entries).
+
+    Read from the arrays themselves, never from scipy's cached ``has_canonical_format`` (a
+    flag cached before ``indices`` was edited would let duplicates through).  O(nnz + n),
+    vectorised: ``inc[k]`` says ``indices[k] > indices[k − 1]``, which must hold at every
+    position k ≥ 1 that does not start a row; the row starts (``indptr``, valid by
+    :func:`_csr_structure_ok`) are then marked True and the whole mask must be True.
+    """
+    nnz = int(indptr[-1])
+    if nnz < 2:
+        return True
+    ind = indices[:nnz]
+    inc = np.empty(nnz, dtype=bool)
+    inc[0] = True
+    np.greater(ind[1:], ind[:-1], out=inc[1:])
+    starts = indptr[1:-1]  # non-decreasing; those in (0, nnz) are positions that begin a row
+    lo, hi = np.searchsorted(starts, 0, "right"), np.searchsorted(starts, nnz, "left")
+    inc[starts[lo:hi]] = True
+    return bool(inc.all())
+
+
 def check_csr(X, name: str = "X", *, dtype=None):
     """A scipy.sparse CSR matrix or array (n, d), checked for the CSR kernels.
 
@@ -231,11 +259,17 @@ def check_csr(X, name: str = "X", *, dtype=None):
     scikit-learn estimators convert them, as scikit-learn does).  The
     values keep float32 or float64 (other real dtypes are converted to
     float64, a copy of the values only; ``dtype`` forces one); the indices
-    are int32 or int64.  A matrix with duplicate entries is summed into a
-    canonical copy first (scipy's ``sum_duplicates``), so every row holds
-    its dense row's values once.  Values must be finite, the shape
-    non-empty; nothing else about the data is looked at.  No copy for a
-    canonical float32/float64 matrix: the result shares X's arrays.
+    are int32 or int64.  A matrix whose rows are not canonical (column
+    indices unsorted or repeated) is summed into a canonical copy first
+    (scipy's ``sum_duplicates``), so every row holds its dense row's values
+    once — the row norms, and so the sensitivity, are those of the dense
+    matrix.  Canonical form is checked on the index arrays themselves
+    (O(nnz), :func:`_csr_is_canonical`), not read from scipy's cached
+    ``has_canonical_format``, which goes stale if ``indices`` is edited.
+    ``indptr`` must be a valid offset array (``ValueError`` otherwise).
+    Values must be finite, the shape non-empty; nothing else about the data
+    is looked at.  No copy for a canonical float32/float64 matrix: the
+    result shares X's arrays.
     """
     if X.format != "csr":
         raise TypeError(f"{name} is a scipy.sparse matrix in {X.format!r} format; sparse input is taken in "
@@ -253,10 +287,19 @@ def check_csr(X, name: str = "X", *, dtype=None):
     if X.indptr.dtype not in _INDEX_DTYPES or X.indices.dtype != X.indptr.dtype:
         raise TypeError(f"{name}: sparse indices must be int32 or int64 (one dtype for indices and indptr), got "
                         f"{X.indices.dtype} and {X.indptr.dtype}")
+    if X.indices.ndim != 1 or X.data.ndim != 1:
+        raise ValueError(f"{name}.indices and {name}.data must be 1-D arrays")
+    if not _csr_structure_ok(X.indptr, min(X.indices.shape[0], X.data.shape[0]), n):
+        raise ValueError(f"{name}.indptr is not a valid CSR offset array for {n} rows (it must have n + 1 "
+                         f"entries, start at 0, never decrease and end within {name}.indices and {name}.data)")
     if X.dtype != target:
         X = X.astype(target)
-    if not X.has_canonical_format:
+    if not _csr_is_canonical(X.indptr, X.indices):
         X = X.copy()
+        # The cached flags may claim canonical form (that is how this matrix got here): clear
+        # them, or sum_duplicates would return at once.
+        X.has_sorted_indices = False
+        X.has_canonical_format = False
         X.sum_duplicates()
     if not _all_finite(X.data):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")

@@ -153,7 +153,9 @@ class ExpMechResult:
         other sets.
     beta : the failure probability of ``utility_bound``.
     note : the privacy statement in words.
-    info : n, d, the affine dimension, the line samplers' passes over the rows.
+    info : n, d, the affine dimension, the direction rule — public.  (Changed
+        in 0.x: ``line_passes``, the line samplers' passes over the rows, is no
+        longer reported: it depends on the data and the chain's randomness.)
     """
 
     w: np.ndarray
@@ -397,7 +399,9 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         steps = m  # 0: a single point; 1: one exact line draw through the centre
     elif steps is None:
         steps = default_steps(m)
-    w, _, _, evals = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])
+    # The samplers' pass count (_sample's fourth value) depends on the data and
+    # the draws: not released.
+    w, _, _, _ = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])
     w = constraint.project(w)  # removes rounding only: the chain never leaves C
     bound = None
     if isinstance(constraint, _constraints.L2Ball):
@@ -406,5 +410,5 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         w=w, epsilon=eps, delta=0.0 if exact else None, delta_tv=0.0 if exact else None, exact=exact, steps=steps,
         sensitivity=prob.sensitivity, k=prob.k, lipschitz=prob.lipschitz, utility_bound=bound,
         beta=beta, note=_NOTE_EXACT if exact else _NOTE_CHAIN,
-        info={"n": n, "d": d, "affine_dim": m, "line_passes": evals, "directions": directions},
+        info={"n": n, "d": d, "affine_dim": m, "directions": directions},
     )

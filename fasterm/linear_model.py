@@ -22,8 +22,9 @@ respect to replacing one row (x_i, y_i) of the training data, given:
   the noise, and two releases computed with the same seed are not covered by
   composition.
 
-Everything else — the number of steps, the step size, the clipping level —
-depends only on these public quantities; see :mod:`fasterm._linear` for the
+Everything else stored on a fitted estimator — the number of steps
+(``n_iter_``), the step size, the clipping level, the fields of ``result_``
+other than the weights — depends only on these public quantities; see :mod:`fasterm._linear` for the
 rules behind every default and :func:`fasterm.noisy_pgd`,
 :func:`fasterm.noisy_gd` and :func:`fasterm.noisy_sgd` for the theorems behind
 the noise.  ``method="auto"`` (default) is "objpert" when ``delta=0`` and
@@ -37,7 +38,10 @@ on a smooth surrogate of the loss); ``method="expmech"`` samples from the
 exponential mechanism through ``fasterm.expmech_erm`` by a finite
 hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
-``ValueError`` if it is absent).
+``ValueError`` if it is absent).  ``DPLinearRegression`` also takes
+``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.ssp`)
+and has its own default rule from n = 5,000 rows (its docstring;
+docs/solvers.rst, "Regression").
 
 Sparse input.  ``fit``, ``predict`` and ``decision_function`` take a
 scipy.sparse matrix (any format, converted to CSR by scikit-learn's
@@ -63,6 +67,7 @@ scikit-learn.  K > 2 needs ``method="noisy_pgd"`` (or "auto" with δ > 0),
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 from numbers import Integral, Real
@@ -127,7 +132,7 @@ _PRIVATE_PARAMS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
+    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech", "adassp"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -255,6 +260,30 @@ class _DPLinearModel(BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
+    def __init_subclass__(cls, **kwargs):
+        # A public estimator that inherits its __init__ (DPLogisticRegression, DPLinearSVC)
+        # gets one of its own with the same signature, so that a misspelt argument is
+        # reported under the class the user wrote, not the private base class.
+        super().__init_subclass__(**kwargs)
+        if cls.__name__.startswith("_") or "__init__" in cls.__dict__:
+            return
+        base_init = cls.__init__
+        signature = inspect.signature(base_init)
+        names = frozenset(signature.parameters) - {"self"}
+
+        def __init__(self, *args, **params):
+            if args:
+                raise TypeError(f"{cls.__name__}() takes keyword arguments only, got {len(args)} positional")
+            for name in params:
+                if name not in names:
+                    raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
+            base_init(self, **params)
+
+        __init__.__signature__ = signature
+        __init__.__qualname__ = f"{cls.__name__}.__init__"
+        __init__.__doc__ = base_init.__doc__
+        cls.__init__ = __init__
+
     @classmethod
     def _get_param_names(cls):
         # scikit-learn re-reads the __init__ signature (inspect) at every get_params, i.e.
@@ -303,7 +332,13 @@ class _DPLinearModel(BaseEstimator):
                     _PLAIN_PARAMS[key] = True
             else:
                 self._validate_params()
-        method = _linear.resolve_method(self.method, self.delta, self.secure)
+        method = _linear.resolve_method(self.method, self.delta, self.secure, kind=self._kind)
+        if method == "adassp" and self._kind != "squared":
+            raise ValueError("method='adassp' (sufficient statistics perturbation) is for "
+                             "DPLinearRegression only")
+        if method == "adassp" and resolve_secure(self.secure):
+            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+                             "releases have no floating-point-safe mode")
         if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
             raise ValueError(
@@ -352,7 +387,8 @@ class _DPLinearModel(BaseEstimator):
         array of n entries (dask or numpy), returned as a dask array in X's row
         chunks with its dtype unchanged.
         """
-        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True) != "noisy_pgd":
+        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True,
+                                  kind=self._kind) != "noisy_pgd":
             raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
                              "with method='noisy_pgd'")
         if self.solver in ("gd", "sgd"):
@@ -385,6 +421,8 @@ class _DPLinearModel(BaseEstimator):
         self.epsilon_ = float(result.epsilon)
         # None: an approximate release whose δ is not certified (method="expmech").
         self.delta_ = math.nan if result.delta is None else float(result.delta)
+        # A public count for every method: T for the noisy gradient methods, the
+        # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)
 
     def _decision(self, X):
@@ -619,9 +657,14 @@ class DPLogisticRegression(_DPLinearClassifier):
     epsilon_, delta_ : float
         The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
     n_iter_ : int
-        Number of gradient steps T (sampler steps for "expmech").
-    result_ : fasterm.OptimizeResult
-        Everything the optimiser calibrated (noise scale, step size, bound).
+        Number of gradient steps T (sampler steps for "expmech"); for
+        objective perturbation ("objpert", "objpert_threshold", and "auto"
+        with ``delta=0``) the solver's iteration cap
+        ``fasterm.objpert.MAX_STEPS`` — a public constant, since the number
+        of Newton iterations run depends on the data and the noise.
+    result_ : fasterm.OptimizeResult (fasterm.objpert.ObjPertResult for objective perturbation)
+        Everything the optimiser calibrated (noise scale, step size, bound):
+        public constants, apart from the release itself.
     """
 
     _kind = "logistic"
@@ -657,30 +700,63 @@ class DPLinearSVC(_DPLinearClassifier):
 class DPLinearRegression(RegressorMixin, _DPLinearModel):
     """Differentially private least-squares regression.
 
-    Minimises (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over
-    ‖(w, b/s)‖₂ ≤ ``radius`` privately, with labels clipped to
-    [−label_bound, label_bound].  Parameters as :class:`DPLogisticRegression`,
-    and:
+    Fits y ≈ ⟨w, x⟩ + b privately, with rows clipped to ‖x‖ ≤ ``data_norm`` and
+    labels clipped to [−label_bound, label_bound].  The gradient methods
+    (``method="noisy_pgd"``, the default for δ > 0) and objective perturbation
+    (``"objpert"``, the default for δ = 0) minimise
+    (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤ R.
+
+    Default rule (docs/solvers.rst, "Regression"; public quantities only): with
+    Gaussian noise, X in memory and n ≥ 5,000 rows, ``solver="auto"`` is
+    noisy_gd with T = clamp(⌈n/50⌉, 200, 1000) steps and, for ``radius=None``,
+    R = clamp(n·μ/(10·p), 5, 100) (μ the GDP parameter of (ε, δ), p = d + 1
+    with the intercept; :func:`fasterm._linear.regression_gd_rule`): the
+    number of steps and the ball grow with n, so an ill-conditioned problem
+    converges where the noise is small, and clipped gradients keep the noise
+    independent of R; ``alpha=None`` is no ridge there.  Below 5,000 rows the previous rule (noisy_gd, T ≤ 40,
+    R = 5).  ``method="adassp"`` is sufficient-statistics perturbation (AdaSSP
+    of Wang 2018, :func:`fasterm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
+    weights): no ball and no steps, but on the comparison data its noise on
+    Σ aaᵀ cost far more than the gradient methods' (docs/solvers.rst).
+    Parameters as :class:`DPLogisticRegression`, and:
 
     label_bound : float > 0, default=1.0
         Public bound Y on |y|: labels are clipped to [−Y, Y].  Scale targets
         with public bounds first.
-    radius : float > 0, default=5.0
-        As for the classifiers; smaller by default because the squared loss's
-        step size must stay within its curvature's stability limit.
+    alpha : float >= 0 or None, default=None
+        The ridge α/2·‖(w, b/s)‖².  None: 0 on the n ≥ 5,000 Gaussian path
+        above (the ball bounds the iterates; a ridge of 1e-4 shrank the
+        weak directions of an ill-conditioned problem: docs/solvers.rst),
+        1e-4 on every other path (as the classifiers).  Unused by AdaSSP.
+    radius : float > 0 or None, default=None
+        The public bound R on ‖(coef, intercept/s)‖₂.  None: the rule above
+        for the n ≥ 5,000 Gaussian path, 5.0 for the other gradient methods
+        and objective perturbation (the squared loss's step size must stay
+        within its curvature's stability limit), no bound for ``"adassp"``.
+        A number is used as given (AdaSSP's θ is then projected onto the
+        ball, post-processing).  A fit whose ‖(coef, intercept/s)‖ ends on
+        the boundary emits a :class:`fasterm.DataWarning` (computed from the
+        released coefficients only, never stored).
     clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
         its residual exceeds label_bound/4).
+    sample_weight (``fit``) : ``"noisy_pgd"`` and ``"adassp"`` take weights
+        mapped into [0, ``weight_bound``]; every sensitivity scales by
+        ``weight_bound`` (:mod:`fasterm.ssp` for AdaSSP's proof).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
-    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_``, ``result_``.
+    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
+    3, the three releases, for AdaSSP), ``result_`` (public constants only;
+    ``result_.info["radius"]`` is the resolved R).
     """
 
     _kind = "squared"
     _parameter_constraints: dict = {
-        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")]}
+        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(Real, 0, None, closed="left"), None]}
 
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
-                 label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
+                 label_bound=1.0, radius=None, alpha=None,
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
@@ -724,6 +800,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         coef, intercept = self._fit_linear(X, y, sample_weight, norms)
         self.coef_ = coef
         self.intercept_ = intercept
+        _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
+                                 self.intercept_scaling, type(self).__name__)
         return self
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:

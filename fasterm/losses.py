@@ -33,7 +33,11 @@ estimated from the data:
   label is thus mapped to a valid class, record by record, so the constants hold
   for every input and nothing is rejected because of its value.
 * ``clip`` c (``grad``, ``grad_sum``): each per-example gradient g_i is replaced
-  by g_i · min(1, c/‖g_i‖), so ‖g_i‖ ≤ c (up to one rounding) whatever the data.
+  by g_i · min(1, c'/‖g_i‖) with c' = c·(1 − (d + 8)·2⁻⁵³ − 3u) just below c (u the
+  unit roundoff of X's dtype), so that the gradient as the kernels form it, the
+  coefficient rounded to X's dtype times the row, has exact norm ≤ c whatever the
+  data (the proof: docs/guarantees.rst, "Floating point"; rows scaled to the data
+  norm likewise stay within it).
 
 Nothing here is rejected for being out of bounds; only shapes, dtypes and
 finiteness are checked (``fasterm._validation``), and every error names the
@@ -258,8 +262,10 @@ class _LinearModelLoss:
         """Σ_i of the per-example gradients of ℓ (``grad(...)`` summed over rows).
 
         ``clip`` c: each per-example gradient g_i is scaled by min(1, c/‖g_i‖)
-        before summing, so one example moves the sum by at most 2c in L2 norm
-        (replace-one).  ``data_norm`` X: rows longer than X are scaled to it
+        before summing (c/‖g_i‖ a hair below: module docstring), so one example
+        moves the exact sum of the gradients as computed by at most 2c in L2 norm
+        (replace-one); the rounding of the float sum adds at most θ Σ‖g_i‖ on each
+        side, θ per kernel and dtype in docs/guarantees.rst.  ``data_norm`` X: rows longer than X are scaled to it
         first.  Both come for free: ‖g_i‖ = |φ'(z_i, y_i)| · s_i ‖x_i‖, from the
         row norms (``row_norms``; if not given, the kernel computes them from
         the same loads as the margins, in the same pass, with the same bits —

@@ -23,8 +23,9 @@ Q is μ-GDP with μ² = μ_fit² + μ_score² (Dong, Roth & Su 2022, Cor. 3.3:
 adaptive composition; the score is a Gaussian mechanism on data and a
 released model).  Only the run with the highest noisy score is released
 (``best_estimator_``, ``best_params_``, ``best_score_``); the others, their
-scores and which candidates were tried are not (the theorem covers the best
-run only).  K is drawn independently of the data, so ``n_runs_`` is public.
+scores, which candidates were tried and how many runs there were are not (the
+theorem covers the best run only, with K hidden: its proof averages over K,
+and the best of a *known* number of runs is not covered by it).
 
 **Theorem** (Papernot & Steinke, "Hyperparameter tuning with Rényi
 differential privacy", ICLR 2022, Thm. 2; see
@@ -32,9 +33,17 @@ differential privacy", ICLR 2022, Thm. 2; see
 all λ > 1, the search is (λ, ε_λ + (1 + η)(1 − 1/λ̂)ε_λ̂ + (1 + η)·log(1/γ)/λ̂ +
 log E[K]/(λ − 1))-RDP for every λ̂ ≥ 1.  μ is the largest with the converted
 (ε, δ) within the budget (:func:`fasterm.accounting.calibrate_private_search`);
-``score_fraction`` of μ² goes to the score.  The reported ``epsilon_`` is
-recomputed from the largest μ the runs actually spent (≤ ``epsilon``),
-``delta_`` = ``delta``.
+``score_fraction`` of μ² goes to the score.  The reported ``mu_`` is that
+calibrated μ and ``epsilon_`` the theorem's ε at it (≤ ``epsilon``),
+``delta_`` = ``delta``: public constants of the budget, E[K] and η.  (Each run
+is checked to spend at most its planned μ_fit; the largest μ the runs actually
+spent is not reported — it would depend on which candidates were drawn.)
+
+What the search stores is the release and public constants only
+(docs/guarantees.rst, "The release surface"): ``best_estimator_`` is the best
+run's fitted estimator with its ``random_state`` reset to None (the run's
+noise stream is not released: its seed would reproduce the noise), and
+neither K nor the runs' realised μ is stored.
 
 Candidates must be Gaussian-noise fits accounted in GDP: fasterm's
 estimators with ``method="noisy_pgd"`` (or "auto" with δ > 0),
@@ -153,9 +162,12 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     best_params_ : dict, the candidate of the best run.
     best_score_ : float, its noisy score divided by n (noisy training
         accuracy for classifiers, −noisy mean squared error for regressors).
-    epsilon_, delta_ : the privacy spent by the whole search (≤ the budget).
-    n_runs_ : int, K (drawn independently of the data).
-    mu_ : float, the GDP μ of each run (fit and score).
+    epsilon_, delta_ : the privacy spent by the whole search (≤ the budget),
+        Papernot & Steinke's bound at the calibrated ``mu_``.
+    expected_runs_ : float, E[K] (public: the number of runs K itself is not
+        released, module docstring).
+    mu_ : float, the calibrated GDP μ of each run (fit and score), a public
+        constant of (epsilon, delta, eta, expected_runs).
 
     The theorem and the algorithm: module docstring.
     """
@@ -235,23 +247,27 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         k = _draw_runs(rng, eta, gamma)
         best = None
-        spent = 0.0
         for child in rng.spawn(k):
             params = grid[int(child.integers(len(grid)))]
             est = clone(self.estimator).set_params(**params, epsilon=run_eps, delta=run_delta, random_state=child)
             est.fit(X, y_arr)
-            spent = max(spent, _run_mu(est.result_))
+            if math.hypot(_run_mu(est.result_), mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
+                raise ArithmeticError(f"a run spent mu={_run_mu(est.result_)} > its share {mu_fit}")
             value, sens = _score(est, X, y_arr, classifier)
             noisy = value + float(child.normal(0.0, sens / mu_score))
+            # the run's stream is not part of the release: its seed would reproduce the noise
+            est.random_state = None
             if best is None or noisy > best[0]:
                 best = (noisy, params, est)
-        total_mu = math.hypot(spent, mu_score)
+        # Public constants: the calibrated μ (every run's Q within it, checked above) and the
+        # theorem's ε at it; neither K nor the runs' realised μ is stored.
+        total_mu = mu
         self.epsilon_ = accounting.private_search_epsilon(total_mu, delta, eta=eta, gamma=gamma)
-        if self.epsilon_ > eps:  # pragma: no cover - the runs are calibrated below mu
+        if self.epsilon_ > eps:  # pragma: no cover - calibrate_private_search keeps it within the budget
             raise ArithmeticError(f"the search spent epsilon={self.epsilon_} > {eps}")
         self.delta_ = delta
         self.mu_ = total_mu
-        self.n_runs_ = k
+        self.expected_runs_ = runs
         self.best_score_ = best[0] / n
         self.best_params_ = dict(best[1])
         self.best_estimator_ = best[2]

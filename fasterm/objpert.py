@@ -48,6 +48,14 @@ certifies (conceivable only without extended precision and with n·d·εn
 beyond ~1e15) the call raises ``ArithmeticError`` rather than release an
 uncertified point.
 
+**What is released.**  The result holds ŵ + e and public constants only
+(ε terms, μ, L, c, the scales, g, the iteration cap ``MAX_STEPS``): the norm
+of b, the residual reached and the number of Newton iterations run depend on
+the data and on b — from ‖b‖ and the release alone, solving stationarity for
+the b each neighbouring data set would need tells them apart — so they are
+kept only behind ``nonprivate_diagnostics=True``, which the estimators never
+set.
+
 **Budget split and regularization** (:func:`default_regularization`,
 :func:`fasterm.accounting.objpert_regularization`,
 :func:`fasterm.accounting.calibrate_objpert`): ε_out = ``OUTPUT_FRACTION``·ε;
@@ -134,9 +142,16 @@ OUTPUT_FRACTION = 0.01
 #: Certified gradient norm at which the solver stops, relative to L + E‖b‖/n (raised to the rounding floor).
 GRADIENT_TOLERANCE = 1e-9
 
+#: The solver's caps: damped Newton iterations, then (a fallback never needed in the
+#: tests) plain gradient steps; past both the call raises ``ArithmeticError``.
+MAX_NEWTON_STEPS = 200
+MAX_GRADIENT_STEPS = 20_000
+#: ``ObjPertResult.steps`` (and the estimators' ``n_iter_``): the solver's iteration cap,
+#: a public constant.  The number of iterations actually run depends on the data and on
+#: the noise b, so it is not released (``nonprivate_diagnostics`` has it).
+MAX_STEPS = MAX_NEWTON_STEPS + MAX_GRADIENT_STEPS
+
 _U = 2.0 ** -53
-_MAX_NEWTON = 200
-_MAX_GRADIENT_STEPS = 20_000
 _HESSIAN_ROWS = 16_384  # rows (at least) in Newton's Hessian
 
 
@@ -230,20 +245,34 @@ def _as_smooth_loss(loss):
 
 @dataclass
 class ObjPertResult:
-    """What :func:`objective_perturbation` returns.
+    """What :func:`objective_perturbation` returns: the release and public constants only.
 
     Attributes
     ----------
-    w : ndarray (float64, (d,)), the release ŵ + e.
+    w : ndarray (float64, (d,)), the release ŵ + e — the private output.
     epsilon, delta : the privacy spent: ε_b + ε_jacobian + ε_output ≤ ε, and 0.0.
     noise_epsilon, jacobian_epsilon, output_epsilon : the three terms.
     regularization : μ used; lipschitz : L = X; curvature : c = sup ψ''·X².
-    noise_scale : 2L/ε_b (‖b‖ ~ Gamma(d, noise_scale)); noise_norm : ‖b‖ drawn.
+    noise_scale : 2L/ε_b (‖b‖ ~ Gamma(d, noise_scale)).
     tolerance : the certified gradient norm g; output_scale : 2g/(μ ε_out)
         (‖e‖ ~ Gamma(d, output_scale)).
-    gradient_bound : the certified bound on ‖∇J(ŵ)‖ reached (≤ tolerance).
-    steps : solver iterations (Newton and, if ever needed, gradient steps).
+    steps : ``MAX_STEPS``, the solver's iteration cap — a public constant,
+        not the number of iterations run.
     note : the privacy statement in words; info : n, d, the loss.
+    nonprivate_diagnostics : None, unless the call asked for
+        ``nonprivate_diagnostics=True``: then a dict of values that depend on
+        the data and on the secret noise and are **not** covered by the
+        privacy guarantee — ``noise_norm`` (‖b‖ drawn), ``output_noise_norm``
+        (‖e‖ drawn), ``gradient_bound`` (the certified bound on ‖∇J(ŵ)‖
+        reached, ≤ ``tolerance``) and ``steps`` (the iterations actually run).
+
+    Every field but ``w`` (and ``nonprivate_diagnostics``, when asked for) is a
+    function of public quantities only: ε, n, d, ``data_norm``, the loss's
+    constants and the given regularization — the same for every data set of
+    that size and every seed.  Changed in 0.x: ``noise_norm`` and
+    ``gradient_bound`` are no longer fields (they identified the data set
+    through the noise b; they are in ``nonprivate_diagnostics``), and
+    ``steps`` is the public cap instead of the data-dependent iteration count.
     """
 
     w: np.ndarray
@@ -256,13 +285,12 @@ class ObjPertResult:
     lipschitz: float
     curvature: float
     noise_scale: float
-    noise_norm: float
     tolerance: float
     output_scale: float
-    gradient_bound: float
     steps: int
     note: str = ""
     info: dict = field(default_factory=dict, repr=False)
+    nonprivate_diagnostics: dict | None = field(default=None, repr=False)
 
 
 def _norm(v) -> float:
@@ -367,7 +395,7 @@ def _solve(obj, d, tol, h_rows):
             bound = obj.certify(w, h_rows, np.longdouble)
         return bound if bound <= tol else None
 
-    for it in range(1, _MAX_NEWTON + 1):
+    for it in range(1, MAX_NEWTON_STEPS + 1):
         g, coef, curv = obj.grad_hess_parts(w)
         bound = certified(w, g)
         if bound is not None:
@@ -393,7 +421,7 @@ def _solve(obj, d, tol, h_rows):
             t = 1.0
         w = w + t * p
     beta = h_rows + float(np.max(mu))
-    for k in range(_MAX_GRADIENT_STEPS):  # pragma: no cover - Newton certifies first in every test
+    for k in range(MAX_GRADIENT_STEPS):  # pragma: no cover - Newton certifies first in every test
         g, _, _ = obj.grad_hess_parts(w)
         bound = certified(w, g)
         if bound is not None:
@@ -407,7 +435,8 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
                            data_norm: float, regularization: float | None = None,
                            label_bound: float | None = None,
                            random_state: None | int | np.random.Generator = None,
-                           secure: bool | None = None) -> ObjPertResult:
+                           secure: bool | None = None,
+                           nonprivate_diagnostics: bool = False) -> ObjPertResult:
     """Pure ε-DP ERM by objective perturbation with a certified solve (module docstring).
 
     Parameters
@@ -424,15 +453,30 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
         μ = max(μ, l2)); ``ValueError`` if log(1 + c/(nμ)) leaves no budget.
     random_state : None, int or Generator (one stream: b, then e).
     secure : must be falsy: no exact-grid version exists (``ValueError``).
+    nonprivate_diagnostics : bool, default False.  True attaches
+        ``result.nonprivate_diagnostics``, a dict with ‖b‖ and ‖e‖ as drawn,
+        the certified residual reached and the iterations actually run.
+        These depend on the data and on the secret noise: they are **not**
+        private (from ‖b‖ and ``w`` alone the data set can be told from its
+        neighbours), are for research on the mechanism only, and must never
+        be published with ``w``.  The estimators never set it.
 
     Returns
     -------
-    ObjPertResult with ``w``, ``epsilon`` (≤ ε), ``delta = 0.0`` and the
-    calibration: (ε_b, ε_jacobian, ε_output), μ, L, c, the noise scales,
-    the certified gradient bound and the solver's iterations.
+    ObjPertResult with ``w`` (the private output), ``epsilon`` (≤ ε),
+    ``delta = 0.0`` and the public calibration: (ε_b, ε_jacobian, ε_output),
+    μ, L, c, the noise scales, the tolerance and ``steps = MAX_STEPS`` (the
+    solver's iteration cap, a constant).  Changed in 0.x: the fields
+    ``noise_norm`` and ``gradient_bound`` were removed and ``steps`` no
+    longer counts the iterations run (all three depend on the data and on
+    b; ``nonprivate_diagnostics=True`` gives them).
 
     Privacy: (``epsilon``, 0)-DP under replace-one neighbours with public n,
     by the theorem and the certified-solve argument of the module docstring.
+    The guarantee covers the returned object exactly when
+    ``nonprivate_diagnostics`` is False (the default): every field but ``w``
+    is then a function of ε, n, d, ``data_norm``, ``regularization`` and the
+    loss's constants.
     """
     if _secure.resolve(secure):
         raise ValueError("secure=True (or fasterm.secure_mode) is not available for objective "
@@ -445,6 +489,9 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
         regularization = check_positive(regularization, "regularization")
     if label_bound is not None:
         label_bound = check_positive(label_bound, "label_bound")
+    if not isinstance(nonprivate_diagnostics, (bool, np.bool_)):
+        raise TypeError("nonprivate_diagnostics must be True or False, got "
+                        f"{type(nonprivate_diagnostics).__name__}")
     rng = check_random_state(random_state)
     X, y = check_X_y(X, y)
     n, d = X.shape
@@ -495,14 +542,23 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
     b, b_norm = _norm_noise(rng, d, b_scale)
     obj = _Objective(sloss, A, yy, norms, mu, b / n)
     w, gbound, steps = _solve(obj, d, tol, sloss.curvature_factor * Xpad * Xpad)
-    e, _ = _norm_noise(rng, d, out_scale)
+    e, e_norm = _norm_noise(rng, d, out_scale)
+    # Only the release ŵ + e and public constants go on the result: ‖b‖, the
+    # residual reached and the iterations run depend on the data and on b.
+    diagnostics = None
+    if nonprivate_diagnostics:
+        diagnostics = {"noise_norm": b_norm, "output_noise_norm": e_norm, "gradient_bound": gbound,
+                       "steps": steps}
     return ObjPertResult(
         w=w + e, epsilon=spent, delta=0.0, noise_epsilon=eps_b, jacobian_epsilon=eps_jac,
         output_epsilon=eps_out, regularization=mu, lipschitz=L, curvature=c, noise_scale=b_scale,
-        noise_norm=b_norm, tolerance=tol, output_scale=out_scale, gradient_bound=gbound, steps=steps,
+        tolerance=tol, output_scale=out_scale, steps=MAX_STEPS,
         note=("objective perturbation with a certified solve: (epsilon, 0)-DP under replace-one "
-              "neighbours (Chaudhuri-Monteleoni-Sarwate 2011 Thm 9; Kifer-Smith-Thakurta 2012 Thm 2)"),
+              "neighbours (Chaudhuri-Monteleoni-Sarwate 2011 Thm 9; Kifer-Smith-Thakurta 2012 Thm 2)"
+              + ("; nonprivate_diagnostics holds values NOT covered by this guarantee"
+                 if nonprivate_diagnostics else "")),
         info={"n": n, "d": d, "loss": repr(sloss)},
+        nonprivate_diagnostics=diagnostics,
     )
 
 

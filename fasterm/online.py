@@ -65,6 +65,7 @@ from ._validation import (
 __all__ = [
     "LinearLearnerResult",
     "PrivateRWM",
+    "PrivateRWMRun",
     "RWM",
     "RWMCalibration",
     "RWMRun",
@@ -255,6 +256,44 @@ class RWMRun:
         """(1/T) Σ_t ℓ^t_{a_t} − min_i (1/T) Σ_t ℓ^t_i: the realised regret."""
         T = max(self.rounds, 1)
         return (float(self.losses.sum()) - float(self.expert_losses.min())) / T
+
+
+@dataclass
+class PrivateRWMRun:
+    """What :meth:`PrivateRWM.run` returns: the actions, its private output, and public η.
+
+    Attributes
+    ----------
+    actions : int64 array (T,), the expert played in each round — the
+        (ε, δ)-DP output of the learner.
+    eta : the calibrated learning rate; loss_range : the declared (lo, hi).
+
+    Nothing computed from the losses is stored (docs/guarantees.rst, "The
+    release surface"): the losses paid and the regret are functions of the
+    data, so they are not part of the release.  The caller, who holds the
+    losses, computes them with :meth:`evaluate_nonprivate`.
+    """
+
+    actions: np.ndarray
+    eta: float
+    loss_range: tuple[float, float]
+
+    @property
+    def rounds(self) -> int:
+        return int(self.actions.shape[0])
+
+    def evaluate_nonprivate(self, loss_matrix) -> RWMRun:
+        """NOT PRIVATE: these actions' losses on ``loss_matrix`` (clipped to ``loss_range``), as an
+        :class:`RWMRun` with its realised ``regret`` — a function of the caller's data, for the
+        caller's own evaluation, never a release."""
+        L = check_array(loss_matrix, "loss_matrix", ndim=2, dtype=np.float64)
+        if L.shape[0] != self.rounds:
+            raise ValueError(f"loss_matrix has {L.shape[0]} rows but the run has {self.rounds} actions")
+        if L.shape[1] <= int(self.actions.max(initial=0)):
+            raise ValueError(f"loss_matrix has {L.shape[1]} columns, fewer than the experts played")
+        L = np.clip(L, *self.loss_range)
+        incurred = L[np.arange(self.rounds), self.actions]
+        return RWMRun(self.actions.copy(), incurred, L.sum(axis=0), self.eta)
 
 
 # ---------------------------------------------------------------------------
@@ -481,12 +520,14 @@ class PrivateRWM:
         if not self._state.update(loss):  # pragma: no cover - check_array rejects non-finite input
             raise ValueError("losses must contain only finite values")
 
-    def run(self, loss_matrix) -> RWMRun:
+    def run(self, loss_matrix) -> PrivateRWMRun:
         """Play one round per row (choose, then update), compiled; counts against ``rounds``.
 
-        Only ``actions`` of the returned :class:`RWMRun` is covered by the
-        privacy guarantee; its ``losses`` and ``expert_losses`` are functions of
-        the data, returned for the caller's own evaluation (regret).
+        Returns the actions (the private output) and η only,
+        :class:`PrivateRWMRun`; the losses paid and the regret are functions of
+        the data and are not part of the release
+        (:meth:`PrivateRWMRun.evaluate_nonprivate` computes them from the
+        caller's losses).
         """
         check_not_secure("fasterm.online.PrivateRWM")
         L = _check_loss_matrix(loss_matrix, self._k)
@@ -494,7 +535,7 @@ class PrivateRWM:
         self._spend(T)
         result = _run_batch(self._state, self._rng, L, self.eta)
         self._chosen += T
-        return result
+        return PrivateRWMRun(result.actions, self.eta, self._range)
 
 
 # ---------------------------------------------------------------------------

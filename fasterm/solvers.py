@@ -69,6 +69,19 @@ Zhang 2019; Balle et al. 2020, Thm. 21) where that is smaller — see
 :func:`fasterm.accounting.sgd_epsilon`.  The stochastic gradient is unbiased
 for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
 from the noise: Theorem A applies with that s².
+
+Under add/remove neighbours (``neighbors="add_remove"``) the number of rows n
+is itself private, so q·n is not a public normaliser and neither q = 512/n
+nor T = epochs·n/512 is a public parameter: the caller gives q
+(``sample_rate``) and a public expected batch size m (``batch_size``) that
+replaces q·n as the divisor — as Opacus does with its ``expected_batch_size``
+— and nothing computed from n is used outside the sampling or stored.  Each
+step is then the Poisson-subsampled Gaussian release with parameters (q, σ)
+alone, and the divisor, step, projection and T are public constants, so the
+iterates are a post-processing of the releases.  The stochastic gradient then
+has mean (qn/m)·∇ of the data term, a scale that depends on n: Theorem A's
+bound is not reported (``utility_bound`` and ``surrogate_utility_bound`` are
+None).
 """
 
 from __future__ import annotations
@@ -412,15 +425,26 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
 
     Each of the T steps samples every row independently with probability q,
     releases the clipped gradient sum of the sampled rows plus N(0, σ²c²I),
-    divides it by the expected batch size q·n and takes a projected step η
+    divides it by the expected batch size q·n (under add/remove neighbours
+    by the caller's public ``batch_size``) and takes a projected step η
     (default 1/β_L, Theorem A of the module docstring).
 
     steps : T; default ⌈``epochs``/q⌉ (``epochs`` passes over the data in
         expectation).
     sample_rate / batch_size : q, or the expected batch size q·n (give at
-        most one; default q = min(1, 512/n)).
+        most one; default q = min(1, 512/n)).  Under
+        ``neighbors="add_remove"`` both are required and mean something
+        else: q is ``sample_rate`` and ``batch_size`` is the public
+        normaliser m (the expected batch size the caller assumes, e.g. q
+        times a public estimate of n) that the gradient sum is divided by in
+        place of q·n.
     neighbors : "replace_one" (fasterm's relation) or "add_remove": the
-        relation the reported (ε, δ) holds for.
+        relation the reported (ε, δ) holds for.  Under add/remove the number
+        of rows n is private and is used only to draw the minibatches: the
+        step count T = ⌈``epochs``/q⌉, the divisor m and every field of the
+        result are functions of the caller's public parameters (no
+        ``info["n"]``; no utility bound, whose scale q·n/m depends on n).
+        Combinations that would need n raise ``ValueError``.
     sample_weight, weight_bound : per-record weights mapped into [0, B]
         (:func:`fasterm.noisy_pgd`); a record's contribution is then at most
         B·c, so the noise is N(0, σ²B²c²I) with the same σ (the accountant's
@@ -436,6 +460,19 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     Zhang 2019 where smaller).  The sampling and the noise come
     from ``random_state``'s single stream; the privacy proof assumes the
     sampling is hidden (only the final model, or the noisy steps, are seen).
+
+    Add/remove neighbours (D′ = D plus or minus one row).  The sum released at
+    a step, Σ_{i∈B} clipped g_i + N(0, σ²c²I) with B Poisson(q), is the
+    sampled Gaussian mechanism of sensitivity c, whose privacy is a function
+    of (q, σ) alone, whatever n is: :func:`fasterm.accounting.sgd_epsilon`
+    (q, σ, T, δ, "add_remove") bounds both directions — adding and removing
+    a row (for the Rényi bound: A_α of Mironov, Talwar & Zhang 2019, Thm. 4,
+    dominates the reverse divergence B_α, their Thm. 5).  Dividing by the
+    caller's m, stepping, projecting and averaging use only public constants
+    and earlier releases (post-processing), and T is fixed by (q,
+    ``epochs``) or ``steps``; so the released w is (ε, δ)-DP for add/remove
+    neighbours with ε the reported ``epsilon``, and the other fields are
+    public constants.
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
@@ -459,7 +496,18 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     epochs = check_scalar(epochs, "epochs", low=0.0, low_inclusive=False)
     if steps is not None:
         steps = check_scalar(steps, "steps", low=1, integer=True)
-    if sample_rate is not None and batch_size is not None:
+    if neighbors == "add_remove":
+        # n is private: q and the divisor m must be public, from the caller (no default from n).
+        if sample_rate is None:
+            raise ValueError("neighbors='add_remove' needs sample_rate: under add/remove neighbours the number "
+                             "of rows n is private, and the default q = min(1, 512/n) (or batch_size/n) would "
+                             "depend on it; give sample_rate=q and batch_size=m (a public expected batch size)")
+        if batch_size is None:
+            raise ValueError("neighbors='add_remove' needs batch_size: the gradient sum is divided by a public "
+                             "expected batch size m, not by q·n (n is private under add/remove); give "
+                             "batch_size=m, e.g. sample_rate times a public estimate of n")
+        m = check_scalar(batch_size, "batch_size", low=0.0, low_inclusive=False)
+    elif sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
     X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
@@ -491,7 +539,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
         sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta, neighbors)
         eps_spent = min(eps, accounting.sgd_epsilon(q, sigma, steps, delta, neighbors))
-        m = q * n  # the expected batch size: a public normaliser
+        if neighbors == "replace_one":
+            m = q * n  # the expected batch size: a public normaliser (n is public under replace-one)
         scale = sigma * c
         noise_sq = d * scale * scale / (m * m)
         sampling_var = (1.0 - q) * c * c / m
@@ -554,15 +603,21 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     if not np.isfinite(w).all():
         loss._check_finite_output(w, X)
     bound = surrogate = None
-    if output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
+    # Theorem A needs an unbiased step: E[sum/m] = (q·n/m)·∇, which holds (m = q·n) under replace-one
+    # only; under add/remove the bound's scale would be a function of the private n.
+    if neighbors == "replace_one" and output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
         surrogate = R * R / (2.0 * lr * steps) + lr * (noise_sq + sampling_var)
         if clip is None or clip >= G_loss:
             bound = surrogate
+    if neighbors == "replace_one":
+        info = {"n": n, "d": d}
+    else:  # n is private: nothing computed from it is released; m is the caller's
+        info = {"d": d, "batch_size": m}
+    info.update({"solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
+                 "neighbors": neighbors, "smoothness": beta, "output": output,
+                 "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None,
+                 "weight_bound": None if weights is None else wb})
     return OptimizeResult(
         w=w, epsilon=eps_spent, delta=delta, steps=steps, lr=lr, noise="gaussian", noise_scale=scale,
-        lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=bound,
-        info={"n": n, "d": d, "solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
-              "neighbors": neighbors, "smoothness": beta, "output": output,
-              "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None,
-              "weight_bound": None if weights is None else wb},
+        lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=bound, info=info,
     )

@@ -677,6 +677,24 @@ def test_result_fields_and_privacy_statement():
     assert r.utility_bound is None
 
 
+def test_result_info_is_the_same_across_neighbours_and_seeds():
+    # Issue 26: info held the line samplers' pass count, which moves with the
+    # data and the draws (measured 642-655 over three seeds and a neighbour).
+    # Every field but w must be public: equal across neighbours and seeds.
+    X, y = make_data("logistic", 50, 3, seed=4)
+    Xp = X.copy()
+    Xp[0] = -X[0]
+    C = fe.L2Ball(2.0, 3)
+    runs = [fe.expmech_erm(fe.losses.Logistic(), data, y, C, 0.7, data_norm=1.5, steps=60, random_state=s)
+            for data, s in [(X, 0), (Xp, 0), (X, 1)]]
+    assert "line_passes" not in runs[0].info
+    for r in runs[1:]:
+        assert r.info == runs[0].info
+        assert [repr(getattr(r, f)) for f in ("steps", "k", "sensitivity", "lipschitz", "utility_bound")] == \
+               [repr(getattr(runs[0], f)) for f in ("steps", "k", "sensitivity", "lipschitz", "utility_bound")]
+    assert not np.array_equal(runs[0].w, runs[2].w)
+
+
 def test_default_steps():
     assert expmech.default_steps(0) == 0 and expmech.default_steps(1) == 1
     assert [expmech.default_steps(m) for m in (2, 3, 10)] == [200, 450, 5000]

@@ -524,6 +524,12 @@ def _entries():
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
                    batch_size=2.0, epochs=2.0, data_norm=1.0, random_state=0),
               dict(batch_size=pos(), epochs=pos())),
+        # add/remove: q and the divisor m are the caller's (n is private); both required
+        Entry("noisy_sgd(add_remove)", fe.noisy_sgd,
+              dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5,
+                   sample_rate=0.5, batch_size=3.0, epochs=2.0, data_norm=1.0, random_state=0,
+                   neighbors="add_remove"),
+              dict(sample_rate=_delta(), batch_size=pos(), epochs=pos())),
         # scipy.sparse X: CSR is a spelling of the dense X (equal fits to rounding), other formats named
         Entry("noisy_pgd(csr)", fe.noisy_pgd,
               dict(loss=L.Logistic(), X=X0, y=Y0, constraint=ball, epsilon=1.0, delta=1e-5, steps=5,
@@ -714,6 +720,19 @@ def _entries():
               dict(client=[("object", object(), None), ("int", 3, None), ("empty", "", None), ("bytes", b"x", None),
                            ("unused-address", "tcp://127.0.0.1:1", None), ("list", ["tcp://a:1"], None)],
                    granularity=[("not-secure", 2.0 ** -10, None)])),
+    ]
+    # sufficient statistics perturbation (AdaSSP)
+    ssp_base = dict(X=X0, y=YR, epsilon=1.0, delta=1e-5, data_norm=1.0, label_bound=1.0, random_state=0)
+    E += [
+        Entry("ssp.adassp", fe.ssp.adassp, ssp_base,
+              dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), delta=dl(), data_norm=pos(),
+                   label_bound=pos(), weight_bound=pos(), rho=pos(), random_state=rs())),
+        Entry("ssp.adassp(delta=0)", fe.ssp.adassp, dict(ssp_base, delta=0.0),
+              dict(X=_arrays(X0, ndim=2), epsilon=eps(), data_norm=pos(), label_bound=pos())),
+        Entry("ssp.adassp_scales", lambda **k: list(v for v in fe.ssp.adassp_scales(**k).values()
+                                                    if not isinstance(v, str)),
+              dict(epsilon=1.0, delta=1e-5, dim=3, data_norm=1.0, label_bound=1.0),
+              dict(epsilon=eps(), delta=dl(), dim=it(3), data_norm=pos(), label_bound=pos(), weight_bound=pos())),
     ]
     # objective perturbation (pure ε)
     OP = fe.objpert
@@ -1047,8 +1066,9 @@ def _main():  # run by the subprocess smoke test: prints a JSON list of failures
     print(json.dumps({"count": count, "failures": failures}))
 
 
-_NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
-                  "Constraint", "ExpMechResult", "ObjPertResult", "__version__"}
+_NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "PrivateRWMRun", "LinearLearnerResult",
+                  "BudgetExceededError", "Constraint", "ExpMechResult", "ObjPertResult", "DataWarning",
+                  "__version__"}
 
 
 def test_catalogue_covers_fasterm_all():

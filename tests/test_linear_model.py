@@ -380,6 +380,20 @@ def test_unique_labels_is_np_unique(dtype):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("cls", [fe.DPLogisticRegression, fe.DPLinearSVC, fe.DPLinearRegression])
+def test_unknown_argument_names_the_public_class(cls):
+    with pytest.raises(TypeError, match=rf"^{cls.__name__}\.__init__\(\) got an unexpected keyword argument 'epsilom'"):
+        cls(epsilom=1.0)
+    with pytest.raises(TypeError, match=cls.__name__):
+        cls(1.0)
+    # the signature scikit-learn reads is the full one, and the defaults are unchanged
+    est = cls(epsilon=2.0)
+    assert est.get_params()["epsilon"] == 2.0
+    assert set(est.get_params()) == set(fe.DPLogisticRegression().get_params()) - (
+        {"classes"} if cls is fe.DPLinearRegression else set()) | (
+        {"label_bound"} if cls is fe.DPLinearRegression else set())
+
+
 def test_bad_targets(small):
     X, y = small
     with pytest.raises(ValueError, match="classes must be a sequence of at least two distinct"):

@@ -15,7 +15,7 @@ from fasterm import __main__ as job
 SMALL = ["--epsilons", "0.3", "3", "--seeds", "4", "--no-progress"]
 # epsilon, method, accuracy ± sd, eps spent, delta spent, T, fit ms
 ROW = re.compile(r"^\s*([\d.]+)\s+(\S+)\s+([\d.]+) ± ([\d.]+)\s+([\d.e+-]+)\s+([\d.e+-]+)"
-                 r"\s+(\d+)\s+([\d.]+)$")
+                 r"\s+(\d+|-)\s+([\d.]+)$")  # T: "-" for objective perturbation (no step count)
 
 
 def _rows(text):
@@ -62,8 +62,30 @@ def test_pure_dp_and_svm(capsys):
     out = capsys.readouterr().out
     assert "linear SVM" in out
     rows = _rows(out)
-    assert [r[1] for r in rows] == ["noisy_pgd/laplace-l2"]
+    assert [r[1] for r in rows] == ["objpert"]  # the estimators' δ = 0 default
     assert float(rows[0][5]) == 0.0  # pure ε-DP: no δ spent
+    assert job.main(["--delta", "0", "--model", "svm", "--epsilons", "1", "--seeds", "2",
+                     "--noise", "laplace", "--no-progress"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert [r[1] for r in rows] == ["noisy_pgd/laplace-l2"]
+    assert float(rows[0][5]) == 0.0
+
+
+def test_pure_dp_default_is_the_estimators_default(capsys):
+    """``--delta 0`` runs what ``DPLogisticRegression(delta=0)`` runs, fit for fit."""
+    pytest.importorskip("sklearn")
+    from fasterm.datasets import load_breast_cancer, train_test_split
+
+    out = job.run([1.0], 2, 0.0, method="objpert", noises=())
+    X, y = load_breast_cancer(scaled=True)
+    acc = []
+    for s in range(2):
+        split_rng, (noise_rng,) = job.streams(s, 1)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, 0.3, random_state=split_rng)
+        acc.append(fe.DPLogisticRegression(delta=0.0, random_state=noise_rng).fit(Xtr, ytr).score(Xte, yte))
+    np.testing.assert_allclose(out["rows"][0]["acc"], acc)
+    assert job.main(["--delta", "0", "--epsilons", "1", "--seeds", "2", "--no-progress"]) == 0
+    assert [r[1] for r in _rows(capsys.readouterr().out)] == ["objpert"]
 
 
 def test_solver_option(capsys):

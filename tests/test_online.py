@@ -8,6 +8,7 @@ uniform ``Generator.random()`` per draw, inversion over the running sum.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -367,7 +368,7 @@ def test_private_rwm_theorem_11_3_closed_form():
     second_line = math.sqrt(128 * math.log(1 / delta)) * math.log(k) / (eps * math.sqrt(T))
     L = one_good_expert(T, k)
     learners = [online.PrivateRWM(k, T, eps, delta, calibration="closed_form", random_state=s) for s in range(40)]
-    regrets = [p.run(L).regret for p in learners]
+    regrets = [p.run(L).evaluate_nonprivate(L).regret for p in learners]
     assert learners[0].regret_bound == pytest.approx(bound, rel=1e-12)
     assert np.mean(regrets) <= bound <= second_line
     exact = expected_regret(L, learners[0].eta)
@@ -384,7 +385,8 @@ def test_private_rwm_theorem_11_3_exact_calibration():
     assert eta_closed <= p0.eta <= math.sqrt(math.log(k) / T)
     thm_11_3 = theorem_11_1(eta_closed, k, T)
     for L in (one_good_expert(T, k), greedy_adversary(T, k, p0.eta)):
-        regrets = [online.PrivateRWM(k, T, eps, delta, random_state=s).run(L).regret for s in range(40)]
+        regrets = [online.PrivateRWM(k, T, eps, delta, random_state=s).run(L).evaluate_nonprivate(L).regret
+                   for s in range(40)]
         assert np.mean(regrets) <= p0.regret_bound <= thm_11_3
         assert expected_regret(L, p0.eta) <= p0.regret_bound
 
@@ -397,8 +399,13 @@ def test_private_rwm_clips_to_declared_range():
     np.testing.assert_array_equal(a.actions, ref)
     b = online.PrivateRWM(6, 700, 1.0, 1e-5, random_state=9).run(np.clip(raw, 0, 1))
     np.testing.assert_array_equal(a.actions, b.actions)
-    np.testing.assert_array_equal(a.losses, b.losses)
-    assert a.losses.min() >= 0 and a.losses.max() <= 1
+    # the release is the actions and η only; the losses are the caller's, evaluated on demand
+    assert not hasattr(a, "losses") and not hasattr(a, "expert_losses")
+    ea, eb = a.evaluate_nonprivate(raw), b.evaluate_nonprivate(np.clip(raw, 0, 1))
+    np.testing.assert_array_equal(ea.losses, eb.losses)
+    np.testing.assert_array_equal(ea.expert_losses, eb.expert_losses)
+    np.testing.assert_array_equal(ea.losses, np.clip(raw, 0, 1)[np.arange(700), a.actions])
+    assert ea.losses.min() >= 0 and ea.losses.max() <= 1
     # streaming gives the same actions and clips the same way
     p = online.PrivateRWM(6, 700, 1.0, 1e-5, random_state=9)
     streamed = []
@@ -406,6 +413,24 @@ def test_private_rwm_clips_to_declared_range():
         streamed.append(p.choose())
         p.update(row)
     np.testing.assert_array_equal(streamed, a.actions)
+
+
+def test_private_rwm_run_releases_the_actions_only():
+    # the run holds the actions and public constants; the losses paid and the regret come from the
+    # caller's losses on request, and equal those of the non-private RWM replaying the actions
+    g = np.random.default_rng(5)
+    L = g.uniform(-0.5, 1.5, (50, 4))
+    run = online.PrivateRWM(4, 50, 1.0, 1e-5, random_state=2).run(L)
+    assert sorted(f.name for f in dataclasses.fields(run)) == ["actions", "eta", "loss_range"]
+    ev = run.evaluate_nonprivate(L)
+    Lc = np.clip(L, 0, 1)
+    np.testing.assert_array_equal(ev.losses, Lc[np.arange(50), run.actions])
+    np.testing.assert_array_equal(ev.expert_losses, Lc.sum(axis=0))
+    assert ev.regret == pytest.approx((Lc[np.arange(50), run.actions].sum() - Lc.sum(axis=0).min()) / 50)
+    with pytest.raises(ValueError, match="loss_matrix"):
+        run.evaluate_nonprivate(L[:10])
+    with pytest.raises(ValueError, match="loss_matrix"):
+        run.evaluate_nonprivate(L[:, :1] if run.actions.max() > 0 else L[:, :0])
 
 
 def test_private_rwm_refuses_extra_rounds():

@@ -316,7 +316,7 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(case, solver
         return np.append(np.ravel(model.coef_).astype(np.float64), float(np.ravel(model.intercept_)[0]) / S)
 
     w, w2 = aug(m), aug(m2)
-    radius = m.radius
+    radius = m.radius if m.radius is not None else m.result_.info["radius"]  # None: the resolved bound
     # precondition: the projection of w₁ did not bind (else the step would be shrunk)
     assert np.linalg.norm(w) / share < radius * (1 - 1e-6) and np.linalg.norm(w2) / share < radius * (1 - 1e-6)
     diff = w - w2
@@ -413,7 +413,7 @@ def test_estimator_applied_noise_matches_reported_scale(est, noise, dtype, solve
     for seed in range(fits):
         m = model.set_params(random_state=seed).fit(X, y)
         w = np.ravel(m.coef_).astype(np.float64)
-        assert np.linalg.norm(w / share) < m.radius * (1 - 1e-6)
+        assert np.linalg.norm(w / share) < (m.radius or m.result_.info["radius"]) * (1 - 1e-6)
         h[seed] = w / share / m.result_.lr
     assert _spread(h, noise) == pytest.approx(m.result_.noise_scale, rel=0.01)
 

@@ -286,3 +286,93 @@ def test_multiclass_csr_equal_dense(est):
     _close(a.coef_, b.coef_, np.float64)
     _close(a.intercept_, b.intercept_, np.float64)
     np.testing.assert_array_equal(a.predict(X), b.predict(X.toarray()))
+
+
+def _canonical_reference(indptr, indices):
+    # slow and obvious: every row's column indices strictly increase
+    return all(all(indices[k] < indices[k + 1] for k in range(indptr[i], indptr[i + 1] - 1))
+               for i in range(len(indptr) - 1))
+
+
+def test_stale_canonical_flag_is_not_trusted():
+    # Rows [1, 1, 0] and [0, 2, 0], stored canonically; scipy computes and caches the flag ...
+    X = sp.csr_matrix((np.array([1.0, 1.0, 2.0]), np.array([0, 1, 1], np.int32), np.array([0, 2, 3], np.int32)),
+                      shape=(2, 3))
+    assert X.has_canonical_format
+    X.indices[1] = 0  # ... then the indices are edited: row 0 is (0, 1) twice, densely [2, 0, 0]
+    assert X.has_canonical_format  # the stale cached flag (the premise of this test)
+    raw = np.empty(2)
+    _sparse.row_norms(X.data, X.indices, X.indptr, 3, raw)
+    np.testing.assert_allclose(raw, [math.sqrt(2.0), 2.0])  # the kernel on the raw arrays: √2, not 2
+    C = fe._validation.check_csr(X)
+    out = np.empty(2)
+    _sparse.row_norms(C.data, C.indices, C.indptr, 3, out)
+    np.testing.assert_allclose(out, [2.0, 2.0], rtol=1e-15)  # the dense rows' norms
+    assert C is not X and np.array_equal(C.toarray(), [[2.0, 0, 0], [0, 2.0, 0]])
+    assert np.array_equal(X.indices, [0, 0, 1]) and np.array_equal(X.data, [1.0, 1.0, 2.0])  # X untouched
+    # unsorted (no duplicate) rows are sorted the same way
+    U = sp.csr_matrix((np.array([3.0, 4.0]), np.array([0, 2], np.int64), np.array([0, 2], np.int64)), shape=(1, 3))
+    assert U.has_canonical_format
+    U.indices[:] = [2, 0]
+    C = fe._validation.check_csr(U)
+    assert np.array_equal(C.indices, [0, 2]) and np.array_equal(C.data, [4.0, 3.0])
+    # and through a fit: the corrupted matrix fits as its dense matrix (the same seed, the same noise)
+    Xf, y, _ = _csr(n=60, d=6, seed=3)
+    Xf.has_canonical_format  # noqa: B018 - cache the flag
+    i = int(np.flatnonzero(np.diff(Xf.indptr) >= 2)[0])  # a row with two entries
+    k = Xf.indptr[i]
+    Xf.indices[k + 1] = Xf.indices[k]  # now a duplicate column
+    assert Xf.has_canonical_format
+    dense = Xf.toarray()
+    # data_norm 0.5: the rows are rescaled by their norms, so a wrong norm would move the fit
+    r = fe.noisy_pgd(fe.losses.Logistic(), Xf, y, fe.L2Ball(1.0, 6), 1.0, 1e-5, steps=3, data_norm=0.5,
+                     random_state=0)
+    s = fe.noisy_pgd(fe.losses.Logistic(), dense, y, fe.L2Ball(1.0, 6), 1.0, 1e-5, steps=3, data_norm=0.5,
+                     random_state=0)
+    _close(r.w, s.w, np.float64)
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_canonical_matrix_is_not_copied(index):
+    for dtype in (np.float32, np.float64):
+        X, _, _ = _csr(n=50, d=9, dtype=dtype, index=index)  # with empty rows (equal offsets)
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)  # no cached flag
+        C = fe._validation.check_csr(X)
+        assert C is X and C.data is X.data and C.indices is X.indices and C.indptr is X.indptr
+
+
+def test_canonical_check_against_reference():
+    rng = np.random.default_rng(11)
+    seen = {True: 0, False: 0}
+    for _ in range(400):
+        n, d = int(rng.integers(1, 7)), int(rng.integers(1, 6))
+        lengths = rng.integers(0, 4, size=n) * (rng.random(n) < 0.8)  # empty rows anywhere
+        indptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        indices = rng.integers(0, d, size=indptr[-1]).astype(np.int64)
+        if rng.random() < 0.5:  # sort each row, often making it canonical; row boundaries may repeat a column
+            for i in range(n):
+                indices[indptr[i]:indptr[i + 1]].sort()
+        ref = _canonical_reference(indptr, indices)
+        seen[ref] += 1
+        assert fe._validation._csr_is_canonical(indptr, indices) == ref, (indptr, indices)
+        X = sp.csr_matrix((rng.normal(size=indptr[-1]), indices, indptr), shape=(n, d))
+        X.has_canonical_format = True  # a lying flag, every time
+        C = fe._validation.check_csr(X)
+        assert _canonical_reference(C.indptr, C.indices)
+        np.testing.assert_allclose(C.toarray(), X.toarray(), rtol=1e-15)
+        assert (C is X) == ref
+    assert min(seen.values()) > 50
+
+
+def test_check_csr_refuses_a_broken_indptr():
+    X, _, _ = _csr(n=20, d=5, empty_rows=False)
+    for edit in ("decrease", "start", "end"):
+        B = X.copy()
+        if edit == "decrease":
+            B.indptr[5], B.indptr[6] = B.indptr[6] + 1, B.indptr[5]
+        elif edit == "start":
+            B.indptr[0] = 1
+        else:
+            B.indptr[-1] = B.indices.shape[0] + 1
+        with pytest.raises(ValueError, match=r"X\.indptr"):
+            fe._validation.check_csr(B)

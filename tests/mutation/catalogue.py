@@ -23,8 +23,13 @@ S = "tests/test_solvers.py"
 O = "tests/test_objpert.py"
 M = "tests/test_multiclass.py"
 P = "tests/test_model_selection.py"
+RS = "tests/test_release_surface.py"
 W = "tests/test_sample_weight.py"
 K = "tests/test_memo_keys.py"
+R = "tests/test_release_attacks_objpert.py"
+RA = "tests/test_release_attacks_sgd.py"
+SP = "tests/test_sparse.py"
+RG = "tests/test_regression.py"
 L = "tests/test_pld.py"
 
 
@@ -308,6 +313,39 @@ MUTANTS = [
           "k = mechanisms.exponential(errors, 0.5, eps, random_state=random_state)"),),
         "the private threshold's exponential mechanism at half its sensitivity",
         (f"{O}::test_private_threshold_samples_the_exponential_mechanism",)),
+    # --- the release boundary of objective perturbation (issue #26) -----------
+    Mutant(
+        "objpert-true-count-released", "objpert.py",
+        (("tolerance=tol, output_scale=out_scale, steps=MAX_STEPS,",
+          "tolerance=tol, output_scale=out_scale, steps=steps,"),),
+        "the result (and the estimators' n_iter_) reports the Newton iterations run, not the public cap",
+        (f"{R}::test_count_attack_on_the_default_result_is_within_epsilon",
+         f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds",
+         f"{R}::test_estimator_count_attack_is_within_epsilon")),
+    Mutant(
+        "objpert-noise-norm-released", "objpert.py",
+        (('info={"n": n, "d": d, "loss": repr(sloss)},',
+          'info={"n": n, "d": d, "loss": repr(sloss), "noise_norm": b_norm},'),),
+        "the norm of the secret perturbation b stored on the default result",
+        (f"{R}::test_noise_norm_attack_on_the_default_result_is_within_epsilon",
+         f"{R}::test_default_result_fields_are_identical_across_neighbours_and_seeds",
+         f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds")),
+    Mutant(
+        "objpert-diagnostics-by-default", "objpert.py",
+        (("    if nonprivate_diagnostics:\n        diagnostics = {",
+          "    if True:\n        diagnostics = {"),),
+        "the non-private diagnostics (‖b‖, residual, true count) attached without the opt-in",
+        (f"{R}::test_nonprivate_diagnostics_are_off_by_default_and_checked",
+         f"{R}::test_nonprivate_diagnostics_hold_the_true_values",
+         f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds")),
+    Mutant(
+        "expmech-pass-count-released", "expmech.py",
+        (("w, _, _, _ = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])",
+          "w, _, _, evals = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])"),
+         ('info={"n": n, "d": d, "affine_dim": m, "directions": directions},',
+          'info={"n": n, "d": d, "affine_dim": m, "line_passes": evals, "directions": directions},')),
+        "the hit-and-run line samplers' pass count (data- and draw-dependent) in the result's info",
+        ("tests/test_expmech_erm.py::test_result_info_is_the_same_across_neighbours_and_seeds",)),
     Mutant(
         "expmech-chain-claims-pure", "expmech.py",
         (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
@@ -368,6 +406,27 @@ MUTANTS = [
         (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
         "K drawn with more runs than the accounting's distribution",
         (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
+    # --- the release surface: nothing but the output and public constants on a released object --
+    Mutant(
+        "estimator-stores-data-statistic", "linear_model.py",
+        (("        self._record(result)\n        return coef, intercept\n",
+          "        self._record(result)\n        self.max_abs_feature_ = float(abs(X).max())\n"
+          "        return coef, intercept\n"),),
+        "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
+        (f"{RS}::test_estimator_surface",)),
+    Mutant(
+        "multiclass-stores-noise-norm", "_multiclass.py",
+        (("              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n",
+          "              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n"
+          "              \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
+          "              if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
+        "the multiclass result's info keeps the norm of the last noise vector drawn",
+        (f"{RS}::test_estimator_surface",)),
+    Mutant(
+        "search-stores-number-of-runs", "model_selection.py",
+        (("        self.expected_runs_ = runs\n", "        self.expected_runs_ = runs\n        self.n_runs_ = k\n"),),
+        "PrivateSearch releases the number of runs K with the best run (the theorem holds with K hidden)",
+        (f"{RS}::test_private_search_surface",)),
     # --- sample weights: the declared bound B ----------------------------------
     Mutant(
         "weights-not-clipped-to-bound", "_validation.py",
@@ -388,6 +447,19 @@ MUTANTS = [
           "    c = c_clip\n    sens = 2.0 * c / n\n    R = _start_distance(constraint)\n"),),
         "noisy_gd takes B = 1 for its sensitivity while the weights go up to weight_bound",
         (f"{W}::test_gd_and_sgd_calibration_scale_with_weight_bound",)),
+    # --- issue #26: add/remove SGD uses no private count; CSR canonical form checked for real --
+    Mutant(
+        "sgd-add-remove-divides-by-qn", "solvers.py",
+        (("        if neighbors == \"replace_one\":\n            m = q * n  #",
+          "        if True:\n            m = q * n  #"),),
+        "noisy_sgd(neighbors='add_remove') divides by q·n again (n is private under add/remove)",
+        (f"{RA}::test_zero_row_attack_stays_within_epsilon",
+         f"{RA}::test_add_remove_public_fields_identical_across_neighbours_and_seeds")),
+    Mutant(
+        "csr-trusts-cached-canonical-flag", "_validation.py",
+        (("    if not _csr_is_canonical(X.indptr, X.indices):\n", "    if not X.has_canonical_format:\n"),),
+        "check_csr reads scipy's cached has_canonical_format (stale after indices are edited)",
+        (f"{SP}::test_stale_canonical_flag_is_not_trusted", f"{SP}::test_canonical_check_against_reference")),
     # --- memos of public work: a key that misses a quantity hands out another plan --
     Mutant(
         "gd-plan-memo-ignores-dimension", "_linear.py",
@@ -401,4 +473,33 @@ MUTANTS = [
           "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan (its σ) made for another ε",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
+    # --- regression: AdaSSP and the n-scaled rule (issue 30) ----------------------
+    Mutant(
+        "adassp-add-remove-gram-sensitivity", "ssp.py",
+        (("sens = (B * X * X, math.sqrt(2.0) * B * X * X, 2.0 * B * X * Y)",
+          "sens = (B * X * X, B * X * X, 2.0 * B * X * Y)"),),
+        "AdaSSP calibrates the Gram release to the add/remove sensitivity X² under replace-one",
+        (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
+         f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records",
+         f"{RG}::test_adassp_matches_loop_reference")),
+    Mutant(
+        "adassp-two-releases-accounted", "ssp.py",
+        (("sigma = accounting.calibrate_gaussian(1.0, 3, eps, delta)",
+          "sigma = accounting.calibrate_gaussian(1.0, 2, eps, delta)"),),
+        "AdaSSP composes only two of its three Gaussian releases",
+        (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
+         f"{RG}::test_adassp_matches_loop_reference")),
+    Mutant(
+        "adassp-laplace-l1-gram-sensitivity", "ssp.py",
+        (("sens = (B * X * X, B * (p + 1) * X * X, 2.0 * B * math.sqrt(p) * X * Y)",
+          "sens = (B * X * X, B * X * X, 2.0 * B * math.sqrt(p) * X * Y)"),),
+        "AdaSSP's δ = 0 Gram release uses the L2 bound where the Laplace mechanism needs L1",
+        (f"{RG}::test_adassp_laplace_calibration_is_basic_composition",
+         f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records")),
+    Mutant(
+        "adassp-weights-unbounded", "ssp.py",
+        (("cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)",
+          "cal = adassp_scales(eps, delta, p, Xb, Yb, 1.0, rho)"),),
+        "AdaSSP ignores weight_bound: a record of weight B moves the statistics B times more than the noise covers",
+        (f"{RG}::test_adassp_weights_match_reference_and_ones_match_unweighted",)),
 ]
