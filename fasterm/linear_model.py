@@ -282,7 +282,7 @@ def _clipped_rows_message(over, n, data_norm, norms):
         median = "" if norms is None else f"; the median row norm is {float(np.median(norms)):.3g}"
         warnings.warn(f"{over} of {n} rows ({over / n:.0%}) have a norm above data_norm={data_norm:g} and are "
                       f"clipped to it{median}: the model sees them shrunk, and raw features usually make it "
-                      f"useless.  Fix: {_FIX_ROWS}.", DataWarning, stacklevel=4)
+                      f"useless.  Fix: {_FIX_ROWS}.", DataWarning, stacklevel=5)
 
 
 def _warn_clipped_labels(y, label_bound):
