@@ -159,13 +159,14 @@ def resolve(bounds, n_features, feature_names=None, name="bounds"):
 def map_rows(X, low, high):
     """Rows of a dense float32/float64 ndarray X mapped into the unit ball (module docstring).
 
-    One new array of X's shape and dtype; the arithmetic is in X's dtype.
+    One new C-contiguous array of X's shape and dtype; the arithmetic is in X's dtype.
     """
     dtype = X.dtype
     d = X.shape[1]
     low_t = low.astype(dtype)
     width = (high - low).astype(dtype)
-    out = np.subtract(X, low_t, dtype=dtype)
+    out = np.empty(X.shape, dtype=dtype)  # C order whatever X's layout (a DataFrame gives F order)
+    np.subtract(X, low_t, out=out)
     np.divide(out, width, out=out)
     np.clip(out, 0.0, 1.0, out=out)
     out -= dtype.type(0.5)

@@ -262,14 +262,16 @@ def _warn_clipped_rows(X, norms, data_norm):
     not stored and not part of the release (docs/guarantees.rst).
     """
     if norms is None:
+        from .losses import row_norms
+
         if type(X) is np.ndarray and X.flags.c_contiguous and X.shape[0]:
             norms = row_norms_unchecked(X)
         elif is_sparse(X):
-            from .losses import row_norms
-
             over = np.count_nonzero(row_norms(X) > data_norm * (1.0 + 1e-6))
             _clipped_rows_message(over, X.shape[0], data_norm, None)
             return None
+        elif type(X) is np.ndarray and X.shape[0]:  # e.g. a DataFrame's F-ordered values
+            norms = row_norms(X)  # what the design matrix would compute from this X
         else:
             return None
     over = np.count_nonzero(norms > data_norm * (1.0 + 1e-6))
