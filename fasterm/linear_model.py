@@ -11,9 +11,11 @@ Privacy.  A fit is (``epsilon_``, ``delta_``)-differentially private with
 respect to replacing one row (x_i, y_i) of the training data, given:
 
 * the *public bounds* — ``data_norm`` (rows are clipped to ‖x‖₂ ≤ data_norm;
-  scale features with bounds fixed in advance, e.g.
-  :func:`fasterm.datasets.scale_to_unit_ball`, never with statistics of the
-  training data), ``label_bound`` for regression (labels clipped), and the
+  scale features with bounds fixed in advance — ``bounds=(low, high)`` on the
+  estimator, :class:`fasterm.preprocessing.BoundedScaler`,
+  :func:`fasterm.datasets.scale_to_unit_ball` —, never with statistics of the
+  training data; ``bounds="private"`` spends part of the budget on private
+  ranges instead), ``label_bound`` for regression (labels clipped), and the
   parameter ``radius``;
 * the number of rows n, the number of features and, for classifiers, the set
   of the two labels, which are treated as public (as in every DP library);
@@ -21,6 +23,13 @@ respect to replacing one row (x_i, y_i) of the training data, given:
   run reproducible for experiments, but a seed known to an adversary removes
   the noise, and two releases computed with the same seed are not covered by
   composition.
+
+``fit`` warns the caller (:class:`fasterm.DataWarning`) when many rows exceed
+``data_norm`` or labels exceed ``label_bound``; the warnings are computed from
+the data for the caller only and are not part of the release (nothing of them
+is stored).  Tuning with scikit-learn's ``GridSearchCV`` or
+``cross_val_score`` on private data spends privacy that nobody counts: use
+:class:`fasterm.PrivateSearch`.
 
 Everything else — the number of steps, the step size, the clipping level —
 depends only on these public quantities; see :mod:`fasterm._linear` for the
@@ -585,18 +594,18 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         declared range [0, ``weight_bound``] (see ``weight_bound``).
 
         Labels.  With ``classes`` given (the private way), the label set is
-        public: a label equal to ``classes[k]`` for k ≥ 1 is class k and every
-        other label is class 0 (``classes[0]``; for a pair (neg, pos): a label
-        equal to ``pos`` is the positive class and every other label the
-        negative one), record by record — nothing about y is released or
-        checked beyond that.  With ``classes=None`` (the scikit-learn
+        public: a label equal to ``classes[k]`` is class k, record by record,
+        and a label outside the set raises ``ValueError`` (a message to the
+        caller, not a release) — nothing else about y is released.  With ``classes=None`` (the scikit-learn
         convention, the default so that the estimator works as a drop-in),
         ``classes_`` is ``np.unique(y)``: the *set of label values* is then
         treated as public, like n and d, and a y with a single label raises —
         pass ``classes`` when the label set itself is sensitive.  Two classes
         fit the binary model, K > 2 the multiclass model on the same budget
         (:mod:`fasterm._multiclass`).  Rows with ‖x‖ > ``data_norm`` are
-        clipped to it.
+        clipped to it (with ``bounds``: mapped first, see ``bounds``); when
+        more than 1% are, ``fit`` warns (:class:`fasterm.DataWarning`, to the
+        caller only: not stored, not part of the release).
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
@@ -763,11 +772,33 @@ class DPLogisticRegression(_DPLinearClassifier):
         weights (other methods raise ``ValueError`` naming sample_weight).
     classes : sequence of K ≥ 2 distinct labels or None, default=None
         The declared label set (for two: (negative, positive)).  Given, a
-        label equal to ``classes[k]`` (k ≥ 1) is class k and every other
-        label class 0 — for two, labels equal to ``positive`` form the
-        positive class and all others the negative one — and nothing about y
+        label equal to ``classes[k]`` is class k, and a label outside the set
+        raises ``ValueError`` (it is outside the data domain, like a NaN; it
+        used to be merged into ``classes[0]`` in silence); nothing about y
         beyond that enters the fit.  None: ``np.unique(y)`` (scikit-learn's
         convention; the set of label values is then treated as public).
+    bounds : None, (low, high), dict or "private", default=None
+        Per-feature bounds that map every row into the unit ball inside
+        ``fit`` *and* ``predict``/``decision_function``/``predict_proba``:
+        x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2)/(√d/2)
+        (:mod:`fasterm._bounds`; the same code as
+        :class:`fasterm.preprocessing.BoundedScaler`).  None: rows are used
+        as given and must lie in the ``data_norm`` ball (longer rows are
+        clipped; ``fit`` warns when more than 1% are).  ``(low, high)``:
+        scalars or per-feature arrays declared from public knowledge
+        (documentation, instrument ranges), never from the private rows; a
+        dict {column: (low, high)} for a DataFrame X names every column.
+        ``"private"``: spends ε/4 and δ/4 on private per-feature ranges (two
+        private quartiles per feature, widened by the interquartile range;
+        the rule and its theorem in :mod:`fasterm._bounds`), fits with the
+        rest, and reports the total in ``epsilon_``/``delta_``; needs many
+        rows per feature (docs/getting_started.rst).  Keep ``data_norm=1``
+        with bounds.  Dense X only.
+
+    Tuning.  scikit-learn's ``GridSearchCV``, ``cross_val_score`` and the like,
+    run on private data, spend privacy that nobody counts (every fit spends
+    its (ε, δ), and the exact scores and the choice among them are further
+    releases); use :class:`fasterm.PrivateSearch`, which accounts for both.
 
     Attributes
     ----------
@@ -775,8 +806,14 @@ class DPLogisticRegression(_DPLinearClassifier):
     intercept_ : ndarray of shape (1,), or (K,)
     classes_ : ndarray of shape (K,)
     n_features_in_ : int
+    bounds_ : (ndarray, ndarray)
+        With ``bounds`` given: the (low, high) used, float64 per feature — the
+        declared bounds (a public constant), or for ``"private"`` the private
+        ranges, which are part of the private output (covered by
+        ``epsilon_``/``delta_``).  Absent with ``bounds=None``.
     epsilon_, delta_ : float
-        The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
+        The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta),
+        including the private ranges of ``bounds="private"``.
     n_iter_ : int
         Number of gradient steps T (sampler steps for "expmech").
     result_ : fasterm.OptimizeResult
@@ -822,8 +859,10 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     and:
 
     label_bound : float > 0, default=1.0
-        Public bound Y on |y|: labels are clipped to [−Y, Y].  Scale targets
+        Public bound Y on |y|: labels are clipped to [−Y, Y] (``fit`` warns,
+        :class:`fasterm.DataWarning`, when more than 1% are).  Scale targets
         with public bounds first.
+    bounds : as for :class:`DPLogisticRegression` (the features only).
     radius : float > 0, default=5.0
         As for the classifiers; smaller by default because the squared loss's
         step size must stay within its curvature's stability limit.
@@ -831,7 +870,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         its residual exceeds label_bound/4).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
-    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_``, ``result_``.
+    ``n_features_in_``, ``bounds_``, ``epsilon_``, ``delta_``, ``n_iter_``, ``result_``.
     """
 
     _kind = "squared"
