@@ -257,6 +257,10 @@ def _declared_index(y, classes):
 
 #: Share of rows (or labels) beyond their declared bound above which ``fit`` warns.
 CLIPPED_ROWS_WARN = 0.01
+#: A non-C-contiguous X (a DataFrame's values) with more rows than this: the share of rows over
+#: ``data_norm`` is estimated from this many evenly spaced rows (the C-contiguous path counts
+#: exactly, from the row norms the fit computes anyway).
+WARN_SAMPLE_ROWS = 20_000
 _FIX_ROWS = ("map the features into the unit ball with public bounds: bounds=(low, high) (or a dict by "
              "column) on the estimator, or fasterm.preprocessing.BoundedScaler in a pipeline "
              "(docs/getting_started.rst); never with statistics of the private rows")
@@ -279,8 +283,21 @@ def _warn_clipped_rows(X, norms, data_norm):
             over = np.count_nonzero(row_norms(X) > data_norm * (1.0 + 1e-6))
             _clipped_rows_message(over, X.shape[0], data_norm, None)
             return None
-        elif type(X) is np.ndarray and X.shape[0]:  # e.g. a DataFrame's F-ordered values
-            norms = row_norms(X)  # what the design matrix would compute from this X
+        elif type(X) is np.ndarray and X.shape[0]:
+            # e.g. a DataFrame's F-ordered values: squared norms by einsum, in X's layout and without
+            # a C copy (row_norms would make one); only counted, not passed on, so the design matrix
+            # computes its own norms as before (the same bits).
+            # Above WARN_SAMPLE_ROWS rows, evenly spaced rows (public indices) estimate the share.
+            n = X.shape[0]
+            step = -(-n // WARN_SAMPLE_ROWS)
+            sub = X[::step]
+            with np.errstate(over="ignore", invalid="ignore"):
+                sq = np.einsum("ij,ij->i", sub, sub, dtype=np.float64)
+            over = np.count_nonzero(sq > (data_norm * (1.0 + 1e-6)) ** 2)
+            if step > 1:
+                over = int(round(over * n / sub.shape[0]))
+            _clipped_rows_message(over, n, data_norm, np.sqrt(sq), sample=sub.shape[0] if step > 1 else None)
+            return None
         else:
             return None
     over = np.count_nonzero(norms > data_norm * (1.0 + 1e-6))
@@ -288,10 +305,11 @@ def _warn_clipped_rows(X, norms, data_norm):
     return norms
 
 
-def _clipped_rows_message(over, n, data_norm, norms):
+def _clipped_rows_message(over, n, data_norm, norms, sample=None):
     if over > CLIPPED_ROWS_WARN * n:
         median = "" if norms is None else f"; the median row norm is {float(np.median(norms)):.3g}"
-        warnings.warn(f"{over} of {n} rows ({over / n:.0%}) have a norm above data_norm={data_norm:g} and are "
+        about, est = ("", "") if sample is None else ("about ", f", estimated from {sample} evenly spaced rows")
+        warnings.warn(f"{about}{over} of {n} rows ({over / n:.0%}{est}) have a norm above data_norm={data_norm:g} and are "
                       f"clipped to it{median}: the model sees them shrunk, and raw features usually make it "
                       f"useless.  Fix: {_FIX_ROWS}.", DataWarning, stacklevel=5)
 
