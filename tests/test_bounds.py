@@ -304,3 +304,35 @@ def test_private_search_pipeline_reserved_names():
     pipe = make_pipeline(BoundedScaler(FEATURE_BOUNDS), fe.DPLogisticRegression())
     with pytest.raises(ValueError, match="may not set"):
         fe.PrivateSearch(pipe, {"dplogisticregression__epsilon": [1.0]}).fit(RAW, LABELS)
+
+
+# ---------------------------------------------------------------------------
+# The functional layer: classification labels in {−1, +1} or {0, 1}, nothing else
+# ---------------------------------------------------------------------------
+def _functional_calls():
+    X = SCALED[:100]
+    C = fe.L2Ball(5.0, X.shape[1])
+    common = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0)
+    return X, [
+        ("noisy_pgd", lambda y: fe.noisy_pgd(fe.losses.Logistic(), X, y, C, steps=3, **common).w),
+        ("noisy_gd", lambda y: fe.noisy_gd(fe.losses.Logistic(), X, y, C, steps=3, **common).w),
+        ("noisy_sgd", lambda y: fe.noisy_sgd(fe.losses.Logistic(), X, y, C, steps=3, batch_size=20, **common).w),
+        ("pgd", lambda y: fe.pgd(fe.losses.Hinge(), X, y, C, steps=3).w),
+        ("objective_perturbation", lambda y: fe.objective_perturbation(
+            fe.objpert.SmoothHinge(), X, y, epsilon=1.0, data_norm=1.0, random_state=0).w),
+        ("grad", lambda y: fe.losses.Logistic().grad(np.zeros(X.shape[1]), X, y)),
+    ]
+
+
+def test_functional_classification_labels():
+    X, calls = _functional_calls()
+    y01 = LABELS[:100]
+    ypm = 2.0 * y01 - 1.0
+    for name, call in calls:
+        np.testing.assert_array_equal(call(y01), call(ypm), err_msg=name)  # {0, 1} is {−1, +1}
+        for bad in (np.where(y01 == 1, 2, 0), y01 * 0.5, np.where(np.arange(100) < 3, -1, y01)):
+            with pytest.raises(ValueError, match=r"y: a classification loss takes labels"):
+                call(bad)
+    # regression losses take any real label
+    fe.noisy_pgd(fe.losses.Squared(), X, 7.5 * ypm, fe.L2Ball(5.0, X.shape[1]), epsilon=1.0, delta=1e-6,
+                 data_norm=1.0, label_bound=1.0, steps=2, random_state=0)
