@@ -379,4 +379,23 @@ MUTANTS = [
           "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan (its σ) made for another ε",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
+    # --- bounds="private": the ranges' share of the budget (issue 28) ---------------
+    Mutant(
+        "private-ranges-cost-not-reported", "linear_model.py",
+        (("        self.epsilon_ = float(result.epsilon) + eps_r\n",
+          "        self.epsilon_ = float(result.epsilon)\n"),),
+        "bounds='private' reports the fit's ε only, not the ranges' share",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-ranges-fit-spends-whole-epsilon", "linear_model.py",
+        (("            self._plan = (self.epsilon - eps_r, self.delta - delta_r, rng, eps_r, delta_r)\n",
+          "            self._plan = (self.epsilon, self.delta - delta_r, rng, eps_r, delta_r)\n"),),
+        "bounds='private' spends ε on the ranges and the whole ε again on the fit",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-quantiles-not-composed-over-features", "_bounds.py",
+        (("    k = len(PRIVATE_QUANTILES) * int(n_features)\n",
+          "    k = len(PRIVATE_QUANTILES)\n"),),
+        "each feature's quantiles get the whole range budget (d-fold composition forgotten)",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
 ]
