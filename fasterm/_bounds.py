@@ -21,7 +21,7 @@ are *public* (documentation, instrument ranges, physical limits), never
 statistics of the private rows.  The output is one new array of X's shape and
 dtype (float32 rows are mapped in float32); X is never modified.
 
-Why this map and not per-feature division by √d·max(|low|, |high|) (which keeps
+Why this map and not per-feature division by √d·max(abs(low), abs(high)) (which keeps
 zeros, hence sparsity): centring uses the whole unit interval of every
 feature, where the uncentred map leaves a feature in [143, 2501] (the mean
 area of the breast-cancer data) in [0.06, 1]·(1/√d) — less signal per unit of
@@ -39,13 +39,13 @@ breast-cancer data:
 * per feature, two private quantiles (q = 0.25 and q = 0.75) by the rank
   mechanism (:func:`fasterm.quantile`, exact sampling), computed on the public
   monotone transform z = asinh(x/τ), τ = ``PRIVATE_TAU`` = 1e-3, over the public
-  interval |x| ≤ ``PRIVATE_LIMIT`` = 1e9 (values beyond are clipped to it: a
+  interval abs(x) ≤ ``PRIVATE_LIMIT`` = 1e9 (values beyond are clipped to it: a
   feature that large needs declared bounds).  The rank score is invariant
   under a monotone map, so this is the rank mechanism on x with the base
-  measure dz (roughly uniform in log |x|): scale-free, from 1e-3 to 1e9;
+  measure dz (roughly uniform in log abs(x)): scale-free, from 1e-3 to 1e9;
 * back-transformed, sorted (a ≤ b), and widened by the interquartile range on
   each side: [a − (b − a), b + (b − a)] (for a normal feature about ±2σ, 96%
-  of the values); a width below 1e-9·max(1, |a|, |b|) is raised to it (a
+  of the values); a width below 1e-9·max(1, abs(a), abs(b)) is raised to it (a
   post-processing, so that low < high).
 
 Privacy of the ranges.  Each quantile is the exponential mechanism with a score
@@ -91,7 +91,7 @@ PRIVATE_SHARE = 0.25
 PRIVATE_QUANTILES = (0.25, 0.75)
 #: The linear-core width τ of the transform z = asinh(x/τ).
 PRIVATE_TAU = 1e-3
-#: The public interval |x| ≤ this on which the quantiles are released.
+#: The public interval abs(x) ≤ this on which the quantiles are released.
 PRIVATE_LIMIT = 1e9
 
 

@@ -706,6 +706,11 @@ class DPLogisticRegression(_DPLinearClassifier):
     module docstring for the privacy statement and :mod:`fasterm._linear` for
     the defaults.
 
+    Tuning: scikit-learn's ``GridSearchCV``, ``cross_val_score`` and the like,
+    run on private data, spend privacy that nobody counts (every fit spends
+    its (ε, δ), and the exact scores and the choice among them are further
+    releases); use :class:`fasterm.PrivateSearch`, which accounts for both.
+
     Parameters
     ----------
     epsilon : float > 0, default=1.0
@@ -812,11 +817,6 @@ class DPLogisticRegression(_DPLinearClassifier):
         rest, and reports the total in ``epsilon_``/``delta_``; needs many
         rows per feature (docs/getting_started.rst).  Keep ``data_norm=1``
         with bounds.  Dense X only.
-
-    Tuning.  scikit-learn's ``GridSearchCV``, ``cross_val_score`` and the like,
-    run on private data, spend privacy that nobody counts (every fit spends
-    its (ε, δ), and the exact scores and the choice among them are further
-    releases); use :class:`fasterm.PrivateSearch`, which accounts for both.
 
     Attributes
     ----------

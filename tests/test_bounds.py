@@ -336,3 +336,14 @@ def test_functional_classification_labels():
     # regression losses take any real label
     fe.noisy_pgd(fe.losses.Squared(), X, 7.5 * ypm, fe.L2Ball(5.0, X.shape[1]), epsilon=1.0, delta=1e-6,
                  data_norm=1.0, label_bound=1.0, steps=2, random_state=0)
+
+
+def test_declared_bounds_on_a_dask_X_equal_the_pre_mapped_dask_fit():
+    da = pytest.importorskip("dask.array")
+    pytest.importorskip("distributed")
+    y = da.from_array(LABELS, chunks=200)
+    a = fe.DPLogisticRegression(bounds=FEATURE_BOUNDS, random_state=2, steps=5).fit(da.from_array(RAW, chunks=200), y)
+    b = fe.DPLogisticRegression(random_state=2, steps=5).fit(da.from_array(SCALED, chunks=200), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="bounds='private' needs X in memory"):
+        fe.DPLogisticRegression(bounds="private").fit(da.from_array(RAW, chunks=200), y)
