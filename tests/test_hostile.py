@@ -1047,7 +1047,7 @@ def _main():  # run by the subprocess smoke test: prints a JSON list of failures
     print(json.dumps({"count": count, "failures": failures}))
 
 
-_NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
+_NOT_FUNCTIONS = {"DataWarning", "OptimizeResult", "RWMCalibration", "RWMRun", "LinearLearnerResult", "BudgetExceededError",
                   "Constraint", "ExpMechResult", "ObjPertResult", "__version__"}
 
 
