@@ -880,7 +880,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         Public bound Y on |y|: labels are clipped to [−Y, Y] (``fit`` warns,
         :class:`fasterm.DataWarning`, when more than 1% are).  Scale targets
         with public bounds first.
-    bounds : as for :class:`DPLogisticRegression` (the features only).
+    bounds : None, (low, high), dict or "private", default=None
+        As for :class:`DPLogisticRegression` (the features only).
     radius : float > 0, default=5.0
         As for the classifiers; smaller by default because the squared loss's
         step size must stay within its curvature's stability limit.
