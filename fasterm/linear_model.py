@@ -325,6 +325,15 @@ def _warn_clipped_labels(y, label_bound):
                       "constants before the fit (and undo it after predict).", DataWarning, stacklevel=3)
 
 
+def _rest(total, share):
+    """total − share, rounded down until (total − share) + share ≤ total in floating point, so the
+    reported sum of the two parts never exceeds the requested budget."""
+    rest = total - share
+    while rest > 0.0 and rest + share > total:
+        rest = math.nextafter(rest, 0.0)
+    return rest
+
+
 def _check_declared_labels(y, classes, chunked):
     """Raise ValueError if a label of y is not one of the declared ``classes``.
 
@@ -531,7 +540,7 @@ class _DPLinearModel(BaseEstimator):
             rng = check_random_state(self.random_state)
             eps_r, delta_r, _ = _bounds.private_budget(self.epsilon, self.delta, d)
             low, high = _bounds.private_ranges(X, self.epsilon, self.delta, rng)
-            self._plan = (self.epsilon - eps_r, self.delta - delta_r, rng, eps_r, delta_r)
+            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
         self.bounds_ = (low, high)

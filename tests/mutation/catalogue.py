@@ -388,8 +388,8 @@ MUTANTS = [
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-ranges-fit-spends-whole-epsilon", "linear_model.py",
-        (("            self._plan = (self.epsilon - eps_r, self.delta - delta_r, rng, eps_r, delta_r)\n",
-          "            self._plan = (self.epsilon, self.delta - delta_r, rng, eps_r, delta_r)\n"),),
+        (("            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)\n",
+          "            self._plan = (self.epsilon, _rest(self.delta, delta_r), rng, eps_r, delta_r)\n"),),
         "bounds='private' spends ε on the ranges and the whole ε again on the fit",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
