@@ -27,11 +27,13 @@ estimated from the data:
   which the gradient kernels compute in their own pass over X unless cached
   ones are given (``row_norms``).
 * ``label_bound`` Y (Squared, Absolute): labels are clipped to [−Y, Y].
-* Classification labels (Logistic, Hinge): the kernels read y > 0 as +1 and every
-  other value (0 and negatives included) as −1.  {−1, +1} labels are unchanged
-  and scikit-learn style {0, 1} labels mean what they usually mean.  Any real
-  label is thus mapped to a valid class, record by record, so the constants hold
-  for every input and nothing is rejected because of its value.
+* Classification labels (Logistic, Hinge): all in {−1, +1} or all in {0, 1}
+  (scikit-learn style: 0 is the negative class); the kernels read y > 0 as +1.
+  Any other value (2, 0.5, a mix of 0 and −1) is refused with ``ValueError``
+  naming y (:func:`fasterm._validation.check_class_labels`), like a NaN: it is
+  outside the label domain, and reading it by its sign fitted a model of labels
+  the caller did not mean.  Inside the domain nothing is rejected because of
+  its value.
 * ``clip`` c (``grad``, ``grad_sum``): each per-example gradient g_i is replaced
   by g_i · min(1, c'/‖g_i‖) with c' = c·(1 − (d + 8)·2⁻⁵³ − 3u) just below c (u the
   unit roundoff of X's dtype), so that the gradient as the kernels form it, the
@@ -60,8 +62,8 @@ import os
 import numpy as np
 
 from . import _losses, _sparse
-from ._validation import (check_array, check_csr, check_derived, check_out, check_positive, check_row_norms,
-                          check_scalar, is_sparse, labels_as)
+from ._validation import (check_array, check_class_labels, check_csr, check_derived, check_out, check_positive,
+                          check_row_norms, check_scalar, is_sparse, labels_as)
 
 __all__ = ["Absolute", "Hinge", "Linear", "Logistic", "Squared", "row_norms"]
 
@@ -187,6 +189,8 @@ class _LinearModelLoss:
             y = labels_as(check_array(y, "y", ndim=1), X.dtype)
             if y.shape[0] != n:
                 raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+            if self._uses_labels and not self._regression:
+                check_class_labels(y)
         if not checked:
             w = check_array(w, "w", ndim=1, dtype=X.dtype, shape=(d,))
         c = 0.0

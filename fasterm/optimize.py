@@ -133,6 +133,11 @@ class OptimizeResult:
     info: dict = field(default_factory=dict, repr=False)
 
 
+def _is_classification(loss) -> bool:
+    """A binary classification loss (Logistic, Hinge): its labels must be ±1 or {0, 1}."""
+    return bool(getattr(loss, "_uses_labels", False)) and not getattr(loss, "_regression", True)
+
+
 def _check_loss_and_constraint(loss, constraint):
     if not isinstance(loss, _losses_mod._LinearModelLoss):
         raise TypeError(f"loss must be a fasterm.losses loss (e.g. Logistic()), got {type(loss).__name__}")
@@ -167,7 +172,7 @@ def pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing
     ``utility_bound`` is R·G/√T·(η-form of Thm 1 when ``lr`` is given).
     """
     _check_loss_and_constraint(loss, constraint)
-    X, y = check_X_y(X, y, y_required=False)
+    X, y = check_X_y(X, y, y_required=False, classification=_is_classification(loss))
     steps = check_scalar(steps, "steps", low=1, integer=True)
     if X.shape[1] != constraint.dim:
         raise ValueError(f"X has {X.shape[1]} columns but constraint has dim {constraint.dim}")
@@ -356,7 +361,8 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     client = _dask.check_client(client)
     # A dask X is checked from its metadata: check_X_y would pull it to the client.
     chunked = _dask.is_dask_collection(X)
-    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False, accept_sparse=True)
+    X, y = _dask.check_X_y(X, y) if chunked else check_X_y(X, y, y_required=False, accept_sparse=True,
+                                                           classification=_is_classification(loss))
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")

@@ -247,7 +247,8 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
                         accelerate, output, max_steps, calibration)
     rng = check_random_state(random_state)
     if not checked:
-        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True,
+                         classification=_optimize._is_classification(loss))
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -510,7 +511,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     elif sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True,
+                     classification=_optimize._is_classification(loss))
     n, d = X.shape
     if intercept is not None:
         d += 1

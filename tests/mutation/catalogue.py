@@ -502,4 +502,23 @@ MUTANTS = [
           "cal = adassp_scales(eps, delta, p, Xb, Yb, 1.0, rho)"),),
         "AdaSSP ignores weight_bound: a record of weight B moves the statistics B times more than the noise covers",
         (f"{RG}::test_adassp_weights_match_reference_and_ones_match_unweighted",)),
+    # --- bounds="private": the ranges' share of the budget (issue 28) ---------------
+    Mutant(
+        "private-ranges-cost-not-reported", "linear_model.py",
+        (("        self.epsilon_ = float(result.epsilon) + eps_r\n",
+          "        self.epsilon_ = float(result.epsilon)\n"),),
+        "bounds='private' reports the fit's ε only, not the ranges' share",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-ranges-fit-spends-whole-epsilon", "linear_model.py",
+        (("            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)\n",
+          "            self._plan = (self.epsilon, _rest(self.delta, delta_r), rng, eps_r, delta_r)\n"),),
+        "bounds='private' spends ε on the ranges and the whole ε again on the fit",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-quantiles-not-composed-over-features", "_bounds.py",
+        (("    k = len(PRIVATE_QUANTILES) * int(n_features)\n",
+          "    k = len(PRIVATE_QUANTILES)\n"),),
+        "each feature's quantiles get the whole range budget (d-fold composition forgotten)",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
 ]
