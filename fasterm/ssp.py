@@ -172,27 +172,36 @@ def adassp(X, y, epsilon, delta=1e-5, *, data_norm=1.0, label_bound=1.0, sample_
            weight_bound=1.0, random_state=None, rho=ADASSP_RHO) -> OptimizeResult:
     """Private least squares by AdaSSP (Wang 2018, Algorithm 2): module docstring.
 
-    X : (n, p) float array or scipy.sparse matrix — rows are clipped to
-        ‖x‖₂ ≤ ``data_norm`` (append a constant column yourself for an
-        intercept; the estimator does).
-    y : (n,) labels, clipped to [−``label_bound``, ``label_bound``].
-    epsilon, delta : the budget; δ > 0 uses Gaussian noise composed by GDP,
-        δ = 0 Laplace noise composed by basic composition.
-    sample_weight, weight_bound : weights mapped into [0, B] (record by
-        record), B = ``weight_bound``; every sensitivity scales by B (a
-        record's terms waaᵀ and wya are at most B times an unweighted one's).
-    random_state : seed or Generator of the noise (None for a release).
-    rho : the failure probability of the ridge rule (public, default 0.05).
+    Parameters
+    ----------
+    X : (n, p) float array or scipy.sparse matrix
+        Rows are clipped to ‖x‖₂ ≤ ``data_norm`` (append a constant column
+        yourself for an intercept; the estimator does).
+    y : (n,) array
+        Labels, clipped to [−``label_bound``, ``label_bound``].
+    epsilon, delta : float
+        The budget; δ > 0 uses Gaussian noise composed by GDP, δ = 0 Laplace
+        noise composed by basic composition.
+    sample_weight, weight_bound : array or None, float
+        Weights mapped into [0, B] (record by record), B = ``weight_bound``;
+        every sensitivity scales by B (a record's terms waaᵀ and wya are at
+        most B times an unweighted one's).
+    random_state : None, int or Generator
+        The noise's seed or Generator (None for a release).
+    rho : float
+        The failure probability of the ridge rule (public, default 0.05).
 
-    Returns an :class:`fasterm.OptimizeResult` with ``w`` = θ (float64),
-    ``epsilon``/``delta`` spent, ``steps=3`` (the three releases), ``lr=0.0``,
-    ``noise``, ``calibration`` ("gdp" or "pure"), ``sensitivity=1.0`` and
-    ``noise_scale`` = the noise of one release divided by its sensitivity
-    (σ, or the Laplace b = 3/ε) — so that √steps·sensitivity/noise_scale is
-    the μ of the GDP composition, as for the gradient methods — and ``info``
-    with the public constants of :func:`adassp_scales` (the scales s₁, s₂, s₃,
-    the shift, the ridge scale, ρ, the sensitivities): nothing computed from
-    the data.
+    Returns
+    -------
+    OptimizeResult
+        ``w`` = θ (float64), ``epsilon``/``delta`` spent, ``steps=3`` (the
+        three releases), ``lr=0.0``, ``noise``, ``calibration`` ("gdp" or
+        "pure"), ``sensitivity=1.0`` and ``noise_scale`` = the noise of one
+        release divided by its sensitivity (σ, or the Laplace b = 3/ε) — so
+        that √steps·sensitivity/noise_scale is the μ of the GDP composition,
+        as for the gradient methods — and ``info`` with the public constants
+        of :func:`adassp_scales` (the scales s₁, s₂, s₃, the shift, the ridge
+        scale, ρ, the sensitivities): nothing computed from the data.
     """
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
