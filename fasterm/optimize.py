@@ -390,7 +390,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
     run = functools.partial(_dask.run, client=client) if chunked else _engine.run
-    extra = {} if weights is None else {"weights": weights}
+    extra = {} if weights is None else {"weights": weights, "weight_bound": wb}
     w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,
             label_bound=label_bound, noise=backend, **extra)
 
