@@ -18,7 +18,10 @@ reported as ``utility_bound``.
 
 Privacy (docs/guarantees.rst, noisy PGD).  Under replace-one neighbours the averaged gradient of a
 G-Lipschitz loss has L2 sensitivity Δ₂ = 2G/n (each per-example gradient has
-norm ≤ G; with per-example clipping at c, G is replaced by c).  Every step
+norm ≤ G; with per-example clipping at c, G is replaced by c).  The kernels
+clip at c/(1 + Θ), Θ the proven relative rounding excess of the computed
+release (:mod:`fasterm._float_margin`; docs/guarantees.rst, "Floating point"),
+so Δ₂ bounds the computed pre-noise vector too.  Every step
 releases one noisy gradient; the rest of the algorithm is post-processing.
 The noise per coordinate and the privacy of the T releases:
 

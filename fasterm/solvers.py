@@ -224,7 +224,10 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     sensitivity Δ₂ = 2c/n (2B·c/n with weights), μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
     σ from :func:`fasterm.accounting.calibrate_gaussian`; or Laplace noise
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
-    ``epsilon``/``delta`` are what was spent.
+    ``epsilon``/``delta`` are what was spent.  Floating point: the kernels clip at
+    c/(1 + Θ), Θ the proven relative rounding excess of a release
+    (:mod:`fasterm._float_margin`, docs/guarantees.rst "Floating point"), so Δ₂
+    holds for the computed pre-noise vector, float32 and float64.
     """
     return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
                      label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
@@ -477,6 +480,12 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     ``epochs``) or ``steps``; so the released w is (ε, δ)-DP for add/remove
     neighbours with ε the reported ``epsilon``, and the other fields are
     public constants.
+
+    Floating point: each minibatch of |B| rows is clipped at c/(1 + Θ) for
+    |B| (:mod:`fasterm._float_margin`), which bounds the computed release by
+    the reported sensitivity under replace-one neighbours (docs/guarantees.rst,
+    "Floating point").  Under add/remove the batch sizes of neighbours differ
+    and that proof does not apply: float32 X raises ``ValueError`` there.
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
