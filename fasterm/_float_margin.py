@@ -142,8 +142,10 @@ def margin(kernel: str, dtype, m: int, d: int, *, scale: float, bound: float, re
     out = _margin(theta, v, int(m), Fraction(float(scale)), Fraction(reg), radius_y, Fraction(float(bound)))
     if out < 0:
         raise MarginTooLarge(
-            f"in {np.dtype(dtype).name}, rounding the regulariser's shift (l2={reg}, radius {radius}) is of "
-            f"the order of the gradient's sensitivity at scale {scale}: fit float64 data")
+            f"in {np.dtype(dtype).name}, the rounding of the regulariser's shift (l2={reg}, radius {radius}) is "
+            f"of the order of the sensitivity {2 * float(bound) * float(scale):.3g} of the averaged gradient "
+            f"(2·clip·weight_bound/n): raise clip or weight_bound, lower l2/alpha or the radius"
+            + (", or fit float64 data" if np.dtype(dtype) == np.float32 else ""))
     return out
 
 
