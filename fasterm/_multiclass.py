@@ -65,7 +65,7 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine
+from . import _backends, _engine, _float_margin
 from ._design import clip_rows, design
 from ._linear import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
                       resolve_intercept_scaling, resolve_method)
@@ -163,9 +163,33 @@ def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
     if weights is not None:
         f = f * weights  # in float64: weights of 1 leave f's bits
     U *= f.astype(U.dtype)[:, None]
+    if U.dtype == np.float32:
+        # float32: summed in float64 (sum_theta's order-free bound γ_n in float32 is vacuous):
+        # blocks of rows, U′ and the block of A widened to float64 (exact; their products are
+        # exact in double), the block products added in order, the total rounded to float32.
+        total = np.zeros((U.shape[1], A.shape[1]), dtype=np.float64)
+        for b in range(0, U.shape[0], _F64_BLOCK):
+            Ab = A[b:b + _F64_BLOCK]
+            total += U[b:b + _F64_BLOCK].astype(np.float64).T @ Ab.astype(np.float64)
+        out[...] = total.T
+        return out
     # Uᵀ·A in (K, p) runs as one row-major product over A (faster than Aᵀ·U here); out is (p, K)
     out[...] = (U.T @ A).T
     return out
+
+
+_F64_BLOCK = 4096  # rows of A widened to float64 at a time (float32 multiclass sums)
+
+
+def sum_theta(n, dtype):
+    """θ of :func:`grad_sum`'s sum of n rows: |Ŝ − S| ≤ θ Σ_i |g_i| entrywise, whatever order
+    the BLAS (or scipy) adds in — each term meets at most n roundings (a product and
+    n − 1 additions; no Strassen-like algorithm): γ_n(u_T) for float64; for float32, summed
+    in float64 with exact products, γ_n(2⁻⁵³) plus u_T(1 + ·) for the rounding to float32."""
+    g = _float_margin.gamma(max(int(n), 1), _float_margin.U)
+    if np.dtype(dtype) == np.float32:
+        return g + _float_margin.U32 * (1 + g)
+    return g
 
 
 def _check_supported(method, solver, noise, chunked):
@@ -261,8 +285,14 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
     yi = np.asarray(y, dtype=np.intp)
 
+    # The floating-point margin of a release (docs/guarantees.rst, "Floating point"): clip at
+    # c/(1 + Θ), Θ from the order-free bound of the sum (public: n, the dtype, α, the radius).
+    theta = _float_margin.margin("dense", work, n, dim, scale=1.0 / n, bound=wb * c_clip, reg=float(alpha),
+                                 radius=float(radius), momentum=momentum is not None, theta=sum_theta(n, work))
+    c_eff = _float_margin.effective_clip(c_clip, theta)
+
     def step_grad(w, out):
-        grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)
+        grad_sum(kind, A, yi, w.reshape(p, K), norms, c_eff, out.reshape(p, K), weights)
 
     w0 = np.zeros(dim, dtype=work)
     w = _engine.descend(step_grad, w0, ball, steps, lr, scale=1.0 / n, noise=backend, reg=float(alpha),

@@ -18,7 +18,10 @@ reported as ``utility_bound``.
 
 Privacy (docs/guarantees.rst, noisy PGD).  Under replace-one neighbours the averaged gradient of a
 G-Lipschitz loss has L2 sensitivity Δ₂ = 2G/n (each per-example gradient has
-norm ≤ G; with per-example clipping at c, G is replaced by c).  Every step
+norm ≤ G; with per-example clipping at c, G is replaced by c).  The kernels
+clip at c/(1 + Θ), Θ the proven relative rounding excess of the computed
+release (:mod:`fasterm._float_margin`; docs/guarantees.rst, "Floating point"),
+so Δ₂ bounds the computed pre-noise vector too.  Every step
 releases one noisy gradient; the rest of the algorithm is post-processing.
 The noise per coordinate and the privacy of the T releases:
 
@@ -396,7 +399,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     # iterates in C it never binds (‖∇ℓ‖ ≤ G there), but it makes Δ₂ = 2G/n hold
     # by construction, rounding of the projection included.
     run = functools.partial(_dask.run, client=client) if chunked else _engine.run
-    extra = {} if weights is None else {"weights": weights}
+    extra = {} if weights is None else {"weights": weights, "weight_bound": wb}
     w = run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,
             label_bound=label_bound, noise=backend, **extra)
 

@@ -104,6 +104,7 @@ from ._validation import (
     check_random_state,
     check_scalar,
     check_X_y,
+    is_sparse,
     derived_from,
 )
 
@@ -223,7 +224,10 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     sensitivity Δ₂ = 2c/n (2B·c/n with weights), μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
     σ from :func:`fasterm.accounting.calibrate_gaussian`; or Laplace noise
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
-    ``epsilon``/``delta`` are what was spent.
+    ``epsilon``/``delta`` are what was spent.  Floating point: the kernels clip at
+    c/(1 + Θ), Θ the proven relative rounding excess of a release
+    (:mod:`fasterm._float_margin`, docs/guarantees.rst "Floating point"), so Δ₂
+    holds for the computed pre-noise vector, float32 and float64.
     """
     return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
                      label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
@@ -312,9 +316,12 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
-                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True)
+                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True,
+                        weight_bound=plan["wb"])
     else:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
+        c_k = _engine.release_clip(loss, constraint, c_k, X.dtype, n, d, scale=1.0 / n, weight_bound=plan["wb"],
+                                   sparse=is_sparse(X), momentum=momentum is not None)
         kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
 
         def grad_sum(point, out):
@@ -474,6 +481,12 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     ``epochs``) or ``steps``; so the released w is (ε, δ)-DP for add/remove
     neighbours with ε the reported ``epsilon``, and the other fields are
     public constants.
+
+    Floating point: each minibatch of |B| rows is clipped at c/(1 + Θ) for
+    |B| (:mod:`fasterm._float_margin`), which bounds the computed release by
+    the reported sensitivity under replace-one neighbours (docs/guarantees.rst,
+    "Floating point").  Under add/remove the batch sizes of neighbours differ
+    and that proof does not apply: float32 X raises ``ValueError`` there.
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
@@ -518,6 +531,12 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         d += 1
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    if neighbors == "add_remove" and X.dtype == np.float32:
+        # The floating-point margin (docs/guarantees.rst, "Floating point") is proved for
+        # replace-one batches of equal size; under add/remove the neighbours' batch sizes
+        # differ, and float32 rounding is not negligible next to the sensitivity.
+        raise ValueError("neighbors='add_remove' needs float64 X: the float32 rounding of the minibatch "
+                         "sums is only bounded below the sensitivity for replace-one neighbours")
     weights, wb = _sample_weights(sample_weight, weight_bound, n)
     if sample_rate is not None:
         q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
@@ -582,7 +601,11 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             return
         rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
         Xb, yb, nb = gather(rows)
-        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,
+        # The floating-point margin of this release: |B| = size rows summed, divided by m
+        # (size is the same for replace-one neighbours under the same coins).
+        c_b = _engine.release_clip(loss, constraint, c_k, Xb.dtype, size, Xb.shape[1], scale=1.0 / m,
+                                   weight_bound=wb, sparse=is_sparse(Xb))
+        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -336,3 +337,192 @@ def test_multiclass_hunt_finds_violations_of_the_naive_clip(dtype, monkeypatch):
 
     monkeypatch.setattr(_multiclass, "inner_clip", lambda clip, p, K, dt: clip)
     assert len(_multiclass_hunt(dtype, False, False, 120, seed=21)) >= 10
+
+
+# ---------------------------------------------------------------------------
+# (c) The margin: the released pre-noise vector moves by at most the REPORTED sensitivity
+# ---------------------------------------------------------------------------
+# The kernels clip at c/(1 + Θ) (fasterm._float_margin); docs/guarantees.rst proves
+# ‖V(D) − V(D′)‖ ≤ 2·c·s for the computed pre-noise vector V = fl(fl(Ŝ·s) + fl(ρ·y)).
+
+def margin_formula(kernel, dtype, m, d, scale, bound, reg=0.0, radius=0.0, momentum=False) -> Fraction:
+    """Θ written out from docs/guarantees.rst, independently of fasterm._float_margin."""
+    v = Fraction(1, 2 ** 24) if np.dtype(dtype) == np.float32 else Fraction(1, 2 ** 53)
+    if kernel == "any":
+        th = max(theta("dense", dtype, m, d), theta("csr", dtype, m, d))
+    else:
+        th = theta(kernel, dtype, m, d)
+    if np.dtype(dtype) == np.float64:
+        th = th  # theta() adds no output rounding for float64 (u_T = 0 there)
+    g3 = 3 * v / (1 - 3 * v)
+    t1 = m * (th + g3 * (1 + th))
+    tau = Fraction(0)
+    if reg > 0:
+        t1 += m * v * (1 + g3) * (1 + th)
+        tau = v * (1 + v) ** 2 * Fraction(reg) * (4 if momentum else 2) * Fraction(radius) / (
+            Fraction(scale) * Fraction(bound))
+    return (1 + t1) / (1 - tau) - 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("kernel", ["dense", "csr", "any"])
+def test_margin_is_the_proved_one(dtype, kernel):
+    from fasterm import _float_margin
+    for m, d in ((1, 1), (57, 9), (4097, 1), (10_000, 100), (160_000, 100), (1_000_000, 30)):
+        for scale, reg, radius, mom in ((1.0 / m, 0.0, 0.0, False), (1.0 / (2 * m), 1e-3, 3.0, False),
+                                        (1.0 / m, 1e-4, 10.0, True)):
+            got = _float_margin.margin(kernel, dtype, m, d, scale=scale, bound=0.75, reg=reg, radius=radius,
+                                       momentum=mom)
+            assert got == margin_formula(kernel, dtype, m, d, scale, 0.75, reg, radius, mom)
+            c = _float_margin.effective_clip(0.75, got)
+            assert Fraction(c) * (1 + got) <= Fraction(0.75) < Fraction(math.nextafter(c, 1.0)) * (1 + got)
+    # the multiclass order-free bound and the dask bound
+    from fasterm import _multiclass
+    u = Fraction(1, 2 ** 53)
+    for n in (10, 5000):
+        g = n * u / (1 - n * u)
+        want = g + Fraction(1, 2 ** 24) * (1 + g) if dtype == np.float32 else g
+        assert _multiclass.sum_theta(n, dtype) == want
+    chunks = (700, 13, 587, 700)
+    tk = max(theta("dense", dtype, r, 4) for r in chunks)
+    t = (1 + tk) * (1 + 3 * u / (1 - 3 * u)) - 1
+    want = t + Fraction(1, 2 ** 24) * (1 + t) if dtype == np.float32 else t
+    assert _float_margin.dask_sum_theta(dtype, chunks, 4) == want
+
+
+class _Recorder:
+    """Swaps the float noise backend for one that records the pre-noise vector of each release."""
+
+    def __init__(self, monkeypatch):
+        from fasterm import _backends
+        log = self.log = []
+
+        class Recording(_backends.FloatNoise):
+            def fused(self, dtype):  # descend(): the fused loop's arithmetic (test_optimize checks it)
+                return None
+
+            def release(self, g, shift):
+                v = g.copy()
+                if shift is not None:
+                    v += shift
+                log.append(v.astype(np.float64).ravel())
+                return super().release(g, shift)
+
+        monkeypatch.setattr(_backends, "FloatNoise", Recording)
+
+
+def _exact_sq_diff(a, b) -> Fraction:
+    return sum((Fraction(float(x)) - Fraction(float(y))) ** 2 for x, y in zip(a, b))
+
+
+def _release_pair(path, D, D2, dtype, c, monkeypatch, reg=0.0):
+    """(V(D), V(D′), the reported sensitivity of the released average, as an exact number)."""
+    import fasterm as fe
+    rec = _Recorder(monkeypatch)
+    n, d = D.shape
+    centre = np.linspace(-0.3, 0.3, d)
+    C = fe.L2Ball(2.0, d, center=centre)
+    out = []
+    for X in (D, D2):
+        X = sp.csr_matrix(X) if path == "csr" else X
+        kw = dict(data_norm=1.0, clip=c, random_state=0, steps=1)
+        loss = fe.losses.Linear(l2=reg)
+        if path in ("dense", "csr"):
+            r = fe.noisy_pgd(loss, X, None, C, 1.0, 1e-5, noise="gaussian", lr=1e-3, average=False, **kw)
+            sens = Fraction(2) * Fraction(c) / n
+        elif path == "gd":
+            r = fe.noisy_gd(fe.losses.Squared(label_bound=1.0, l2=reg), X, np.zeros(n, dtype=dtype), C, 1.0, 1e-5,
+                            lr=1e-3, **kw)
+            sens = Fraction(2) * Fraction(c) / n
+        else:  # minibatch SGD at q = 1: every row in the batch, m = n
+            r = fe.noisy_sgd(loss, X, None, C, 1.0, 1e-5, sample_rate=1.0, lr=1e-3, **kw)
+            sens = Fraction(2) * Fraction(c) / n
+        assert r.sensitivity == float(sens) or path == "sgd"
+        out.append(rec.log[-1])
+    return out[0], out[1], sens
+
+
+def _adversarial_pairs(dtype, rng, n, c):
+    """Neighbours D, D′ (replace the last row): n − 1 rows at the clip c (a swamped running
+    sum), the last row ±(c − tiny) in each — the exact difference is within 10⁻⁴ of 2c, and the
+    rounding of the total (a float32 ulp of n·c is ~10⁻⁴ of 2c at n = 4097) pushes it beyond."""
+    base = np.full((n, 1), c, dtype=dtype)
+    eps = float(np.finfo(dtype).eps)
+    for t in range(40):
+        if t % 2:  # float64 needs both rows within a few ulps of c
+            a, b = np.asarray(c * (1 - eps * rng.integers(0, 8, 2)), dtype=dtype)
+        else:
+            a, b = np.asarray(rng.uniform(c * (1 - 1e-4), c, 2), dtype=dtype)
+        D, D2 = base.copy(), base.copy()
+        D[-1, 0], D2[-1, 0] = a, -b
+        yield D, D2
+
+
+_PATHS = ["dense", "csr", "gd", "sgd"]
+
+
+@pytest.mark.parametrize("path", _PATHS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_released_difference_within_reported_sensitivity(path, dtype, monkeypatch):
+    """‖V(D) − V(D′)‖² ≤ sens² exactly (rationals), V the computed pre-noise vector, over
+    adversarial neighbours; the regulariser's shift included (a centred ball, w₀ ≠ 0)."""
+    rng = np.random.default_rng(11)
+    c = 0.75
+    for n in (4097, 4099, 20_000, 33_333):
+        for reg in (0.0, 1e-3):
+            for D, D2 in itertools.islice(_adversarial_pairs(dtype, rng, n, c), 20 if reg else 40):
+                V, V2, sens = _release_pair(path, D, D2, dtype, c, monkeypatch, reg)
+                assert _exact_sq_diff(V, V2) <= sens * sens
+
+
+def _hunt_violation(path, dtype, monkeypatch, n_values=(4097, 4099, 20_000, 33_333)):
+    rng = np.random.default_rng(5)
+    c = 0.75
+    for n in n_values:
+        for D, D2 in _adversarial_pairs(dtype, rng, n, c):
+            V, V2, sens = _release_pair(path, D, D2, dtype, c, monkeypatch)
+            if _exact_sq_diff(V, V2) > sens * sens:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("path", ["dense", "csr", "sgd"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_without_the_margin_the_hunt_finds_a_violation(path, dtype, monkeypatch):
+    """Power: clipping at c itself (Θ = 0), the same search finds neighbours whose computed
+    pre-noise vectors differ by more than the reported sensitivity, in float32 and float64."""
+    from fasterm import _float_margin
+    monkeypatch.setattr(_float_margin, "effective_clip", lambda c, theta: float(c))
+    assert _hunt_violation(path, dtype, monkeypatch)
+
+
+def test_multiclass_released_difference_within_reported_sensitivity(monkeypatch):
+    """The multiclass path (float32 summed in float64, float64 by BLAS with the order-free
+    bound): ‖V(D) − V(D′)‖_F ≤ the reported sensitivity, exactly, on swamped neighbours."""
+    import fasterm as fe
+    rng = np.random.default_rng(2)
+    for dtype in (np.float32, np.float64):
+        for sparse in (False, True):
+            n, d = 3001, 2
+            X = np.tile(np.array([[0.6, 0.0]]), (n, 1)).astype(dtype)
+            y = np.repeat([0, 1, 2], n // 3 + 1)[:n]
+            X2, y2 = X.copy(), y.copy()
+            X2[-1] = np.asarray(rng.uniform(-0.6, 0.6, d), dtype=dtype)
+            y2[-1] = (y[-1] + 1) % 3
+            logs = []
+            for A, labels in ((X, y), (X2, y2)):
+                rec = _Recorder(monkeypatch)
+                m = fe.DPLogisticRegression(epsilon=1.0, steps=1, random_state=0, solver="pgd")
+                m.fit(sp.csr_matrix(A) if sparse else A, labels)
+                logs.append((rec.log[0], m.result_.sensitivity))
+            (V, sens), (V2, _) = logs
+            assert _exact_sq_diff(V, V2) <= Fraction(sens) ** 2 * (1 + Fraction(1, 2 ** 50))
+
+
+def test_add_remove_refuses_float32():
+    import fasterm as fe
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (50, 3)).astype(np.float32)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0).astype(np.float32)
+    with pytest.raises(ValueError, match="add_remove.*float64"):
+        fe.noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(1.0, 3), 1.0, 1e-5, data_norm=1.0,
+                     neighbors="add_remove", sample_rate=0.1, batch_size=5.0)

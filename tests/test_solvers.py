@@ -68,6 +68,10 @@ def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, o
     ``cap``: FISTA's momentum coefficient is min((k_{t−1} − 1)/k_t, cap)."""
     rng = np.random.default_rng(seed)
     n, d = X.shape
+    # the kernels clip at c/(1 + Θ), the floating-point margin of a release (fasterm._float_margin)
+    from fasterm import _float_margin
+    clip = _float_margin.effective_clip(clip, _float_margin.margin(
+        "any", X.dtype, n, d, scale=1.0 / n, bound=clip, reg=l2, radius=R, momentum=accelerate))
 
     def proj(v):
         nv = np.linalg.norm(v)

@@ -31,6 +31,7 @@ RA = "tests/test_release_attacks_sgd.py"
 SP = "tests/test_sparse.py"
 RG = "tests/test_regression.py"
 L = "tests/test_pld.py"
+F = "tests/test_float_edge.py"
 
 
 @dataclass(frozen=True)
@@ -244,8 +245,8 @@ MUTANTS = [
          f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
     Mutant(
         "sgd-loop-clips-at-1.1x", "solvers.py",
-        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,",
-          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt,"),),
+        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,",
+          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_b, ybound, out, nt,"),),
         "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
     Mutant(
@@ -360,11 +361,17 @@ MUTANTS = [
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "_multiclass.py",
-        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)",
-          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c_clip, out.reshape(p, K), weights)"),),
+        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c_eff, out.reshape(p, K), weights)",
+          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c_eff, out.reshape(p, K), weights)"),),
         "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
+    Mutant(
+        "float-margin-dropped", "_float_margin.py",
+        (("    if c == 0.0 or theta == 0:\n        return float(c)\n",
+          "    if True:\n        return float(c)\n"),),
+        "the kernels clip at c itself (Θ = 0): float rounding moves the release beyond 2c·s",
+        (f"{F}::test_released_difference_within_reported_sensitivity",)),
     Mutant(
         "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
         (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
