@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
 LAYERS = [
     # compiled kernels (src/fasterm/*.pyx) and the build record CMake writes
     {"_discrete", "_expmech", "_hitrun", "_losses", "_noise", "_online", "_projections", "_sparse", "_config"},
-    {"_validation", "_buildinfo", "_warnings", "_release"},  # parameter checks; build report; DataWarning; release declaration
+    {"_validation", "_buildinfo", "_warnings", "_release", "_float_margin"},  # parameter checks; build report; DataWarning; release declaration; the floating-point margin
     {"_exact"},  # exact integer samplers, the randomness sources
     {"accounting"},  # composition theorems and every noise calibration
     {"secure"},  # the exact grid: rounding, grid calibrations, secure-mode setting
