@@ -127,8 +127,11 @@ def _learns_nothing(step) -> bool:
     """Whether a preprocessing step's ``fit`` learns nothing from the values of X (a public rule on
     its type and parameters): :class:`fasterm.preprocessing.BoundedScaler`; scikit-learn's
     ``FunctionTransformer`` (its function must be a per-record map fixed in advance: documented,
-    not checkable); ``OneHotEncoder`` with declared ``categories`` (not "auto"); "passthrough"
-    and "drop"; a ``Pipeline`` or ``ColumnTransformer`` made only of these."""
+    not checkable); ``OneHotEncoder`` with declared ``categories`` (not "auto"), ``min_frequency``
+    and ``max_categories`` None and ``handle_unknown`` not "infrequent_if_exist" (these count the
+    rows of each category); "passthrough" and "drop"; a ``Pipeline`` of these, or a
+    ``ColumnTransformer`` of these with ``sparse_threshold=0`` (otherwise its ``sparse_output_`` is
+    decided from the density of the data)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
@@ -140,11 +143,17 @@ def _learns_nothing(step) -> bool:
     if type(step) in (BoundedScaler, FunctionTransformer):
         return True
     if type(step) is OneHotEncoder:
-        return not (isinstance(step.categories, str) and step.categories == "auto")
+        # min_frequency / max_categories / 'infrequent_if_exist' count the rows of each category
+        # (infrequent_categories_ would then depend on the private data)
+        return (not (isinstance(step.categories, str) and step.categories == "auto")
+                and step.min_frequency is None and step.max_categories is None
+                and not (isinstance(step.handle_unknown, str) and step.handle_unknown == "infrequent_if_exist"))
     if type(step) is Pipeline:
         return all(_learns_nothing(s) for _, s in step.steps)
     if type(step) is ColumnTransformer:
-        return (all(_learns_nothing(t) for _, t, _ in step.transformers)
+        # sparse_threshold > 0: sparse_output_ is decided from the density of the transformed data
+        return (step.sparse_threshold == 0
+                and all(_learns_nothing(t) for _, t, _ in step.transformers)
                 and _learns_nothing(step.remainder))
     return False
 
@@ -163,7 +172,9 @@ def _final(estimator):
                     f"estimator: pipeline step {name!r} ({type(step).__name__}) may learn from the data, which "
                     "spends privacy no accountant sees; PrivateSearch accepts preprocessing that learns nothing: "
                     "fasterm.preprocessing.BoundedScaler, FunctionTransformer (a per-record map fixed in "
-                    "advance), OneHotEncoder with declared categories, and Pipeline/ColumnTransformer of these")
+                    "advance), OneHotEncoder with declared categories and no min_frequency, max_categories or "
+                    "handle_unknown='infrequent_if_exist', Pipeline of these and ColumnTransformer of these "
+                    "with sparse_threshold=0")
         final, prefix = estimator.steps[-1][1], estimator.steps[-1][0] + "__"
     else:
         raise TypeError(f"estimator must be a fasterm estimator (DPLogisticRegression, DPLinearSVC, "
@@ -194,9 +205,11 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         whose other steps learn nothing from the data:
         :class:`fasterm.preprocessing.BoundedScaler`, ``FunctionTransformer``
         (its function must be a per-record map fixed in advance, which cannot
-        be checked), ``OneHotEncoder`` with declared ``categories``,
-        "passthrough"/"drop", and ``Pipeline``/``ColumnTransformer`` made of
-        these; anything else (``StandardScaler``, an encoder with
+        be checked), ``OneHotEncoder`` with declared ``categories`` (and
+        ``min_frequency``/``max_categories`` None, ``handle_unknown`` not
+        "infrequent_if_exist": those count rows), "passthrough"/"drop",
+        ``Pipeline`` made of these and ``ColumnTransformer`` made of these
+        with ``sparse_threshold=0``; anything else (``StandardScaler``, an encoder with
         ``categories="auto"``, …) may learn from the private rows and raises
         ``TypeError``, as does ``bounds="private"`` (its ranges are not in the
         search's GDP accounting).  Not fitted; its parameters are the

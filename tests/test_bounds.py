@@ -277,7 +277,7 @@ def test_private_search_accepts_pipelines_that_learn_nothing():
     df["site"] = np.array(["a", "b"])[np.arange(569) % 2]
     bounds = {n: (lo, hi) for n, lo, hi in zip(FEATURE_NAMES[:6], FEATURE_BOUNDS[0][:6], FEATURE_BOUNDS[1][:6])}
     ct = ColumnTransformer([("num", BoundedScaler(bounds), list(FEATURE_NAMES[:6])),
-                            ("cat", OneHotEncoder(categories=[["a", "b"]]), ["site"])])
+                            ("cat", OneHotEncoder(categories=[["a", "b"]]), ["site"])], sparse_threshold=0)
     pipe = make_pipeline(ct, FunctionTransformer(), fe.DPLogisticRegression(data_norm=math.sqrt(2)))
     grid = {"dplogisticregression__max_steps": [10, 20]}
     s = fe.PrivateSearch(pipe, grid, epsilon=1.0, random_state=0).fit(df, LABELS)
@@ -296,6 +296,16 @@ def test_private_search_accepts_pipelines_that_learn_nothing():
     (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]]), fe.DPLogisticRegression()),
      {"onehotencoder__categories": ["auto"]}),  # a grid may not switch a step to learning
     (make_pipeline(BoundedScaler(FEATURE_BOUNDS), StandardScaler()), {}),
+    # OneHotEncoder's infrequent categories count the rows of each category (stored in
+    # infrequent_categories_), and a ColumnTransformer's sparse_output_ follows the data's density
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]], min_frequency=5), fe.DPLogisticRegression()), {}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]], max_categories=2), fe.DPLogisticRegression()), {}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]], handle_unknown="infrequent_if_exist"),
+                   fe.DPLogisticRegression()), {}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]]), fe.DPLogisticRegression()),
+     {"onehotencoder__min_frequency": [None, 3]}),
+    (make_pipeline(ColumnTransformer([("s", BoundedScaler(FEATURE_BOUNDS), list(range(30)))]),
+                   fe.DPLogisticRegression()), {}),
     (fe.DPLogisticRegression(bounds="private"), {"max_steps": [10]}),
 ])
 def test_private_search_refuses_learning_preprocessing(pipe, grid):
