@@ -219,10 +219,12 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         set epsilon, delta or random_state.
     epsilon, delta : the total budget of the search (training of every run
         and the selection), δ > 0.
-    random_state : None, int or numpy.random.Generator — one stream: K and
-        then one child stream per run (``Generator.spawn``) for the choice of
-        the candidate, the fit's noise and the score's noise.  None in
-        deployment.
+    random_state : None, int or numpy.random.Generator — a fixed-size draw
+        from it seeds an internal ``SeedSequence``, which gives K and one
+        child stream per run (the choice of the candidate, the fit's noise and
+        the score's noise); a Generator advances by the same amount whatever
+        K, and nothing is spawned from it.  An int or a Generator stays on the
+        search as its parameter and reproduces the noise: None in deployment.
     expected_runs : float > 1 or None, default=None
         E[K]; None: 2 × the number of candidates.  Larger values try more
         candidates at a slightly smaller budget per run (log E[K] in the
@@ -333,10 +335,15 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         if not run_eps > 0.0:
             raise ValueError(f"epsilon, delta, eta and expected_runs leave no budget for a run (mu={mu:.3g})")
         classifier = is_classifier(self.estimator)
-        rng = check_random_state(self.random_state)
-        k = _draw_runs(rng, eta, gamma)
+        # The caller's generator (stored on the search as its parameter) gives a FIXED-size draw:
+        # it advances by the same amount whatever K and the data, and spawns nothing (spawning K
+        # children from it would record K in its seed sequence and let it replay every run's noise).
+        # K and the runs' streams come from an internal seed sequence built from that draw.
+        entropy = check_random_state(self.random_state).integers(0, 2**63, size=4, dtype=np.uint64)
+        k_seq, runs_seq = np.random.SeedSequence([int(e) for e in entropy]).spawn(2)
+        k = _draw_runs(np.random.default_rng(k_seq), eta, gamma)
         best = None
-        for child in rng.spawn(k):
+        for child in (np.random.default_rng(c) for c in runs_seq.spawn(k)):
             params = grid[int(child.integers(len(grid)))]
             prefix = _final(self.estimator)[1]
             est = clone(self.estimator).set_params(**params, **{prefix + "epsilon": run_eps, prefix + "delta": run_delta,
