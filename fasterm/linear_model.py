@@ -596,6 +596,18 @@ class _DPLinearModel(BaseEstimator):
         return X @ self.coef_.T + self.intercept_
 
 
+def _drops_plan(fit):
+    """``fit`` that never leaves ``_plan`` (the fit's budget and random state: a Generator for
+    bounds="private") on the object, also when it raises after the private ranges were drawn."""
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return fit(self, *args, **kwargs)
+        finally:
+            self.__dict__.pop("_plan", None)
+    return wrapper
+
+
 class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
     _parameter_constraints: dict = {**_PRIVATE_PARAMS, "classes": ["array-like", None]}
 
@@ -626,6 +638,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
+    @_drops_plan
     def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
             sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y).  Returns ``self``.
@@ -982,6 +995,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
+    @_drops_plan
     def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
             sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y); returns ``self``.

@@ -297,6 +297,12 @@ def _estimator_cases():
                 name = {"auto": "objpert-auto", "default": "noisy_pgd-auto"}.get(method, method)
                 cid = f"est-{kind}-{cls}-{name}-dense-{dt}"
                 cases.append(_param(cid, kind, K, params, "dense", False, dt))
+        # bounds=: declared ranges (bounds_ a constant) and bounds="private" (bounds_ private ranges,
+        # a share of the budget); both declared as output (fasterm._release)
+        for tag, b in (("declared", (-2.0, 2.0)), ("private", "private")):
+            for dt in ("f64", "f32"):
+                cid = f"est-{kind}-{cls}-bounds-{tag}-dense-{dt}"
+                cases.append(_param(cid, kind, K, dict(bounds=b), "dense", False, dt))
         if kind == "squared":
             # AdaSSP (sufficient statistics): Gaussian (GDP) and pure (Laplace), every layout
             for (delta, tag), (layout, weighted, dt) in itertools.product(
