@@ -451,6 +451,10 @@ def test_private_search_surface(estimator):
         return PrivateSearch(base, {"alpha": [1e-3]}, expected_runs=3.0, random_state=seed).fit(*data)
 
     check_surface(release, D, D2)
+    # more seeds: the number of runs K varies among them (it may coincide for two), and must not show
+    first = fingerprint(release(D, 0))
+    for seed in range(1, 8):
+        assert_same_constants(first, fingerprint(release(D, seed)), f"seed {seed}")
 
 
 def test_private_search_pipeline_surface():
