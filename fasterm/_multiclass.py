@@ -65,7 +65,7 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine
+from . import _backends, _engine, _float_margin
 from ._design import clip_rows, design
 from ._linear import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
                       resolve_intercept_scaling, resolve_method)
@@ -129,25 +129,67 @@ def _scores_gradient(kind, Z, y):
     return U
 
 
+def inner_clip(clip, p, K, dtype):
+    """c' = c·(1 − (p + K + 10)·2⁻⁵³ − 3u), u the unit roundoff of ``dtype``: the clip
+    :func:`grad_sum` applies so that each per-example gradient as formed has exact
+    Frobenius norm ≤ c (times its weight).
+
+    Proof (docs/guarantees.rst, "Floating point", as for the binary kernels' inner
+    bound): the computed ĝ = ‖a‖·‖u‖ (‖a‖ from ``row_norms`` or a float64 einsum over
+    p values, ‖u‖ a float64 einsum over K, a product) is ≥ ‖a‖‖u‖(1 − (p + K + 6)·2⁻⁵³);
+    the factor f = fl(c'/ĝ) rounds once, f·w once, f's cast to the dtype and the product
+    u_k·f in it once each, and c' itself once; f' (1 + 2⁻⁵³)³ (1 + u)² ≤ 1 − (p + K + 6)·2⁻⁵³
+    for f' = c'/c.  An unclipped row (ĝ ≤ c') keeps f = 1 and its u exactly.
+    """
+    u = 2.0 ** -24 if np.dtype(dtype) == np.float32 else 2.0 ** -53
+    return clip * ((1.0 - float(p + K + 10) * 2.0 ** -53) - 3.0 * u)
+
+
 def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
     """out ← Σ_i w_i·clip_c(∇ℓ_i(W)) for the (p, K) matrix W (``out`` of the same shape).
 
     ``A``: the (n, p) design rows (already clipped to the row bound; a numpy
     array or a scipy.sparse CSR matrix), ``y`` the class indices, ``norms``
     the row norms ‖a_i‖, ``clip`` c > 0: each per-example gradient a_i u_iᵀ
-    is scaled by min(1, c/(‖a_i‖·‖u_i‖)), then by its sample weight w_i
-    (``weights``, checked and in [0, B]; None: 1).
+    is scaled by min(1, c'/(‖a_i‖·‖u_i‖)) (c' = :func:`inner_clip`, a hair below
+    c), then by its sample weight w_i (``weights``, checked and in [0, B]; None: 1).
     """
     U = _scores_gradient(kind, np.asarray(A @ W), y)
     g_norm = norms * np.sqrt(np.einsum("ij,ij->i", U, U, dtype=np.float64))
-    # c / max(‖g‖, c) = min(1, c/‖g‖), and 1 for a zero gradient
+    # c / max(‖g‖, c) = min(1, c/‖g‖), and 1 for a zero gradient; at the inner bound c' < c,
+    # so that the gradient as formed, a_i ⊗ (u_i scaled in U's dtype), has exact norm ≤ c
+    clip = inner_clip(clip, A.shape[1], U.shape[1], U.dtype)
     f = clip / np.maximum(g_norm, clip)
     if weights is not None:
         f = f * weights  # in float64: weights of 1 leave f's bits
     U *= f.astype(U.dtype)[:, None]
+    if U.dtype == np.float32:
+        # float32: summed in float64 (sum_theta's order-free bound γ_n in float32 is vacuous):
+        # blocks of rows, U′ and the block of A widened to float64 (exact; their products are
+        # exact in double), the block products added in order, the total rounded to float32.
+        total = np.zeros((U.shape[1], A.shape[1]), dtype=np.float64)
+        for b in range(0, U.shape[0], _F64_BLOCK):
+            Ab = A[b:b + _F64_BLOCK]
+            total += U[b:b + _F64_BLOCK].astype(np.float64).T @ Ab.astype(np.float64)
+        out[...] = total.T
+        return out
     # Uᵀ·A in (K, p) runs as one row-major product over A (faster than Aᵀ·U here); out is (p, K)
     out[...] = (U.T @ A).T
     return out
+
+
+_F64_BLOCK = 4096  # rows of A widened to float64 at a time (float32 multiclass sums)
+
+
+def sum_theta(n, dtype):
+    """θ of :func:`grad_sum`'s sum of n rows: |Ŝ − S| ≤ θ Σ_i |g_i| entrywise, whatever order
+    the BLAS (or scipy) adds in — each term meets at most n roundings (a product and
+    n − 1 additions; no Strassen-like algorithm): γ_n(u_T) for float64; for float32, summed
+    in float64 with exact products, γ_n(2⁻⁵³) plus u_T(1 + ·) for the rounding to float32."""
+    g = _float_margin.gamma(max(int(n), 1), _float_margin.U)
+    if np.dtype(dtype) == np.float32:
+        return g + _float_margin.U32 * (1 + g)
+    return g
 
 
 def _check_supported(method, solver, noise, chunked):
@@ -243,8 +285,14 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
     yi = np.asarray(y, dtype=np.intp)
 
+    # The floating-point margin of a release (docs/guarantees.rst, "Floating point"): clip at
+    # c/(1 + Θ), Θ from the order-free bound of the sum (public: n, the dtype, α, the radius).
+    theta = _float_margin.margin("dense", work, n, dim, scale=1.0 / n, bound=wb * c_clip, reg=float(alpha),
+                                 radius=float(radius), momentum=momentum is not None, theta=sum_theta(n, work))
+    c_eff = _float_margin.effective_clip(c_clip, theta)
+
     def step_grad(w, out):
-        grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)
+        grad_sum(kind, A, yi, w.reshape(p, K), norms, c_eff, out.reshape(p, K), weights)
 
     w0 = np.zeros(dim, dtype=work)
     w = _engine.descend(step_grad, w0, ball, steps, lr, scale=1.0 / n, noise=backend, reg=float(alpha),
