@@ -32,7 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["MarginTooLarge", "dask_sum_theta", "effective_clip", "margin", "plan", "sum_theta"]
+__all__ = ["MarginTooLarge", "clip_table", "dask_sum_theta", "effective_clip", "margin", "plan", "sum_theta"]
 
 U = Fraction(1, 2 ** 53)
 U32 = Fraction(1, 2 ** 24)
@@ -136,9 +136,9 @@ def margin(kernel: str, dtype, m: int, d: int, *, scale: float, bound: float, re
         theta = sum_theta(kernel, dtype, int(m), int(d))
     v = unit_roundoff(dtype)
     reg = float(reg)
-    radius_y = Fraction(4 if momentum else 2) * Fraction(float(radius)) if reg > 0 else Fraction(0)
     if reg > 0 and not math.isfinite(float(radius)):
         raise MarginTooLarge("an L2 regulariser needs a bounded constraint set for the float margin")
+    radius_y = Fraction(4 if momentum else 2) * Fraction(float(radius)) if reg > 0 else Fraction(0)
     out = _margin(theta, v, int(m), Fraction(float(scale)), Fraction(reg), radius_y, Fraction(float(bound)))
     if out < 0:
         raise MarginTooLarge(
@@ -157,4 +157,79 @@ def effective_clip(c: float, theta: Fraction) -> float:
     out = float(exact)
     if Fraction(out) > exact:
         out = math.nextafter(out, 0.0)
+    return out
+
+
+def clip_table(c: float, dtype, lo: int, hi: int, d: int, *, scale: float, bound: float, reg: float = 0.0,
+               radius: float = 0.0, momentum: bool = False) -> np.ndarray:
+    """``effective_clip(c, margin("any", dtype, m, d, ...))`` for m = lo, …, hi (float64 array).
+
+    The same numbers, bit for bit (tests/test_float_margin_table.py), in integer arithmetic
+    (a few µs per m instead of ~150 µs of :class:`~fractions.Fraction`s), for the clips of
+    every minibatch size a noisy-SGD run may draw.  The algebra: with θ(m) = ``sum_theta("any")``,
+    g₃ = γ₃(u_T), v′ = u_T when ρ > 0 (else 0) and P(m) = (1 + θ)(1 + g₃)(1 + v′),
+    1 + Θ₁ = 1 + m·(P − 1) (:func:`margin`'s Θ₁) and 1 + Θ = (1 + Θ₁)/(1 − τ), τ free of m;
+    so the clip is c·(1 − τ)/(1 + m(P − 1)) rounded down."""
+    lo, hi, d = int(lo), int(hi), int(d)
+    if not 1 <= lo <= hi:
+        raise ValueError(f"need 1 <= lo <= hi, got lo={lo}, hi={hi}")
+    c = float(c)
+    out = np.empty(hi - lo + 1, dtype=np.float64)
+    if c == 0.0:
+        out.fill(c)
+        return out
+    # One call of the reference: its checks (MarginTooLarge, an unbounded set with ρ > 0) and its τ.
+    margin("any", dtype, lo, d, scale=scale, bound=bound, reg=reg, radius=radius, momentum=momentum)
+    dt = np.dtype(dtype)
+    f32 = dt == np.float32
+    p = 24 if f32 else 53
+    reg = float(reg)
+    if reg > 0:
+        radius_y = Fraction(4 if momentum else 2) * Fraction(float(radius))
+        v = unit_roundoff(dt)
+        tau = v * (1 + v) ** 2 * Fraction(reg) * radius_y / (Fraction(float(scale)) * Fraction(float(bound)))
+    else:
+        tau = Fraction(0)
+    one_minus_tau = 1 - tau
+    ca, cb = c.as_integer_ratio()
+    num_c = ca * one_minus_tau.numerator       # c·(1 − τ) = num_c / den_c
+    den_c = cb * one_minus_tau.denominator
+    two53, two24 = 1 << 53, 1 << 24
+    two_p = 1 << p
+    # (1 + g₃)(1 + v′) = gn / gd
+    gn, gd = two_p, two_p - 3
+    if reg > 0:
+        gn, gd = gn * (two_p + 1), gd * two_p
+    half53 = 1 << 52
+    itemsize = dt.itemsize
+    row_bytes = max(d * itemsize, 1)
+    block = min(max(4096 // row_bytes, 4), 64) & ~3
+    max_chunks = min(max((1 << 22) // max(d, 1), 1), 64)
+    min_chunk = -(-(1 << 20) // row_bytes)
+    for i, m in enumerate(range(lo, hi + 1)):
+        chunk = max(min_chunk, -(-m // max_chunks))
+        chunk = -(-chunk // block) * block
+        r, K = min(chunk, m), max(-(-m // chunk), 1)
+        if f32:
+            kd, kc = r // 4 + K, r + K
+            if 2 * max(kd, kc) >= two53:
+                raise MarginTooLarge(f"{max(kd, kc)} roundings: no useful error bound")
+            # 1 + t: dense (f = 21) two24/(two24 − 21) · two53/(two53 − kd); CSR two53/(two53 − kc)
+            an, ad = two24 * two53, (two24 - 21) * (two53 - kd)
+            bn, bd = two53, two53 - kc
+            tn, td = (an, ad) if an * bd >= bn * ad else (bn, bd)
+            tn, td = tn * (two24 + 1), td * two24          # 1 + θ = (1 + t)(1 + u₃₂)
+        else:
+            k = max(r // 4 + K + 5, r + K)
+            if k >= half53:
+                raise MarginTooLarge(f"{k} roundings of unit roundoff 1.11e-16: no useful error bound")
+            tn, td = two53, two53 - k                      # 1 + θ = 1/(1 − k·u)
+        pn, pd = tn * gn, td * gd                          # P = pn / pd
+        num = num_c * pd
+        den = den_c * (pd + m * (pn - pd))                 # c(1 − τ)/(1 + m(P − 1)) = num / den
+        q = num / den                                      # correctly rounded (int true division)
+        a, b = q.as_integer_ratio()
+        if a * den > num * b:
+            q = math.nextafter(q, 0.0)
+        out[i] = q
     return out

@@ -103,7 +103,8 @@ def sgd_loop(
     y: npt.NDArray[np.floating] | None,
     norms: npt.NDArray[np.float64] | None,
     data_norm: float,
-    clip: float,
+    clips: npt.NDArray[np.float64],
+    clip_lo: int,
     label_bound: float,
     w: npt.NDArray[np.floating],
     steps: int,
@@ -122,4 +123,4 @@ def sgd_loop(
     weights: npt.NDArray[np.float64] | None = None,
     row_bound: float = 0.0,
     intercept_scaling: float = 0.0,
-) -> None: ...
+) -> int: ...

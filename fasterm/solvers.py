@@ -466,6 +466,11 @@ _SAMPLER_OK = None
 _COMPILED_SGD = True
 
 
+# Minibatch SGD tabulates the clips of the batch sizes within this many standard deviations of
+# Bin(n, q)'s mean before its run (a size outside costs an extension and, compiled, a rerun).
+_CLIP_TABLE_SDS = 7.0
+
+
 def _compiled_sgd_spec(X, y, constraint):
     """The compiled SGD loop's projection spec for this X (``constraint._loop_spec``), or None
     when the run must take the Python loop: a CSR X, a set without a compiled projection, or a
@@ -668,6 +673,13 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             _row_norms_kernel(A, nb, nt)
             return A, None if y is None else y[rows], nb
 
+    # The clip c/(1 + Θ(|B|)) of each batch size (release_clip's numbers), tabulated ahead for
+    # sizes within _CLIP_TABLE_SDS standard deviations of Bin(n, q)'s mean (a range that decides only what is
+    # computed ahead, not any value).
+    mean, sd = q * n, _CLIP_TABLE_SDS * math.sqrt(n * q * (1.0 - q))
+    clips = _engine.BatchClips(loss, constraint, c_k, X.dtype, d, max(1, math.floor(mean - sd) - 1),
+                               max(1, min(n, math.ceil(mean + sd) + 1)), scale=1.0 / m, weight_bound=wb)
+
     def batch(point, out):
         # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size —
         # the same law as n independent q-coins, drawn in O(|B|).
@@ -679,23 +691,34 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         Xb, yb, nb = gather(rows)
         # The floating-point margin of this release: |B| = size rows summed, divided by m
         # (size is the same for replace-one neighbours under the same coins).
-        c_b = _engine.release_clip(loss, constraint, c_k, Xb.dtype, size, Xb.shape[1], scale=1.0 / m,
-                                   weight_bound=wb, sparse=is_sparse(Xb))
+        c_b = clips(size)
         _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
-    spec = None  # the compiled run does not take main's per-batch floating-point clip yet (next commit)
-    if spec is not None:
+    spec = _compiled_sgd_spec(X, y, constraint)
+    fused = backend.fused(X.dtype) if spec is not None else None
+    if fused is not None:
         # The whole run in one compiled call (the GIL released, the bit generator locked): the
         # same draws and arithmetic as the loop below, which stays the reference (CSR X, sets
         # without a compiled projection, a numpy whose sampler the compiled one does not match).
-        _, noise_scale, bit_generator = backend.fused(X.dtype)
+        # A batch size outside the clip table stops the run: the table is extended and the run
+        # starts again from the same state (the same draws, so the same result).
+        _, noise_scale, bit_generator = fused
         acc = np.zeros(d, dtype=np.float64) if output == "average" else None
         row_bound, s_col = (0.0, 0.0) if intercept is None else (float(intercept[0]), float(intercept[1]))
-        _losses.sgd_loop(kind, X, y, norms, dn, c_k, ybound, w, steps, q,
-                         1.0 / m, lr, float(loss.l2), noise_scale, bit_generator, *spec, acc, nt, weights,
-                         row_bound=row_bound, intercept_scaling=s_col)
+        start, w_start = bit_generator.state, w.copy()
+        while True:
+            stopped = _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q,
+                                       1.0 / m, lr, float(loss.l2), noise_scale, bit_generator, *spec, acc, nt,
+                                       weights, row_bound=row_bound, intercept_scaling=s_col)
+            if not stopped:
+                break
+            clips.cover(stopped)
+            bit_generator.state = start
+            w[...] = w_start
+            if acc is not None:
+                acc.fill(0.0)
         if acc is not None:
             w = constraint.project((acc / steps).astype(X.dtype))
     elif output == "last":

@@ -81,12 +81,16 @@ def _data(n, d, dtype, seed=0):
     return X.astype(dtype), y.astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype, neighbors", [(np.float64, "replace_one"), (np.float32, "replace_one"),
+                                              (np.float64, "add_remove")])
 @pytest.mark.parametrize("intercept", [None, (1.0, 0.25)])
 @pytest.mark.parametrize("output", ["last", "average"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("kind", ["logistic", "squared"])
-def test_compiled_run_is_the_reference_bit_for_bit(monkeypatch, dtype, intercept, output, weighted, kind):
+def test_compiled_run_is_the_reference_bit_for_bit(monkeypatch, dtype, neighbors, intercept, output, weighted,
+                                                   kind):
+    # Each batch clipped at c/(1 + Θ(|B|)) (its floating-point margin) in both loops; add_remove:
+    # the caller's public batch size m divides the sum (float32 is refused there).
     n, d = 3_000, 7
     X, y = _data(n, d, dtype, seed=3)
     if kind == "squared":
@@ -97,8 +101,10 @@ def test_compiled_run_is_the_reference_bit_for_bit(monkeypatch, dtype, intercept
     dim = d + (intercept is not None)
     sw = np.random.default_rng(5).uniform(0.0, 2.0, n) if weighted else None
     kw = dict(sample_rate=0.05, batch_size=None, epochs=1.0, data_norm=1.2, clip=0.8, label_bound=1.0,
-              lr=0.7, output=output, neighbors="replace_one", intercept=intercept, sample_weight=sw,
+              lr=0.7, output=output, neighbors=neighbors, intercept=intercept, sample_weight=sw,
               weight_bound=2.0 if weighted else 1.0)
+    if neighbors == "add_remove":
+        kw["batch_size"] = 140.0
     for C in (fe.L2Ball(2.0, dim), fe.L2Ball(0.3, dim, center=np.full(dim, 0.05))):
         for seed in (0, 11):
             ref = _run(monkeypatch, False, loss, X, y, C, 1.0, 1e-5, 25, random_state=seed, **kw)
@@ -161,7 +167,11 @@ def test_sgd_loop_rejects_bad_buffers():
     X = np.zeros((4, 3))
     w = np.zeros(3)
     bg = np.random.default_rng(0).bit_generator
-    base = (0, X, np.ones(4), None, 1.0, 1.0, np.inf)
+    base = (0, X, np.ones(4), None, 1.0, np.ones(4), 1, np.inf)
+    for clips, lo in ((np.ones(0), 1), (np.ones(3), 0), (np.array([1.0, np.nan]), 1), (np.array([-1.0]), 1)):
+        with pytest.raises(ValueError, match="clips"):
+            _losses.sgd_loop(0, X, np.ones(4), None, 1.0, clips, lo, np.inf, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg,
+                             _losses.SET_L2_BALL, 1.0, None, None, None)
     with pytest.raises(ValueError, match="w has"):
         _losses.sgd_loop(*base, np.zeros(4), 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None,
                          None)
@@ -171,7 +181,7 @@ def test_sgd_loop_rejects_bad_buffers():
         _losses.sgd_loop(*base, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None,
                          np.zeros(2))
     with pytest.raises(ValueError, match="y has"):
-        _losses.sgd_loop(0, X, np.ones(3), None, 1.0, 1.0, np.inf, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg,
+        _losses.sgd_loop(0, X, np.ones(3), None, 1.0, np.ones(4), 1, np.inf, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg,
                          _losses.SET_L2_BALL, 1.0, None, None, None)
     with pytest.raises(ValueError, match="weights have"):
         _losses.sgd_loop(*base, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg, _losses.SET_L2_BALL, 1.0, None, None, None,
@@ -195,3 +205,62 @@ def test_given_row_norms_change_no_bit(monkeypatch, dtype, intercept):
         got = _run(monkeypatch, compiled, fe.losses.Logistic(), X, y, fe.L2Ball(2.0, dim), 1.0, 1e-5, 20,
                    random_state=2, checked=True, row_norms=row_norms_unchecked(X), **kw)
         np.testing.assert_array_equal(got.w, ref.w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_size_outside_the_clip_table_reruns_to_the_same_bits(monkeypatch, dtype):
+    # A table of ~3 sizes: most batches fall outside it, the compiled run stops, the table grows
+    # and the run starts again from the saved state; the result is the reference's, and the
+    # generator ends where the reference leaves it.
+    X, y = _data(4_000, 5, dtype, seed=8)
+    kw = dict(sample_rate=0.05, batch_size=None, epochs=1.0, data_norm=1.0, clip=0.9, label_bound=None,
+              lr=0.5, output="average", neighbors="replace_one", intercept=(1.0, 0.5))
+    out = []
+    real = _losses.sgd_loop
+    for compiled, sds in ((False, 7.0), (True, 0.0)):
+        monkeypatch.setattr(solvers, "_CLIP_TABLE_SDS", sds)
+        stops = []
+        monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (stops.append(real(*a, **k)), stops[-1])[1])
+        rng = np.random.default_rng(4)
+        r = _run(monkeypatch, compiled, fe.losses.Logistic(l2=1e-2), X, y, fe.L2Ball(2.0, 6), 1.0, 1e-5, 40,
+                 random_state=rng, **kw)
+        out.append((r.w, rng.random(3)))
+        if compiled:
+            assert len(stops) > 2 and stops[-1] == 0 and all(s > 0 for s in stops[:-1])
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_compiled_run_releases_the_gil():
+    # A Python thread keeps running while sgd_loop runs: it records times inside the middle of
+    # the call (with the GIL held it could not run a bytecode until the call returned).
+    import threading
+    import time
+
+    rng = np.random.default_rng(0)
+    n, d = 200_000, 50
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    w = np.zeros(d)
+    stamps, stop = [], threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(0.001)
+
+    th = threading.Thread(target=tick)
+    th.start()
+    try:
+        time.sleep(0.01)
+        bg = np.random.default_rng(1).bit_generator
+        t0 = time.perf_counter()
+        _losses.sgd_loop(0, X, y, None, 1.0, np.full(n, 0.5), 1, np.inf, w, 400, 0.02, 1 / 4000, 0.1, 0.0, 0.01,
+                         bg, _losses.SET_L2_BALL, 5.0, None, None, None)
+        t1 = time.perf_counter()
+    finally:
+        stop.set()
+        th.join()
+    assert t1 - t0 > 0.05  # long enough for the thread to be scheduled
+    mid = [t for t in stamps if t0 + 0.3 * (t1 - t0) < t < t0 + 0.7 * (t1 - t0)]
+    assert len(mid) >= 3

@@ -594,13 +594,16 @@ cdef int _reserve(_Rows* rb, Py_ssize_t m, size_t row_bytes, size_t item) except
     return 0
 
 
-cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
+cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
                     Py_ssize_t n, Py_ssize_t d0, Py_ssize_t d, Options o, const double* weights,
+                    const double* clips, Py_ssize_t clip_lo, Py_ssize_t clip_count,
                     floating* w, Py_ssize_t steps, double q, floating inv_m, floating reg,
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
                     floating* noise_buf, floating* work, _Rows* rb) except -1 nogil:
+    # Returns 0 after the T steps, or a batch size drawn outside the clip table (the run stops
+    # there: the caller extends the table and runs again from the same state).
     cdef Py_ssize_t t, j, r, m
     cdef const floating* x
     cdef floating* a
@@ -621,6 +624,10 @@ cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double
             for j in range(d):
                 grad[j] = 0
         else:
+            if m < clip_lo or m >= clip_lo + clip_count:
+                return m
+            # This batch's clip c/(1 + Θ(|B|)) (fasterm._float_margin.clip_table).
+            o.clip = clips[m - clip_lo]
             # The batch's rows copied out, as the reference's X[B] (and, with row_bound, the rows
             # of fasterm._design.design(X[B]): clipped to row_bound, s appended); the rows ahead
             # are prefetched (sorted but far apart, no hardware prefetcher follows them).
@@ -686,12 +693,17 @@ cdef int _sgd_steps(int kind, const floating* X, const floating* y, const double
 
 
 def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const double[::1] norms,
-             double data_norm, double clip, double label_bound, floating[::1] w, Py_ssize_t steps,
+             double data_norm, const double[::1] clips, Py_ssize_t clip_lo, double label_bound,
+             floating[::1] w, Py_ssize_t steps,
              double q, double inv_m, double lr, double reg, double scale, object bit_generator,
              int set_kind, double set_param, const floating[::1] set_a, const floating[::1] set_b,
              double[::1] acc, int n_threads=1, const double[::1] weights=None,
              double row_bound=0.0, double intercept_scaling=0.0):
     """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
+
+    Returns 0, or a batch size |B| outside the clip table, at which the run stopped (``w``,
+    ``acc`` and the bit generator then hold a partial run: the caller restores them).
+    ``clips[k]``: the clip of a batch of clip_lo + k rows (its floating-point margin).
 
     Step t: B_t Poisson(q) over the n rows (module comment above for the exact
     draws); g = Σ_{i∈B_t} clipped ∇ℓ_i(w)·inv_m + reg·w + h_t, h_t the next
@@ -711,9 +723,15 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     cdef Py_ssize_t d = d0 + 1 if design else d0
     if w.shape[0] != d:
         raise ValueError(f"w has {w.shape[0]} entries, expected {d}")
+    if clips is None or clips.shape[0] < 1 or clip_lo < 1:
+        raise ValueError("clips must hold at least one clip, clip_lo >= 1")
+    cdef Py_ssize_t k
+    for k in range(clips.shape[0]):
+        if not clips[k] >= 0.0:
+            raise ValueError(f"clips must be >= 0, got {clips[k]}")
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], d,
                               -1 if norms is None else norms.shape[0],
-                              data_norm, clip, label_bound, n_threads)
+                              data_norm, clips[0], label_bound, n_threads)
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (0.0 < q <= 1.0):
@@ -742,7 +760,8 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     if acc is not None:
         accp = &acc[0]
     if steps == 0:
-        return
+        return 0
+    cdef Py_ssize_t stopped = 0
     cdef _Sampler smp
     _init_sampler(&smp, n)
     cdef _Rows rb
@@ -756,7 +775,8 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
             _reserve(&rb, min(n, <Py_ssize_t>(q * n + 8.0 * sqrt(q * n) + 16.0)), d * sizeof(floating),
                      sizeof(floating))
         with bit_generator.lock, nogil:
-            _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &w[0], steps, q, <floating>inv_m,
+            stopped = _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &clips[0], clip_lo,
+                       clips.shape[0], &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
                        buf, buf + d, buf + 2 * d, buf + 3 * d, &rb)
@@ -767,3 +787,4 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         free(rb.norms)
         free(rb.weights)
         _free_sampler(&smp)
+    return stopped
