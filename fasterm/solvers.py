@@ -468,7 +468,7 @@ _COMPILED_SGD = True
 
 # Minibatch SGD tabulates the clips of the batch sizes within this many standard deviations of
 # Bin(n, q)'s mean before its run (a size outside costs an extension and, compiled, a rerun).
-_CLIP_TABLE_SDS = 7.0
+_CLIP_TABLE_SDS = 5.0
 
 
 def _compiled_sgd_spec(X, y, constraint):

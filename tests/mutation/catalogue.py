@@ -246,8 +246,10 @@ MUTANTS = [
     Mutant(
         "sgd-loop-clips-at-1.1x", "solvers.py",
         (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,",
-          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_b, ybound, out, nt,"),),
-        "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
+          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_b, ybound, out, nt,"),
+         ("X, y, norms, dn, clips.table, clips.lo, ybound,", "X, y, norms, dn, 1.1 * clips.table, clips.lo, ybound,")),
+        "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to (the Python "
+        "reference loop and the compiled run)",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
     Mutant(
         "sgd-replace-one-as-add-remove", "accounting.py",
@@ -372,6 +374,13 @@ MUTANTS = [
           "    if True:\n        return float(c)\n"),),
         "the kernels clip at c itself (Θ = 0): float rounding moves the release beyond 2c·s",
         (f"{F}::test_released_difference_within_reported_sensitivity",)),
+    Mutant(
+        "sgd-clip-table-margin-dropped", "_float_margin.py",
+        (("        out[i] = q\n", "        out[i] = c\n"),),
+        "minibatch SGD's per-batch-size clips are c itself (Θ = 0): the rounding of a batch sum moves "
+        "the release beyond the sensitivity",
+        (f"{F}::test_released_difference_within_reported_sensitivity",
+         "tests/test_float_margin_table.py::test_clip_table_is_effective_clip_of_margin")),
     Mutant(
         "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
         (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
