@@ -80,8 +80,14 @@ exactly what the Python loop of this module draws through numpy's
 same bits on either path (tests/test_sgd_compiled.py); the Python loop is the
 reference and runs a CSR X, a set without a compiled projection, or a numpy
 whose ``Generator`` the compiled sampler is found not to reproduce (checked
-once per process).  The privacy argument is the same on both paths: the
-releases are the same random variables.
+once per process).  Both clip a batch of |B| rows at c/(1 + Θ(|B|)), its
+floating-point margin (:mod:`fasterm._float_margin`), read from one table
+of the batch sizes within 5 standard deviations of q·n
+(:func:`fasterm._float_margin.clip_table`: the numbers of
+``effective_clip(c, margin(...))``, in integer arithmetic); a size outside it
+extends the table and the compiled run starts again from its saved state.
+The privacy argument is the same on both paths: the releases are the same
+random variables.
 
 Under add/remove neighbours (``neighbors="add_remove"``) the number of rows n
 is itself private, so q·n is not a public normaliser and neither q = 512/n
