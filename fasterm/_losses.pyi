@@ -123,4 +123,5 @@ def sgd_loop(
     weights: npt.NDArray[np.float64] | None = None,
     row_bound: float = 0.0,
     intercept_scaling: float = 0.0,
+    rows_within_bound: bool = False,
 ) -> int: ...

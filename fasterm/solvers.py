@@ -713,11 +713,15 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         _, noise_scale, bit_generator = fused
         acc = np.zeros(d, dtype=np.float64) if output == "average" else None
         row_bound, s_col = (0.0, 0.0) if intercept is None else (float(intercept[0]), float(intercept[1]))
+        # No row beyond row_bound (read off the norms): no design row is scaled, and the run need
+        # not read the norms (a choice of computation only: the same bits either way).
+        within = intercept is not None and norms is not None and bool(norms.max() <= row_bound)
         start, w_start = bit_generator.state, w.copy()
         while True:
             stopped = _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q,
                                        1.0 / m, lr, float(loss.l2), noise_scale, bit_generator, *spec, acc, nt,
-                                       weights, row_bound=row_bound, intercept_scaling=s_col)
+                                       weights, row_bound=row_bound, intercept_scaling=s_col,
+                                       rows_within_bound=within)
             if not stopped:
                 break
             clips.cover(stopped)

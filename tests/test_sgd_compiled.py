@@ -264,3 +264,25 @@ def test_compiled_run_releases_the_gil():
     assert t1 - t0 > 0.05  # long enough for the thread to be scheduled
     mid = [t for t in stamps if t0 + 0.3 * (t1 - t0) < t < t0 + 0.7 * (t1 - t0)]
     assert len(mid) >= 3
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("inside", [True, False])
+def test_rows_within_the_bound_skip_the_norms_with_the_same_bits(monkeypatch, dtype, inside):
+    # Rows all inside data_norm (or one just outside): the compiled run is told so (it then reads
+    # no norms and scales no row) only when it is true, and gives the reference's bits either way.
+    X, y = _data(6_000, 6, dtype, seed=9)
+    X = (0.9 * X / np.linalg.norm(X, axis=1).max()).astype(dtype)  # max norm 0.9
+    if not inside:
+        X[np.argmax(np.linalg.norm(X, axis=1))] *= dtype(1.25)  # one row beyond data_norm = 1
+    seen = []
+    real = _losses.sgd_loop
+    monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (seen.append(k["rows_within_bound"]), real(*a, **k))[1])
+    fits = []
+    for compiled in (False, True):
+        monkeypatch.setattr(solvers, "_COMPILED_SGD", compiled)
+        m = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=5).fit(X, y > 0)
+        fits.append((m.coef_.copy(), m.intercept_.copy()))
+    assert seen == [inside]
+    np.testing.assert_array_equal(fits[0][0], fits[1][0])
+    np.testing.assert_array_equal(fits[0][1], fits[1][1])

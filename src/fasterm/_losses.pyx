@@ -420,6 +420,7 @@ cdef struct _Sampler:
     binomial_t binom          # random_binomial's cache of constants (n, q fixed)
     int64_t* idx              # the batch (capacity n)
     uint64_t* bits            # Floyd's membership bitmap of the n rows (all zero between draws)
+    uint64_t* summary         # bit j: word j of bits is non-zero (all zero between draws)
     int64_t* pool             # the tail shuffle's 0..n-1 (allocated on first use)
 
 
@@ -440,8 +441,8 @@ cdef void _shuffle_draws(bitgen_t* rng, Py_ssize_t n, Py_ssize_t first, int64_t*
 cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q) except -1 nogil:
     """The next Poisson batch into s.idx (ascending); returns its size."""
     cdef int64_t size = random_binomial(rng, q, <int64_t>n, &s.binom)
-    cdef int64_t j, k
-    cdef uint64_t val
+    cdef int64_t j, k, b
+    cdef uint64_t val, top
     cdef int64_t* idx = s.idx
     if size == 0:
         return 0
@@ -464,7 +465,8 @@ cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q
         # hash set: the same answers, so the same sample), which also gives the sorted batch.
         if s.bits == NULL:
             s.bits = <uint64_t*> calloc((n + 63) // 64, sizeof(uint64_t))
-            if s.bits == NULL:
+            s.summary = <uint64_t*> calloc((n + 4095) // 4096, sizeof(uint64_t))
+            if s.bits == NULL or s.summary == NULL:
                 with gil:
                     raise MemoryError()
         for j in range(n - size, n):
@@ -472,21 +474,29 @@ cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q
             if s.bits[val >> 6] & (<uint64_t>1 << (val & 63)):
                 val = <uint64_t>j  # val already drawn: j instead (never drawn before: j > every earlier bound)
             s.bits[val >> 6] |= <uint64_t>1 << (val & 63)
+            s.summary[val >> 12] |= <uint64_t>1 << ((val >> 6) & 63)
             idx[j - n + size] = <int64_t>val
         _shuffle_draws(rng, size, 1, idx)  # numpy's shuffle=True: its draws (the order is discarded)
-        if (n + 63) // 64 <= 16 * size:
-            # the sorted batch read off the bitmap, cleared as it is read
+        if (n + 4095) // 4096 <= 16 * size:
+            # the sorted batch read off the bitmap (its non-zero words found through the summary),
+            # cleared as it is read
             k = 0
-            for j in range((n + 63) // 64):
-                val = s.bits[j]
-                while val:
-                    idx[k] = j * 64 + _ctz(val)
-                    k += 1
-                    val &= val - 1
-                s.bits[j] = 0
+            for b in range((n + 4095) // 4096):
+                top = s.summary[b]
+                while top:
+                    j = b * 64 + _ctz(top)
+                    top &= top - 1
+                    val = s.bits[j]
+                    while val:
+                        idx[k] = j * 64 + _ctz(val)
+                        k += 1
+                        val &= val - 1
+                    s.bits[j] = 0
+                s.summary[b] = 0
             return size
         for k in range(size):
             s.bits[idx[k] >> 6] = 0
+            s.summary[idx[k] >> 12] = 0
     _sort_rows(idx, idx + size)
     return size
 
@@ -494,6 +504,7 @@ cdef Py_ssize_t _poisson_rows(bitgen_t* rng, _Sampler* s, Py_ssize_t n, double q
 cdef void _free_sampler(_Sampler* s) noexcept nogil:
     free(s.idx)
     free(s.bits)
+    free(s.summary)
     free(s.pool)
 
 
@@ -556,13 +567,16 @@ cdef enum:
 
 
 cdef inline void _prefetch_batch_row(const floating* X, const floating* y, const double* weights,
-                                     int64_t i, Py_ssize_t d0) noexcept nogil:
-    # Row i of X, its label and its weight: each a cache miss of its own when rows are far apart.
+                                     const double* norms, int64_t i, Py_ssize_t d0) noexcept nogil:
+    # Row i of X, its label, its weight and its cached norm: each a cache miss of its own when
+    # rows are far apart (the norm, read first, unprefetched was a quarter of a float32 fit).
     _prefetch_row(X + i * d0, d0 * sizeof(floating))
     if y != NULL:
         _prefetch_row(y + i, 1)
     if weights != NULL:
         _prefetch_row(weights + i, 1)
+    if norms != NULL:
+        _prefetch_row(norms + i, 1)
 
 
 cdef struct _Rows:
@@ -601,7 +615,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
-                    floating* noise_buf, floating* work, _Rows* rb) except -1 nogil:
+                    floating* noise_buf, floating* work, _Rows* rb, bint within) except -1 nogil:
     # Returns 0 after the T steps, or a batch size drawn outside the clip table (the run stops
     # there: the caller extends the table and runs again from the same state).
     cdef Py_ssize_t t, j, r, m
@@ -615,6 +629,11 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
     cdef floating* yb
     cdef double* nb
     cdef double* wb
+    # within: no row's norm exceeds row_bound (the caller read it off the norms), so no design row
+    # is scaled and the norms need not be read (each a cache miss of its own).
+    cdef const double* pnorms = norms
+    if design and within:
+        pnorms = <const double*> 0
     for t in range(steps):
         if acc != NULL and t > 0:
             for j in range(d):
@@ -637,15 +656,17 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             nb = rb.norms
             wb = rb.weights
             for r in range(min(m, kPrefetchRows)):
-                _prefetch_batch_row(X, y, weights, smp.idx[r], d0)
+                _prefetch_batch_row(X, y, weights, pnorms, smp.idx[r], d0)
             for r in range(m):
                 if r + kPrefetchRows < m:
-                    _prefetch_batch_row(X, y, weights, smp.idx[r + kPrefetchRows], d0)
+                    _prefetch_batch_row(X, y, weights, pnorms, smp.idx[r + kPrefetchRows], d0)
                 x = X + smp.idx[r] * d0
                 a = A + r * d
                 memcpy(a, x, d0 * sizeof(floating))
                 if design:
-                    if norms != NULL:  # X's row norms, computed by row_norms: the same bits
+                    if within:
+                        nrm = 0.0
+                    elif norms != NULL:  # X's row norms, computed by row_norms: the same bits
                         nrm = norms[smp.idx[r]]
                     else:
                         cpp_row_norms(a, 1, d0, &nrm, 1)
@@ -698,7 +719,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
              double q, double inv_m, double lr, double reg, double scale, object bit_generator,
              int set_kind, double set_param, const floating[::1] set_a, const floating[::1] set_b,
              double[::1] acc, int n_threads=1, const double[::1] weights=None,
-             double row_bound=0.0, double intercept_scaling=0.0):
+             double row_bound=0.0, double intercept_scaling=0.0, bint rows_within_bound=False):
     """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
 
     Returns 0, or a batch size |B| outside the clip table, at which the run stopped (``w``,
@@ -713,7 +734,9 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     (clipped to ``row_bound``, the constant ``intercept_scaling`` appended,
     w of length d0 + 1), built for the batch only, as fasterm.solvers'
     reference loop builds them; otherwise the batch's rows of X, copied out.  ``norms``: X's row norms as row_norms computes them, or None (with
-    row_bound: computed per batch row).  ``acc`` (or None):
+    row_bound: computed per batch row).  ``rows_within_bound``: the caller
+    guarantees that no row of X has a norm above ``row_bound`` (as row_norms
+    computes it), so that no design row is scaled and none is read.  ``acc`` (or None):
     w_1 + … + w_T is added to it (float64), the sum the reference's
     ``output="average"`` forms.  C as in pgd_loop.  Values are validated by
     fasterm.solvers; here only what keeps the kernels inside their buffers.
@@ -779,7 +802,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
                        clips.shape[0], &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
-                       buf, buf + d, buf + 2 * d, buf + 3 * d, &rb)
+                       buf, buf + d, buf + 2 * d, buf + 3 * d, &rb, rows_within_bound)
     finally:
         free(buf)
         free(rb.A)
