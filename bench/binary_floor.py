@@ -9,7 +9,7 @@ each line the minimum over ``--reps`` calls, on one pinned thread (bench/conftes
 * ``X @ w`` — the unit (numpy's gemv, min over 9 calls);
 * ``fit`` — ``DPLogisticRegression(epsilon=1, delta=1e-5)`` with its defaults;
 * ``data check`` — the estimators' one pass over X (its row norms, from which finiteness
-  is read: ``fasterm._design.row_norms_unchecked``);
+  is read: ``fasterm.erm._design.row_norms_unchecked``);
 * ``clip table`` — the per-batch-size clips c/(1 + Θ(|B|)) (``_float_margin.clip_table``
   over the fit's range);
 * ``sampling`` — the fit's T Poisson batches alone (``_losses.poisson_rows``, which also
@@ -37,8 +37,8 @@ from binary_passes import _gemv_time, synthetic  # noqa: E402
 from conftest import pinned  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import _float_margin, _losses  # noqa: E402
-from fasterm._design import row_norms_unchecked  # noqa: E402
+from fasterm.erm import _float_margin, _losses  # noqa: E402
+from fasterm.erm._design import row_norms_unchecked  # noqa: E402
 
 
 def _best(f, reps):

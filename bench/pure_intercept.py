@@ -7,13 +7,13 @@ Not a pytest benchmark: a script that prints accuracies (mean ± sd over 20
 random 70/30 splits, seeds 0–19, δ = 0, ``DPLogisticRegression``).
 Candidates (``CANDIDATES``; ``--breast-cancer 0.25 1x`` runs s = 0.25 and
 s = 1 with μ from X): the intercept column's scale s (``intercept_scaling``) under
-``method="objpert"`` — the ridge μ/2·w_d² on the column's coefficient is a
+``solver="objpert"`` — the ridge μ/2·w_d² on the column's coefficient is a
 ridge μ/(2s²)·b² on the intercept b = s·w_d, while the row bound
 X_aug = √(X² + s²) sets L, c and μ (all derived by the estimator); and
 the same with μ = max(a·X²/(εn), Jacobian floor) taken from X rather than
 X_aug, so that a larger s weakens only the intercept's ridge.
 The data sets are those the objective-perturbation defaults were chosen on
-(:mod:`fasterm.objpert`): digits (< 5), wine (class 0), diabetes (> 140)
+(:mod:`fasterm.erm.objpert`): digits (< 5), wine (class 0), diabetes (> 140)
 and two synthetic problems, rows scaled into the unit ball with public (or
 rounded, widened) ranges.
 """

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _engine, _float_margin as fm
+from fasterm.erm import _engine, _float_margin as fm
 
 
 def _reference(c, dtype, m, d, **kw):

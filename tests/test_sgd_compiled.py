@@ -1,6 +1,6 @@
 """The compiled noisy-SGD run (``_losses.sgd_loop``) against the Python reference loop.
 
-fasterm.solvers runs a dense noisy_sgd in one compiled call; the Python loop of
+fasterm.erm.solvers runs a dense noisy_sgd in one compiled call; the Python loop of
 ``_noisy_sgd`` (numpy's Generator for the batch, ``_engine.descend`` for the
 step) stays the reference.  Both must give the same bits for a seed: the
 compiled sampler draws what ``Generator.binomial`` and
@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import fasterm as fe
-from fasterm import _losses, _linear, solvers
+from fasterm.erm import _losses, _sgdrun, solvers
 
 
 def _reference_rows(rng, n, q):
@@ -43,8 +43,8 @@ def test_poisson_rows_reproduce_generator(n, q):
 
 
 def test_sampler_check_passes_on_this_numpy(monkeypatch):
-    monkeypatch.setattr(solvers, "_SAMPLER_OK", None)
-    assert solvers._sampler_matches_numpy()
+    monkeypatch.setattr(_sgdrun, "_SAMPLER_OK", None)
+    assert _sgdrun.sampler_matches_numpy()
 
 
 def test_sampler_check_catches_a_different_stream(monkeypatch):
@@ -55,9 +55,9 @@ def test_sampler_check_catches_a_different_stream(monkeypatch):
     def shifted(bg, n, q, draws):
         return [np.unique((r + 1) % n) for r in real(bg, n, q, draws)]
 
-    monkeypatch.setattr(solvers, "_SAMPLER_OK", None)
+    monkeypatch.setattr(_sgdrun, "_SAMPLER_OK", None)
     monkeypatch.setattr(_losses, "poisson_rows", shifted)
-    assert not solvers._sampler_matches_numpy()
+    assert not _sgdrun.sampler_matches_numpy()
     X, y = _data(1_000, 4, np.float64)
     calls = []
     monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: calls.append(1))
@@ -68,7 +68,7 @@ def test_sampler_check_catches_a_different_stream(monkeypatch):
 
 
 def _run(monkeypatch, compiled, *args, **kw):
-    monkeypatch.setattr(solvers, "_COMPILED_SGD", compiled)
+    monkeypatch.setattr(_sgdrun, "COMPILED", compiled)
     return solvers._noisy_sgd(*args, **kw)
 
 
@@ -134,7 +134,7 @@ def test_default_estimator_fit_is_the_reference(monkeypatch, dtype):
     X, y = _data(6_000, 6, dtype, seed=2)
     fits = []
     for compiled in (False, True):
-        monkeypatch.setattr(solvers, "_COMPILED_SGD", compiled)
+        monkeypatch.setattr(_sgdrun, "COMPILED", compiled)
         m = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=3).fit(X, (y > 0).astype(int))
         assert m.result_.info["solver"] == "sgd"
         fits.append((m.coef_.copy(), m.intercept_.copy()))
@@ -157,7 +157,7 @@ def test_csr_and_other_sets_take_the_reference_loop(monkeypatch):
                              random_state=0, **kw)
     assert calls == [1]
     np.testing.assert_allclose(csr.w, dense.w, rtol=1e-12, atol=1e-14)
-    monkeypatch.setattr(solvers, "_SAMPLER_OK", False)
+    monkeypatch.setattr(_sgdrun, "_SAMPLER_OK", False)
     again = solvers._noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(3.0, 5), 1.0, 1e-5, 10, random_state=0, **kw)
     assert calls == [1]
     np.testing.assert_array_equal(again.w, dense.w)
@@ -193,7 +193,7 @@ def test_sgd_loop_rejects_bad_buffers():
 def test_given_row_norms_change_no_bit(monkeypatch, dtype, intercept):
     # The estimators hand noisy_sgd the row norms of their data check: both loops must give the
     # bits of the run that computes them itself (they decide which rows are clipped).
-    from fasterm._design import row_norms_unchecked
+    from fasterm.erm._design import row_norms_unchecked
 
     X, y = _data(2_500, 6, dtype, seed=6)
     dim = 6 + (intercept is not None)
@@ -218,7 +218,7 @@ def test_a_size_outside_the_clip_table_reruns_to_the_same_bits(monkeypatch, dtyp
     out = []
     real = _losses.sgd_loop
     for compiled, sds in ((False, 7.0), (True, 0.0)):
-        monkeypatch.setattr(solvers, "_CLIP_TABLE_SDS", sds)
+        monkeypatch.setattr(_sgdrun, "CLIP_TABLE_SDS", sds)
         stops = []
         monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (stops.append(real(*a, **k)), stops[-1])[1])
         rng = np.random.default_rng(4)
@@ -280,7 +280,7 @@ def test_rows_within_the_bound_skip_the_norms_with_the_same_bits(monkeypatch, dt
     monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (seen.append(k["rows_within_bound"]), real(*a, **k))[1])
     fits = []
     for compiled in (False, True):
-        monkeypatch.setattr(solvers, "_COMPILED_SGD", compiled)
+        monkeypatch.setattr(_sgdrun, "COMPILED", compiled)
         m = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=5).fit(X, y > 0)
         fits.append((m.coef_.copy(), m.intercept_.copy()))
     assert seen == [inside]

@@ -1,4 +1,4 @@
-"""scipy.sparse CSR input: the compiled CSR kernels (fasterm._sparse) and the fits that use them.
+"""scipy.sparse CSR input: the compiled CSR kernels (fasterm.erm._sparse) and the fits that use them.
 
 The CSR kernel reuses the per-row calculus of the dense kernel (losses.hpp's
 coefficients: row scale, label map, derivative, clip, sample weight) but sums
@@ -26,7 +26,7 @@ import pytest
 sp = pytest.importorskip("scipy.sparse")
 
 import fasterm as fe  # noqa: E402
-from fasterm import _losses, _sparse  # noqa: E402
+from fasterm.erm import _losses, _sparse  # noqa: E402
 
 KINDS = {"logistic": _losses.LOGISTIC, "hinge": _losses.HINGE, "squared": _losses.SQUARED,
          "absolute": _losses.ABSOLUTE, "linear": _losses.LINEAR}
@@ -212,7 +212,7 @@ def test_estimators_csr_equal_dense(solver, dtype):
     for est, labels in [(fe.DPLogisticRegression, y), (fe.DPLinearRegression, yr), (fe.DPLinearSVC, y)]:
         if est is fe.DPLinearSVC and solver != "pgd":
             continue
-        kw = dict(random_state=5, solver=solver, steps=None if solver == "sgd" else 6)
+        kw = dict(random_state=5, solver="noisy_" + solver, steps=None if solver == "sgd" else 6)
         a = est(**kw).fit(X, labels)
         b = est(**kw).fit(X.toarray(), labels)
         _close(a.coef_, b.coef_, dtype)
@@ -248,7 +248,7 @@ def test_other_sparse_formats():
 
 def test_refusals_name_X():
     X, y, _ = _csr(n=60, d=5)
-    for kw in (dict(delta=0.0), dict(method="objpert", delta=0.0), dict(method="expmech", steps=5)):
+    for kw in (dict(delta=0.0), dict(solver="objpert", delta=0.0), dict(solver="expmech", steps=5)):
         with pytest.raises(TypeError, match=r"X.*sparse"):
             fe.DPLogisticRegression(random_state=0, **kw).fit(X, y)
     with pytest.raises(TypeError, match=r"X.*sparse"):
@@ -267,7 +267,7 @@ def test_refusals_name_X():
 
 
 def test_intercept_design_stays_sparse():
-    from fasterm._design import design
+    from fasterm.erm._design import design
 
     X, _, _ = _csr(n=50, d=7)
     A = design(X, 1.0, True, 0.25)
