@@ -178,18 +178,19 @@ def clip_table(c: float, dtype, lo: int, hi: int, d: int, *, scale: float, bound
     if c == 0.0:
         out.fill(c)
         return out
-    # One call of the reference: its checks (MarginTooLarge, an unbounded set with ρ > 0) and its τ.
-    margin("any", dtype, lo, d, scale=scale, bound=bound, reg=reg, radius=radius, momentum=momentum)
     dt = np.dtype(dtype)
     f32 = dt == np.float32
     p = 24 if f32 else 53
     reg = float(reg)
-    if reg > 0:
+    if reg > 0 and math.isfinite(float(radius)):
         radius_y = Fraction(4 if momentum else 2) * Fraction(float(radius))
         v = unit_roundoff(dt)
         tau = v * (1 + v) ** 2 * Fraction(reg) * radius_y / (Fraction(float(scale)) * Fraction(float(bound)))
     else:
         tau = Fraction(0)
+    if (reg > 0 and not math.isfinite(float(radius))) or tau >= Fraction(1, 2):
+        # margin()'s MarginTooLarge (an unbounded set with ρ > 0, or τ ≥ 1/2), raised by margin() itself
+        margin("any", dtype, lo, d, scale=scale, bound=bound, reg=reg, radius=radius, momentum=momentum)
     one_minus_tau = 1 - tau
     ca, cb = c.as_integer_ratio()
     num_c = ca * one_minus_tau.numerator       # c·(1 − τ) = num_c / den_c
