@@ -68,7 +68,7 @@ How well this can work.  The rank mechanism needs ε_q·n of a few tens to place
 a quartile inside the data when the public interval is wide (here about 57
 units of z against a data span of one or two): with d features, ε_q ∝ ε/√d,
 so private ranges need n·ε/√d large.  docs/getting_started.rst has the
-measured accuracy (``bench/raw_data.py``); with few rows per feature, declare
+measured accuracy (``experiments/raw_data.py``); with few rows per feature, declare
 bounds instead.
 """
 

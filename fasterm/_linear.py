@@ -77,7 +77,7 @@ Defaults (their meaning; none depends on data values)
     ``OBJPERT_INTERCEPT_SCALING`` = 0.125: there the ridge μ/2·w_d² on the
     column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
     s was chosen by a rule declared before the comparison, on data other than
-    the breast-cancer set (``docs/pure.rst``, ``bench/pure_intercept.py``).
+    the breast-cancer set (``docs/pure.rst``, ``experiments/pure_intercept.py``).
     ``radius=50`` (classifiers), ``None`` (regression: 5, the regression rule
     from n = 5,000, no bound for AdaSSP): the L2 bound on (coef, intercept/s).  For logistic and hinge losses the noise does not
     depend on the radius (G = X); it sets the step size (η ∝ R) and how
@@ -130,7 +130,7 @@ SOLVERS = ("auto", "pgd", "gd", "sgd")
 PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
 GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
 GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
-GD_SMALL_MAX_STEPS = 20  # (bench/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
+GD_SMALL_MAX_STEPS = 20  # (experiments/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
@@ -140,7 +140,7 @@ LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
 
 def gd_budget(kind, n, noise="gaussian") -> int:
     """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss with
-    Gaussian noise 20 below n = 1,000 rows (the comparison of bench/gd_budget.py), else 40
+    Gaussian noise 20 below n = 1,000 rows (the comparison of experiments/gd_budget.py), else 40
     (the squared loss and Laplace noise were not compared at small n: 40)."""
     small = kind == "logistic" and noise == "gaussian" and n < GD_SMALL_ROWS
     return GD_SMALL_MAX_STEPS if small else GD_MAX_STEPS
@@ -331,7 +331,7 @@ def _gd_plan(loss, ball, *config):
 
 
 #: ``method="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
-#: choice of the experiments of docs/solvers.rst ("Regression"; bench/regression_rules.py).
+#: choice of the experiments of docs/solvers.rst ("Regression"; experiments/regression_rules.py).
 REGRESSION_AUTO = {"approx": "noisy_pgd", "pure": "objpert"}
 
 #: The regression rule of noisy_gd from this n on (docs/solvers.rst, "Regression"): T and R grow with n.
@@ -349,7 +349,7 @@ def regression_gd_rule(n, dim, epsilon, delta):
     T = clamp(⌈n/50⌉, 200, 1000) steps of noisy_gd and the radius
     R = clamp(n·μ/(10·p), 5, 100), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ)
     and p = ``dim`` (the coefficients with the intercept column).  Public:
-    n, p, ε, δ.  Chosen by ``bench/regression_rules.py`` (docs/solvers.rst).
+    n, p, ε, δ.  Chosen by ``experiments/regression_rules.py`` (docs/solvers.rst).
     """
     from .accounting import gaussian_mu
 

@@ -52,7 +52,7 @@ to 10) had not mixed after 50·m² steps with ``"sphere"``, and did after
 ≤ 5·m² with ``"mixed"``.  The ball has no corners and always uses the sphere.
 
 **Default number of steps** (``default_steps``): T = 50·m² for a set of
-affine dimension m ≥ 2.  Measured with ``bench/mixing_hitrun.py`` (n = 200;
+affine dimension m ≥ 2.  Measured with ``experiments/mixing_hitrun.py`` (n = 200;
 the five losses on the ball, the box and the simplex; k·Δ = εn/2 ∈ {30, 300,
 3000}, from a nearly flat density to one concentrated within ~1/1000 of the
 set's width; m = 2, 3, 5, 10, and m = 20 for the logistic, hinge and squared
@@ -117,7 +117,7 @@ from ._validation import (
 __all__ = ["ExpMechResult", "default_steps", "expmech_erm"]
 
 # The default T = 50·m² (module docstring: >= 2.5·T_mix and >= 7 autocorrelation
-# times in every case measured by bench/mixing_hitrun.py).
+# times in every case measured by experiments/mixing_hitrun.py).
 _STEPS_PER_DIM2 = 50
 
 _NOTE_CHAIN = ("approximate: sampled by hit-and-run for a finite number of steps, the release is "

@@ -1,7 +1,7 @@
 """Intercept treatment in objective perturbation: the comparison behind the default (docs/pure.rst).
 
-    python bench/pure_intercept.py                 # the comparison data (never breast cancer)
-    python bench/pure_intercept.py --breast-cancer # the adopted rule on breast cancer, afterwards
+    python experiments/pure_intercept.py                 # the comparison data (never breast cancer)
+    python experiments/pure_intercept.py --breast-cancer # the adopted rule on breast cancer, afterwards
 
 Not a pytest benchmark: a script that prints accuracies (mean ± sd over 20
 random 70/30 splits, seeds 0–19, δ = 0, ``DPLogisticRegression``).
