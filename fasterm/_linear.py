@@ -2,98 +2,35 @@
 
 :mod:`fasterm.linear_model` wraps :func:`fit_linear` in scikit-learn
 estimators (and validates their parameters there, once); the main job calls it
-directly so that it runs without scikit-learn.  The public bounds and the
-defaults chosen from them are documented here once.
+directly so that it runs without scikit-learn.  The rules and defaults below
+read public quantities only; why each was chosen: docs/solvers.rst ("The
+default rule", "How the constants were chosen", "The estimators' public
+defaults") and docs/pure.rst (the intercept column of objective perturbation).
 
-Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
-------------------------------------------------------------------
-1. Rows are clipped to the declared ``data_norm`` X (x ↦ x·min(1, X/‖x‖)), and,
-   with ``fit_intercept``, a constant column ``intercept_scaling`` s is
-   appended: the augmented rows have norm ≤ X_aug = √(X² + s²), and the
-   parameter ball of radius ``radius`` constrains (coef, intercept/s) jointly.
-2. Per-example gradients are clipped at ``clip`` c (``"auto"``: below), so
-   the averaged gradient has L2 sensitivity 2c/n under replace-one
-   neighbours; for a linear model this is noisy PGD on the c-Lipschitz
-   Huberized surrogate of the loss (Song, Thakkar & Thakurta 2020; see
-   :mod:`fasterm.optimize`), still convex, and for classification still
-   classification-calibrated (a convex margin loss with negative derivative at
-   0, Bartlett, Jordan & McAuliffe 2006, Thm 6).
-3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
-   quantities only, chosen by the experiments of docs/solvers.rst):
+One fit of the gradient methods:
 
-   * for the squared loss with Gaussian noise and n ≥ 5,000,
-     :func:`fasterm.noisy_gd` with the regression rule
-     (:func:`regression_gd_rule`: T = clamp(⌈n/50⌉, 200, 1000) steps and, for
-     ``radius=None``, R = clamp(n·μ/(10·p), 5, 100); docs/solvers.rst,
-     "Regression"), otherwise as below;
-   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic loss,
-     Gaussian noise): Poisson minibatches of expected size B = clamp(n/100,
-     128, 1024), 2 epochs below n = 10⁵ and 1 above but at least 160 steps,
-     step 4/β (β the loss's
-     smoothness, :meth:`fasterm.losses.Logistic.smoothness`), the last
-     iterate; each minibatch's design rows are built on the fly, so the
-     (n, d + 1) design matrix is never formed;
-   * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
-     T = min(T*, ``max_steps`` or the budget: 40, and 20 below n = 1,000 for
-     the logistic loss with Gaussian noise) with T* the minimiser of its utility
-     bound, Nesterov momentum capped at 1 − 3ν, ν the noise per step over c
-     (none from ν = 1/3 on; ``accelerate="auto"``), the last iterate;
-   * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
-     and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
-     100), η from Theorem 2, the average of the iterates.
-
-   ``solver="pgd"``, ``"gd"`` or ``"sgd"`` forces one (``"pgd"`` is the
-   behaviour of fasterm before the rule).  The step 4/β is a public multiple
-   of the largest step the smooth analysis covers (the theorem's bound is then
-   not claimed; privacy does not depend on the step).  The privacy spent is
-   the result's (ε, δ); nothing else touches the data.
-
-``clip="auto"`` (public: depends on X_aug and Y only)
-    logistic  c = X_aug·σ(−1) = X_aug/(1 + e) ≈ 0.27·X_aug: the gradient norm of a
-              full-norm row at margin 1, so gradients are clipped exactly where the
-              hinge loss would be active and the surrogate behaves like a smooth hinge;
-    hinge     c = X_aug/2;
-    squared   c = Y·X_aug/2: a full-norm row is clipped once its residual exceeds Y/4.
-    Smaller c means less noise (σ ∝ c) and more examples clipped.  These values
-    come from the reasoning above and were compared with c = X_aug/2, 0.35·X_aug,
-    X_aug/4 and no clipping on a synthetic problem and on scikit-learn's
-    *digits* data (pixels in the public range [0, 16]); clipping at any of
-    these levels beat no clipping, and for the hinge loss the result is nearly
-    independent of c (clipped hinge gradients are scale-free).  The
-    breast-cancer accuracies were printed alongside during that comparison, so
-    the README's figures are development-set figures, not a held-out test.
-
-Defaults (their meaning; none depends on data values)
-    ``epsilon=1.0, delta=1e-5``; ``method="auto"`` fits ``delta=0`` by objective
-    perturbation (:mod:`fasterm.objpert`, (ε, 0)-DP) and ``delta > 0`` by noisy
-    PGD; ``method="noisy_pgd"`` with ``delta=0`` needs ``noise="laplace"`` with
-    calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
-    ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
-    features with public bounds first (:func:`fasterm.datasets.scale_to_unit_ball`).
-    ``intercept_scaling="auto"``: the constant column s — 0.25 (adds 3% to
-    the row norm at X = 1, √(1 + 0.25²) = 1.031, and allows
-    |intercept| ≤ 0.25·radius), except for classifiers fitted by objective
-    perturbation (``method="objpert"``, also through "auto"), which use
-    ``OBJPERT_INTERCEPT_SCALING`` = 0.125: there the ridge μ/2·w_d² on the
-    column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
-    s was chosen by a rule declared before the comparison, on data other than
-    the breast-cancer set (``docs/pure.rst``, ``experiments/pure_intercept.py``).
-    ``radius=50`` (classifiers), ``None`` (regression: 5, the regression rule
-    from n = 5,000, no bound for AdaSSP): the L2 bound on (coef, intercept/s).  For logistic and hinge losses the noise does not
-    depend on the radius (G = X); it sets the step size (η ∝ R) and how
-    confident the model may become (|logit| ≤ R·X_aug).  For the squared
-    loss a large radius makes noisy_pgd's η exceed the curvature's stability
-    limit, hence 5 (noisy_gd's step 4/β does not depend on R, so the
-    regression rule can let R grow with n).
-    ``alpha=1e-4``: data-independent L2 regularization α/2·‖w‖² (scikit-learn's
-    SGD default); regression's ``alpha=None`` is 0 on the path of
-    :func:`regression_gd_rule` and 1e-4 elsewhere.  ``max_steps=None``: the solver's compute budget of the
-    default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
-    accuracy on the comparison data did not change between 100 and 400 steps;
-    Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
-    Gaussian noise, μ the GDP parameter), for noisy_gd 40, and 20 below n = 1,000
-    rows for the logistic loss with Gaussian noise (:func:`gd_budget`, docs/solvers.rst);
-    unused by noisy_sgd, whose T is epochs/q.
+1. Rows are clipped to ``data_norm`` X; with ``fit_intercept`` a constant
+   column s (``intercept_scaling``; "auto": 0.25, or
+   ``OBJPERT_INTERCEPT_SCALING`` = 0.125 for classifiers fitted by objective
+   perturbation) is appended, so rows have norm ≤ X_aug = √(X² + s²), and
+   (coef, intercept/s) lie in the ball of radius ``radius``.
+2. Per-example gradients are clipped at c (``clip="auto"``, :func:`auto_clip`:
+   X_aug/(1 + e) logistic, X_aug/2 hinge, Y·X_aug/2 squared), so the averaged
+   gradient has L2 sensitivity 2c/n under replace-one neighbours: noisy PGD on
+   the c-Lipschitz Huberized surrogate (Song, Thakkar & Thakurta 2020), convex
+   and, for classification, classification-calibrated (Bartlett, Jordan &
+   McAuliffe 2006, Thm 6).
+3. ``solver="auto"`` (:func:`choose_solver`): :func:`fasterm.noisy_pgd` for
+   the hinge loss, secure mode and dask arrays (Theorem 2's T within
+   ``max_steps``, default 100); :func:`fasterm.noisy_sgd` for n ≥ 5,000
+   (logistic, Gaussian; B = clamp(n/100, 128, 1024), 2 epochs below n = 10⁵
+   and 1 above, at least 160 steps; the squared loss takes noisy_gd with
+   :func:`regression_gd_rule` there); :func:`fasterm.noisy_gd` otherwise
+   (step 4/β, T = min(T*, :func:`gd_budget`), momentum by the public noise
+   ratio ν).  The step 4/β is a public multiple of the largest step the smooth
+   analysis covers (its bound is then not claimed; privacy does not depend on
+   the step).  The privacy spent is the result's (ε, δ); nothing else touches
+   the data.
 """
 
 from __future__ import annotations
