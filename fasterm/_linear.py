@@ -54,7 +54,7 @@ __all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scal
 
 KINDS = ("logistic", "hinge", "squared")
 
-# Defaults shared by the estimators and the main job (see the module docstring).
+# Defaults shared by the estimators and the main job (their meaning and origin: docs/solvers.rst, "The estimators' public defaults").
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
     intercept_scaling="auto", method="auto", noise="gaussian", calibration="l2",

@@ -63,9 +63,9 @@ from ._validation import (
 __all__ = ["LogCosh", "ObjPertResult", "SmoothHinge", "default_regularization", "objective_perturbation",
            "private_threshold"]
 
-#: Smoothness τ of the default ``SmoothHinge`` (module docstring: chosen on digits and synthetic data).
+#: Smoothness τ of the default ``SmoothHinge`` (chosen on data other than breast cancer: docs/pure.rst, "Choosing the defaults").
 DEFAULT_SMOOTHNESS = 0.25
-#: a in the default regularization μ = a·X²/(εn) (module docstring: chosen on digits and synthetic data).
+#: a in the default regularization μ = a·X²/(εn) (chosen on data other than breast cancer: docs/pure.rst, "Choosing the defaults").
 REGULARIZATION = 8.0
 #: Largest fraction of ε the default regularization leaves to the Jacobian term (a floor for μ).
 JACOBIAN_FRACTION = 0.5
