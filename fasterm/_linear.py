@@ -24,8 +24,8 @@ One fit of the gradient methods:
    the hinge loss, secure mode and dask arrays (Theorem 2's T within
    ``max_steps``, default 100); :func:`fasterm.noisy_sgd` for n ≥ 5,000
    (logistic, Gaussian; B = clamp(n/100, 128, 1024), 2 epochs below n = 10⁵
-   and 1 above, at least 160 steps; the squared loss takes noisy_gd with
-   :func:`regression_gd_rule` there); :func:`fasterm.noisy_gd` otherwise
+   and 1 above, at least 160 steps; the squared loss with Gaussian noise
+   takes noisy_gd with :func:`regression_gd_rule` there); :func:`fasterm.noisy_gd` otherwise
    (step 4/β, T = min(T*, :func:`gd_budget`), momentum by the public noise
    ratio ν).  The step 4/β is a public multiple of the largest step the smooth
    analysis covers (its bound is then not claimed; privacy does not depend on

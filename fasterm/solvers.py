@@ -15,8 +15,8 @@ surrogate; Song, Thakkar & Thakurta 2020, :mod:`fasterm.optimize`).  If
 
 **Theorem A** (projected noisy gradient descent on a smooth convex function;
 e.g. Bubeck 2015, Thm. 6.3, with its constants).  Let L be convex and
-β_L-smooth on C, w_{t+1} = Π_C(w_t − η(∇L(w_t) + h_t)) with η ≤ 1/β_L and h_t
-independent, zero-mean, E‖h_t‖² ≤ s².  Then for every w* ∈ C and
+β_L-smooth on C, w_0 ∈ C, w_{t+1} = Π_C(w_t − η(∇L(w_t) + h_t)) with
+η ≤ 1/β_L and h_t independent, zero-mean, E‖h_t‖² ≤ s².  For every w* ∈ C and
 w̄ = (1/T) Σ_{t=1}^{T} w_t
 
     E L(w̄) − L(w*) ≤ ‖w_0 − w*‖²/(2ηT) + η s².
