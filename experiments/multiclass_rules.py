@@ -1,8 +1,8 @@
 """How the multiclass "gd" rules were chosen (docs/multiclass.rst, "Second round"): never on digits.
 
 Multinomial noisy gradient descent with the library's pieces (the clipped
-gradient :func:`fasterm._multiclass.grad_sum`, the step loop
-:func:`fasterm._engine.descend`, the calibrations of
+gradient :func:`fasterm.linear_model._multiclass.grad_sum`, the step loop
+:func:`fasterm.erm._engine.descend`, the calibrations of
 :mod:`fasterm.accounting`), with the step rule, T, the clip, momentum,
 averaging and Poisson subsampling as knobs; ten 70/30 splits of synthetic
 sets, wine and iris, ε = 1 and 2, δ = 1e-5.  Prints each configuration's
@@ -26,11 +26,12 @@ from sklearn.model_selection import train_test_split
 # the data helpers of bench/compare_multiclass.py (the sets the rules were chosen on)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 from compare_multiclass import synthetic, wine  # noqa: E402
-from fasterm import _backends, _engine, accounting  # noqa: E402
-from fasterm._design import design  # noqa: E402
-from fasterm._multiclass import GD_STEPS, HORIZON_MAX, HORIZON_NOISE, grad_sum  # noqa: E402
-from fasterm.constraints import L2Ball  # noqa: E402
-from fasterm.solvers import _fista  # noqa: E402
+from fasterm import accounting  # noqa: E402
+from fasterm.erm import _backends, _engine  # noqa: E402
+from fasterm.erm._design import design  # noqa: E402
+from fasterm.linear_model._multiclass import GD_STEPS, HORIZON_MAX, HORIZON_NOISE, grad_sum  # noqa: E402
+from fasterm.erm.constraints import L2Ball  # noqa: E402
+from fasterm.erm.solvers import _fista  # noqa: E402
 
 S, ALPHA, RADIUS, DELTA = 0.25, 1e-4, 50.0, 1e-5
 
