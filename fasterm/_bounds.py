@@ -82,7 +82,7 @@ import numpy as np
 from . import accounting, univariate
 from ._validation import check_random_state
 
-__all__ = ["PRIVATE_LIMIT", "PRIVATE_QUANTILES", "PRIVATE_SHARE", "PRIVATE_TAU", "map_rows", "private_budget",
+__all__ = ["PRIVATE_LIMIT", "PRIVATE_QUANTILES", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "map_rows", "private_budget",
            "private_ranges", "resolve"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
@@ -93,6 +93,8 @@ PRIVATE_QUANTILES = (0.25, 0.75)
 PRIVATE_TAU = 1e-3
 #: The public interval abs(x) ≤ this on which the quantiles are released.
 PRIVATE_LIMIT = 1e9
+#: The released quantiles (a ≤ b) are widened by this many times (b − a) on each side.
+PRIVATE_WIDEN = 1.0
 
 
 def _pair(value, name):
@@ -218,7 +220,7 @@ def private_ranges(X, epsilon, delta, random_state=None):
         qs = sorted(univariate.quantile(z, q, (-zmax, zmax), eps_q, random_state=rng)
                     for q in PRIVATE_QUANTILES)
         a, b = (float(np.sinh(v) * PRIVATE_TAU) for v in qs)
-        spread = b - a
+        spread = PRIVATE_WIDEN * (b - a)
         lo, hi = a - spread, b + spread
         floor = 1e-9 * max(1.0, abs(a), abs(b))
         if not hi - lo >= floor:
