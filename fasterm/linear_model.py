@@ -89,7 +89,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _bounds, _dask, _linear, _multiclass
+from . import _bounds, _dask, _linear, _multiclass, _warnings
 from . import optimize as _optimize
 from .secure import resolve as resolve_secure
 from ._design import row_norms_unchecked
@@ -583,6 +583,7 @@ class _DPLinearModel(BaseEstimator):
         # A public count for every method: T for the noisy gradient methods, the
         # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)
+        _warnings.warn_on_boundary(self, result)  # to the caller only, nothing stored (fasterm._warnings)
 
     def _decision(self, X):
         check_is_fitted(self)
@@ -1009,8 +1010,6 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             coef, intercept = self._fit_linear(X, y, sample_weight, norms)
             self.coef_ = coef
             self.intercept_ = intercept
-            _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
-                                     self.intercept_scaling, type(self).__name__)
             return self
         finally:
             # the fit's budget and random state (a Generator for bounds="private"): never kept,

@@ -251,6 +251,50 @@ def test_clipped_labels_warn():
                 and "labels" in str(w.message)]
 
 
+def _three_labels():
+    return np.where(LABELS == 1, 2, np.arange(LABELS.shape[0]) % 2)
+
+
+@pytest.mark.parametrize("cls, kw, K, s", [
+    (fe.DPLogisticRegression, {}, 2, 0.25),                                  # noisy_gd, last iterate
+    (fe.DPLogisticRegression, dict(method="objpert", delta=0.0), 2, 0.125),  # projected objpert
+    (fe.DPLinearSVC, dict(method="objpert", delta=0.0), 2, 0.125),
+    (fe.DPLogisticRegression, {}, 3, 0.25),                                  # multiclass, Frobenius ball
+    (fe.DPLogisticRegression, dict(solver="sgd"), 2, 0.25),
+])
+def test_classifier_on_the_radius_boundary_warns_and_stores_nothing(cls, kw, K, s):
+    y = LABELS if K == 2 else _three_labels()
+    with pytest.warns(fe.DataWarning, match=r"boundary of the parameter ball radius=0\.5\b") as rec:
+        m = cls(radius=0.5, random_state=0, **kw).fit(SCALED, y)
+    assert len(rec) == 1 and rec[0].filename == __file__  # once, pointing at the caller's line
+    assert type(m).__name__ in str(rec[0].message)
+    # the reference: the released (coef, intercept/s) from the public attributes (s the documented
+    # intercept scaling), on the ball
+    W = np.c_[m.coef_, m.intercept_ / s]
+    assert np.linalg.norm(W) == pytest.approx(0.5, rel=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        quiet = cls(radius=1e3, random_state=0, **kw).fit(SCALED, y)
+    assert np.linalg.norm(np.c_[quiet.coef_, quiet.intercept_ / s]) < 0.99 * 1e3
+    assert set(vars(m)) == set(vars(quiet))  # the warning leaves no attribute behind
+    assert _same(m.get_params(), cls(radius=0.5, random_state=0, **kw).get_params())
+
+
+def test_boundary_warning_is_a_function_of_the_released_model():
+    # the same released model, two data sets: the check reads only the result and public constants
+    from fasterm import _warnings
+
+    m = fe.DPLogisticRegression(radius=0.5, random_state=0)
+    with pytest.warns(fe.DataWarning):
+        m.fit(SCALED, LABELS)
+    with pytest.warns(fe.DataWarning, match="radius=0.5"):
+        _warnings.warn_on_boundary(m, m.result_)
+    inside = type(m.result_)(**{**vars(m.result_), "w": m.result_.w * (1 - 2e-6)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        _warnings.warn_on_boundary(m, inside)
+
+
 @pytest.mark.parametrize("classes, labels", [
     (["b", "m"], np.where(LABELS == 1, "benign", "malignant")),  # the example: every label outside
     ([0, 1], np.where(np.arange(569) == 3, 2, LABELS)),            # one label outside
