@@ -753,7 +753,9 @@ class DPLogisticRegression(_DPLinearClassifier):
     radius : float > 0, default=50.0
         Public bound on ‖(coef, intercept/intercept_scaling)‖₂ (the feasible
         set of PGD).  The noise does not depend on it; it sets the step size
-        and caps |logit| at radius·√(data_norm² + intercept_scaling²).
+        and caps |logit| at radius·√(data_norm² + intercept_scaling²).  A fit
+        whose released parameters end on the ball emits a
+        :class:`fasterm.DataWarning` (from the released model only, never stored).
     alpha : float >= 0, default=1e-4
         Data-independent L2 regularization α/2·‖w‖² (w includes the intercept
         coordinate).
