@@ -422,6 +422,13 @@ MUTANTS = [
         "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
+        "estimator-stores-private-underscore-statistic", "linear_model.py",
+        (("        self._record(result)\n        return coef, intercept\n",
+          "        self._record(result)\n        self._max_abs_feature = float(abs(X).max())\n"
+          "        return coef, intercept\n"),),
+        "a fitted estimator keeps a statistic of the training data in an underscore attribute (pickled with it)",
+        (f"{RS}::test_estimator_surface",)),
+    Mutant(
         "multiclass-stores-noise-norm", "_multiclass.py",
         (("              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n",
           "              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n"
