@@ -30,46 +30,60 @@ noise.  Sparse X is refused with bounds (the centred map does not keep zeros).
 Private ranges (``bounds="private"``)
 -------------------------------------
 When no public bounds are known, the estimators can spend a share of their own
-budget on private per-feature ranges.  The rule below was written down (and
-committed) before it was compared with anything, and was chosen without the
-breast-cancer data:
+budget on private per-feature ranges.  The rule was chosen in three rounds,
+each written down before it was run, on data other than the breast-cancer and
+wine sets (``experiments/private_bounds.py``, docs/getting_started.rst):
 
-* share: ``PRIVATE_SHARE`` = 1/4 of ε, and 1/4 of δ, go to the ranges; the fit
-  runs with the remaining (3ε/4, 3δ/4);
-* per feature, two private quantiles (q = 0.25 and q = 0.75) by the rank
-  mechanism (:func:`fasterm.quantile`, exact sampling), computed on the public
-  monotone transform z = asinh(x/τ), τ = ``PRIVATE_TAU`` = 1e-3, over the public
-  interval abs(x) ≤ ``PRIVATE_LIMIT`` = 1e9 (values beyond are clipped to it: a
-  feature that large needs declared bounds).  The rank score is invariant
-  under a monotone map, so this is the rank mechanism on x with the base
-  measure dz (roughly uniform in log abs(x)): scale-free, from 1e-3 to 1e9;
-* back-transformed, sorted (a ≤ b), and widened by the interquartile range on
-  each side: [a − (b − a), b + (b − a)] (for a normal feature about ±2σ, 96%
-  of the values); a width below 1e-9·max(1, abs(a), abs(b)) is raised to it (a
-  post-processing, so that low < high).
+* share: ``PRIVATE_SHARE`` = 1/2 of ε, and 1/2 of δ, go to the ranges; the fit
+  runs with the other half;
+* per feature j, two private medians by the rank mechanism
+  (:func:`fasterm.quantile` with q = 1/2, exact sampling), on public monotone
+  transforms of the values clipped to abs(x) ≤ ``PRIVATE_LIMIT`` = 1e9 (a
+  feature that large needs declared bounds), τ = ``PRIVATE_TAU`` = 1e-3:
 
-Privacy of the ranges.  Each quantile is the exponential mechanism with a score
+  1. the centre m = τ·sinh(z_m), z_m the median of z = asinh(x/τ) on
+     [−asinh(L/τ), asinh(L/τ)];
+  2. the spread s = τ·sinh(u_m), u_m the median of u = asinh(abs(x − m)/τ) on
+     [0, asinh(2L/τ)] — the median absolute deviation about the released m;
+
+  the rank score is invariant under a monotone map, so each is the rank
+  mechanism on the raw values with the base measure dz (roughly uniform in
+  log abs(x)): scale-free, from 1e-3 to 1e9;
+* the range [m − k·s, m + k·s], k = ``PRIVATE_WIDEN`` = 2 (a normal feature's
+  MAD is 0.674σ: about ±1.35σ, 82% of the values inside); a half-width below
+  1e-9·max(1, abs(m)) is raised to it (so that low < high).
+
+Why medians: a quantile q's density outside the data is exp(−ε_q·q·n/2) on
+the side of its tail, so a quartile needs twice the ε·n of a median, and a
+wrong quartile pair can give a range that misses the data (a constant
+feature); a wrong centre m still gives a range about m that reaches the data
+(s measures the distance to it).  Why k = 2 rather than wider: the map
+divides by √d, so tighter ranges put the rows nearer norm 1 (more signal
+against the same noise), at the price of clipping the tails of each feature.
+
+Privacy of the ranges.  Each median is the exponential mechanism with a score
 of sensitivity 1 under replace-one neighbours (one record moves the count
 #{x_i < w} by at most 1): ε_q-DP (McSherry & Talwar 2007; Dwork & Roth 2014,
 Thm 3.10), and also ε_q-bounded-range (its log-density ratio between
 neighbours lies in an interval of width ε_q), hence ε_q²/8-zCDP (Cesar &
-Rogers 2021, Lemma 3.2).  The 2d quantiles compose to ρ = 2d·ε_q²/8-zCDP (Bun &
-Steinke 2016, Lemma 2.3), which is (ε_r, δ_r)-DP by the conversion of
-:func:`fasterm.accounting.zcdp_delta` (Canonne, Kamath & Steinke 2020): ε_q is
-the largest with ρ ≤ :func:`fasterm.accounting.zcdp_rho` (ε_r, δ_r).  With
-δ = 0 the 2d quantiles compose by basic composition: ε_q = ε_r/(2d).  The fit
-then runs on the rows mapped with the released ranges (adaptive composition:
-it may depend on them), and the whole is (ε_r + ε_fit, δ_r + δ_fit)-DP by
-basic composition, which holds adaptively (Dwork & Roth 2014, Thm 3.16 and
-§3.5; Dwork, Rothblum & Vadhan 2010).  The released ranges are part of the
-private output (they are stored on the estimator and used at predict time).
+Rogers 2021, Lemma 3.2).  The second median uses the released m only through
+a per-record map, so the 2d mechanisms compose adaptively to
+ρ = 2d·ε_q²/8-zCDP (Bun & Steinke 2016, Lemma 2.3), which is (ε_r, δ_r)-DP by
+the conversion of :func:`fasterm.accounting.zcdp_delta` (Canonne, Kamath &
+Steinke 2020): ε_q is the largest with ρ ≤ :func:`fasterm.accounting.zcdp_rho`
+(ε_r, δ_r).  With δ = 0 they compose by basic composition: ε_q = ε_r/(2d).
+The fit then runs on the rows mapped with the released ranges (adaptive
+composition: it may depend on them), and the whole is
+(ε_r + ε_fit, δ_r + δ_fit)-DP by basic composition, which holds adaptively
+(Dwork & Roth 2014, Thm 3.16 and §3.5; Dwork, Rothblum & Vadhan 2010).  The
+released ranges are part of the private output (stored on the estimator and
+used at predict time).
 
 How well this can work.  The rank mechanism needs ε_q·n of a few tens to place
-a quartile inside the data when the public interval is wide (here about 57
-units of z against a data span of one or two): with d features, ε_q ∝ ε/√d,
-so private ranges need n·ε/√d large.  docs/getting_started.rst has the
-measured accuracy (``bench/raw_data.py``); with few rows per feature, declare
-bounds instead.
+a median inside the data when the public interval is wide (about 57 units of
+z against a data span of one or two): with d features, ε_q ∝ ε/√d, so
+private ranges need n·ε/√d large.  docs/getting_started.rst has the measured
+accuracy; with few rows per feature, declare bounds instead.
 """
 
 from __future__ import annotations
@@ -82,19 +96,19 @@ import numpy as np
 from . import accounting, univariate
 from ._validation import check_random_state
 
-__all__ = ["PRIVATE_LIMIT", "PRIVATE_QUANTILES", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "map_rows", "private_budget",
+__all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "map_rows", "private_budget",
            "private_ranges", "resolve"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
-PRIVATE_SHARE = 0.25
-#: The two quantiles released per feature.
-PRIVATE_QUANTILES = (0.25, 0.75)
-#: The linear-core width τ of the transform z = asinh(x/τ).
+PRIVATE_SHARE = 0.5
+#: Private releases per feature: the median, then the median absolute deviation about it.
+PRIVATE_MECHANISMS = 2
+#: The range is the released median ± this many released median absolute deviations.
+PRIVATE_WIDEN = 2.0
+#: The linear-core width τ of the transforms asinh(·/τ).
 PRIVATE_TAU = 1e-3
-#: The public interval abs(x) ≤ this on which the quantiles are released.
+#: The public interval abs(x) ≤ this on which the medians are released.
 PRIVATE_LIMIT = 1e9
-#: The released quantiles (a ≤ b) are widened by this many times (b − a) on each side.
-PRIVATE_WIDEN = 1.0
 
 
 def _pair(value, name):
@@ -185,12 +199,12 @@ def private_budget(epsilon, delta, n_features):
     """The public plan of ``bounds="private"``: ``(eps_ranges, delta_ranges, eps_quantile)``.
 
     ε_r = ``PRIVATE_SHARE``·ε, δ_r = ``PRIVATE_SHARE``·δ; ε_q is the ε of each
-    of the 2d quantiles: √(4ρ/d) with ρ = zcdp_rho(ε_r, δ_r) for δ > 0 (2d
+    of the 2d medians: √(4ρ/d) with ρ = zcdp_rho(ε_r, δ_r) for δ > 0 (2d
     mechanisms of ε_q²/8-zCDP each), ε_r/(2d) for δ = 0 (module docstring).
     """
     eps_r = PRIVATE_SHARE * float(epsilon)
     delta_r = PRIVATE_SHARE * float(delta)
-    k = len(PRIVATE_QUANTILES) * int(n_features)
+    k = PRIVATE_MECHANISMS * int(n_features)
     if delta_r > 0.0:
         rho = accounting.zcdp_rho(eps_r, delta_r)
         eps_q = math.sqrt(8.0 * rho / k) * (1.0 - 1e-12)  # rounding never pushes k·ε_q²/8 above ρ
@@ -199,33 +213,27 @@ def private_budget(epsilon, delta, n_features):
     return eps_r, delta_r, eps_q
 
 
-def _transform(x):
-    return np.arcsinh(np.clip(x, -PRIVATE_LIMIT, PRIVATE_LIMIT) / PRIVATE_TAU)
-
-
 def private_ranges(X, epsilon, delta, random_state=None):
     """Private per-feature ranges of the dense rows X: ``(low, high)`` (module docstring).
 
     Spends (ε_r, δ_r) of :func:`private_budget` (epsilon, delta, d); the
     caller reports it.  ``random_state``: a Generator (advanced) or a seed.
+    Per feature, the median m then the median absolute deviation s, drawn in
+    that order from one stream; the range is m ± ``PRIVATE_WIDEN``·s.
     """
     rng = check_random_state(random_state)
     d = X.shape[1]
     _, _, eps_q = private_budget(epsilon, delta, d)
     zmax = float(np.arcsinh(PRIVATE_LIMIT / PRIVATE_TAU))
+    umax = float(np.arcsinh(2.0 * PRIVATE_LIMIT / PRIVATE_TAU))
     low = np.empty(d)
     high = np.empty(d)
     for j in range(d):
-        z = _transform(np.asarray(X[:, j], dtype=np.float64))
-        qs = sorted(univariate.quantile(z, q, (-zmax, zmax), eps_q, random_state=rng)
-                    for q in PRIVATE_QUANTILES)
-        a, b = (float(np.sinh(v) * PRIVATE_TAU) for v in qs)
-        spread = PRIVATE_WIDEN * (b - a)
-        lo, hi = a - spread, b + spread
-        floor = 1e-9 * max(1.0, abs(a), abs(b))
-        if not hi - lo >= floor:
-            mid = 0.5 * (a + b)
-            lo, hi = mid - floor, mid + floor
-        low[j], high[j] = lo, hi
+        x = np.clip(np.asarray(X[:, j], dtype=np.float64), -PRIVATE_LIMIT, PRIVATE_LIMIT)
+        m = float(np.sinh(univariate.quantile(np.arcsinh(x / PRIVATE_TAU), 0.5, (-zmax, zmax), eps_q,
+                                              random_state=rng)) * PRIVATE_TAU)
+        u = np.arcsinh(np.abs(x - m) / PRIVATE_TAU)
+        s = float(np.sinh(univariate.quantile(u, 0.5, (0.0, umax), eps_q, random_state=rng)) * PRIVATE_TAU)
+        half = max(PRIVATE_WIDEN * s, 1e-9 * max(1.0, abs(m)))
+        low[j], high[j] = m - half, m + half
     return low, high
-
