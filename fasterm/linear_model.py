@@ -329,15 +329,6 @@ def _warn_clipped_labels(y, label_bound):
                       "constants before the fit (and undo it after predict).", DataWarning, stacklevel=3)
 
 
-def _rest(total, share):
-    """total − share, rounded down until (total − share) + share ≤ total in floating point, so the
-    reported sum of the two parts never exceeds the requested budget."""
-    rest = total - share
-    while rest > 0.0 and rest + share > total:
-        rest = math.nextafter(rest, 0.0)
-    return rest
-
-
 def _check_declared_labels(y, classes, chunked):
     """Raise ValueError if a label of y is not one of the declared ``classes``.
 
@@ -528,7 +519,7 @@ class _DPLinearModel(BaseEstimator):
         :class:`fasterm.DataWarning`, to the caller only) when more than
         ``CLIPPED_ROWS_WARN`` of the rows exceed ``data_norm``.
         """
-        self._plan = (self.epsilon, self.delta, self.random_state, 0.0, 0.0)
+        self._plan = (self.epsilon, self.delta, self.random_state, None)
         bounds = self.bounds
         if bounds is None:
             if hasattr(self, "bounds_"):
@@ -549,9 +540,9 @@ class _DPLinearModel(BaseEstimator):
                 raise ValueError("bounds='private' has no secure mode (its quantile sampler works in floating "
                                  "point); declare bounds=(low, high), or secure=False")
             rng = check_random_state(self.random_state)
-            eps_r, delta_r, _ = _bounds.private_budget(self.epsilon, self.delta, d)
-            low, high = _bounds.private_ranges(X, self.epsilon, self.delta, rng)
-            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)
+            plan = _bounds.private_plan(self.epsilon, self.delta, d, _bounds.gaussian_fit(self, X.shape[0]))
+            low, high = _bounds.private_ranges(X, plan.eps_q, rng)
+            self._plan = (plan.eps_fit, plan.delta_fit, rng, plan)
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
         self.bounds_ = (low, high)
@@ -572,14 +563,13 @@ class _DPLinearModel(BaseEstimator):
         return coef, intercept
 
     def _record(self, result):
-        # The fit's (ε, δ), plus what bounds="private" spent on the ranges (basic
-        # composition, adaptive: Dwork & Roth 2014, Thm 3.16; fasterm._bounds).
-        eps_r, delta_r = self._plan[3:]
+        # The fit's (ε, δ), with what bounds="private" spent on the ranges (basic composition, or
+        # zCDP for a Gaussian fit; adaptive: fasterm._bounds).  NaN δ: an approximate release whose δ
+        # is not certified (method="expmech").
+        plan = self._plan[3]
         del self._plan  # the fit's budget and random state: not kept on the fitted object
         self.result_ = result
-        self.epsilon_ = float(result.epsilon) + eps_r
-        # None: an approximate release whose δ is not certified (method="expmech").
-        self.delta_ = math.nan if result.delta is None else float(result.delta) + delta_r
+        self.epsilon_, self.delta_ = _bounds.total(plan, result)
         # A public count for every method: T for the noisy gradient methods, the
         # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)

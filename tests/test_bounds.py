@@ -110,54 +110,128 @@ def test_bounds_refuse_sparse_X():
 # ---------------------------------------------------------------------------
 # bounds="private"
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-5), (3.0, 1e-6), (0.5, 0.0), (0.1, 3e-7), (0.7, 1e-5)])
-def test_private_bounds_accounting(epsilon, delta):
-    X, y = RAW[:, :8], LABELS
+def _cks_log_delta_min(rho, eps):
+    """min over a fine grid of α of the CKS conversion's log δ (every α > 1 is a valid bound):
+    an independent evaluation of accounting.zcdp_delta."""
+    alphas = np.linspace(1.0001, (eps + 1) / (2 * rho) + 2, 200_001)
+    return float(np.min((alphas - 1) * (alphas * rho - eps) - np.log(alphas - 1)
+                        + alphas * np.log1p(-1 / alphas)))
+
+
+_ACCOUNTING_CASES = [
+    # (estimator, params, three classes?, joint zCDP accounting expected)
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5), False, True),       # noisy_gd, Gaussian
+    (fe.DPLogisticRegression, dict(epsilon=3.0, delta=1e-6), False, True),
+    (fe.DPLogisticRegression, dict(epsilon=0.1, delta=3e-7), False, True),
+    (fe.DPLogisticRegression, dict(epsilon=0.7, delta=1e-5, solver="pgd"), False, True),
+    (fe.DPLinearSVC, dict(epsilon=1.0, delta=1e-5), False, True),                # PGD, Gaussian
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5), True, True),        # multiclass
+    (fe.DPLinearRegression, dict(epsilon=2.0, delta=1e-5), False, True),
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, solver="sgd"), False, False),  # subsampled
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, noise="laplace"), False, False),
+    (fe.DPLogisticRegression, dict(epsilon=0.5, delta=0.0), False, False),      # objpert, pure
+    (fe.DPLinearSVC, dict(epsilon=0.5, delta=0.0, method="noisy_pgd", noise="laplace", calibration="pure"),
+     False, False),
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, method="expmech", steps=5), False, False),
+]
+
+
+@pytest.mark.parametrize("cls, params, multi, joint", _ACCOUNTING_CASES)
+def test_private_bounds_accounting(cls, params, multi, joint):
+    X = RAW[:, :8]
     d = X.shape[1]
-    m = fe.DPLogisticRegression(epsilon=epsilon, delta=delta, bounds="private", random_state=0).fit(X, y)
-    eps_r, delta_r, eps_q = _bounds.private_budget(epsilon, delta, d)
-    assert eps_r == pytest.approx(epsilon / 4, rel=1e-15) and delta_r == pytest.approx(delta / 4, rel=1e-15)
-    # the reported total is the fit's share plus the ranges' share (basic composition)
-    assert m.epsilon_ == m.result_.epsilon + eps_r
-    assert m.delta_ == m.result_.delta + delta_r
-    assert m.result_.epsilon <= 0.75 * epsilon * (1 + 1e-12) and m.result_.delta <= 0.75 * delta * (1 + 1e-12)
-    assert m.epsilon_ <= epsilon and m.delta_ <= delta  # never above the request, not even by an ulp
-    k = 2 * d  # quantiles
-    if delta == 0:
-        assert k * eps_q == pytest.approx(eps_r, rel=1e-15)  # basic composition of pure-ε quantiles
+    y = _three_labels() if multi else _target(cls)
+    epsilon, delta = params["epsilon"], params["delta"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fe.DataWarning)
+        m = cls(bounds="private", random_state=0, **params).fit(X, y)
+    plan = _bounds.private_plan(epsilon, delta, d, joint)
+    assert _bounds.gaussian_fit(m, X.shape[0]) is joint
+    # the documented share: the fit is calibrated to half of ε and half of δ, in both accountings
+    assert plan.eps_r == pytest.approx(epsilon / 2, rel=1e-15) and plan.delta_r == pytest.approx(delta / 2, rel=1e-15)
+    assert m.result_.epsilon <= 0.5 * epsilon * (1 + 1e-12)
+    assert m.result_.delta is None or m.result_.delta <= 0.5 * delta * (1 + 1e-12)
+    k = 2 * d  # two medians per feature, each ε_q-bounded-range hence ε_q²/8-zCDP
+    rho_ranges = k * plan.eps_q ** 2 / 8
+    if not joint:
+        # basic composition: the fit's (ε, δ) plus the ranges' (ε_r, δ_r)
+        assert m.epsilon_ == m.result_.epsilon + plan.eps_r
+        assert (math.isnan(m.delta_) if m.result_.delta is None else m.delta_ == m.result_.delta + plan.delta_r)
+        if delta == 0:
+            assert k * plan.eps_q == pytest.approx(plan.eps_r, rel=1e-15)  # pure ε, basic composition
+        else:  # ρ-zCDP of the medians is (ε_r, δ_r)-DP (CKS), and the budget is used, not wasted
+            assert accounting.zcdp_delta(rho_ranges, plan.eps_r) <= plan.delta_r
+            assert accounting.zcdp_delta(rho_ranges * 1.01, plan.eps_r) > plan.delta_r
+            assert _cks_log_delta_min(rho_ranges, plan.eps_r) <= math.log(plan.delta_r) + 1e-6
     else:
-        # 2d exponential mechanisms, each ε_q-bounded-range hence ε_q²/8-zCDP, compose to ρ;
-        # ρ-zCDP is (ε_r, δ_r)-DP by the CKS conversion — checked from ρ directly.
-        rho = k * eps_q ** 2 / 8
-        assert accounting.zcdp_delta(rho, eps_r) <= delta_r
-        assert accounting.zcdp_delta(rho * 1.01, eps_r) > delta_r  # and the budget is used, not wasted
+        # joint zCDP (Bun & Steinke Lemma 2.3): the fit is T Gaussian steps, μ-GDP with μ = √T·Δ₂/σ
+        # (read off its public calibration), hence μ²/2-zCDP; the whole is (ε, δ)-DP by CKS
+        r = m.result_
+        assert r.noise == "gaussian" and "sample_rate" not in r.info
+        mu = math.sqrt(r.steps) * r.sensitivity / r.noise_scale
+        assert mu <= accounting.gaussian_mu(epsilon / 2, delta / 2) * (1 + 1e-9)  # the fit of basic composition
+        rho = rho_ranges + mu ** 2 / 2
+        assert (m.epsilon_, m.delta_) == (epsilon, delta)
+        assert accounting.zcdp_delta(rho, epsilon) <= delta
+        assert _cks_log_delta_min(rho, epsilon) <= math.log(delta) + 1e-6
+        assert accounting.zcdp_delta(rho * 1.01, epsilon) > delta  # the budget is used, not wasted
+        # and the medians get more than basic composition would give them
+        assert plan.eps_q > 1.3 * _bounds.private_plan(epsilon, delta, d, False).eps_q
+    assert m.epsilon_ <= epsilon and (math.isnan(m.delta_) or m.delta_ <= delta)  # never above the request
 
 
-def test_private_ranges_are_the_documented_quantiles():
-    # slow reference: the same generator, the documented quantiles one by one
+def test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian():
+    # the check in _bounds.total: a joint plan with a fit it did not plan for raises
+    m = fe.DPLogisticRegression(bounds="private", random_state=0, solver="sgd").fit(RAW[:, :8], LABELS)
+    plan = _bounds.private_plan(1.0, 1e-5, 8, True)
+    with pytest.raises(RuntimeError, match="full-batch Gaussian"):
+        _bounds.total(plan, m.result_)
+    g = fe.DPLogisticRegression(bounds="private", random_state=0, epsilon=3.0).fit(RAW[:, :8], LABELS)
+    with pytest.raises(RuntimeError, match="exceed the budget"):
+        _bounds.total(plan, g.result_)  # a fit calibrated to ε = 1.5 under a plan for ε = 1
+
+
+def test_private_ranges_are_the_documented_medians():
+    # slow reference: the same generator, the documented medians one by one
     X = RAW[:, :5]
-    low, high = _bounds.private_ranges(X, 2.0, 1e-5, np.random.default_rng(7))
+    eps_q = _bounds.private_plan(2.0, 1e-5, 5, True).eps_q
+    low, high = _bounds.private_ranges(X, eps_q, np.random.default_rng(7))
     rng = np.random.default_rng(7)
-    eps_q = _bounds.private_budget(2.0, 1e-5, 5)[2]
-    zmax = math.asinh(1e9 / 1e-3)
+    zmax, umax = math.asinh(1e9 / 1e-3), math.asinh(2e9 / 1e-3)
     for j in range(5):
-        z = np.arcsinh(np.clip(X[:, j], -1e9, 1e9) / 1e-3)
-        qs = sorted(fe.quantile(z, q, (-zmax, zmax), eps_q, random_state=rng) for q in (0.25, 0.75))
-        a, b = (math.sinh(v) * 1e-3 for v in qs)
-        assert low[j] == pytest.approx(a - (b - a), rel=1e-12)
-        assert high[j] == pytest.approx(b + (b - a), rel=1e-12)
+        x = np.clip(X[:, j], -1e9, 1e9)
+        m = math.sinh(fe.quantile(np.arcsinh(x / 1e-3), 0.5, (-zmax, zmax), eps_q, random_state=rng)) * 1e-3
+        s = math.sinh(fe.quantile(np.arcsinh(np.abs(x - m) / 1e-3), 0.5, (0.0, umax), eps_q,
+                                  random_state=rng)) * 1e-3
+        assert low[j] == pytest.approx(m - 2 * s, rel=1e-12)
+        assert high[j] == pytest.approx(m + 2 * s, rel=1e-12)
 
 
 def test_private_ranges_cover_the_data_on_other_data():
-    # Data other than the breast-cancer set, scales from 1e-2 to 1e4, n large enough for the rule.
+    # Data other than the breast-cancer set, scales from 1e-2 to 1e4, signed and positive,
+    # n large enough for the rule: each range is centred on the data and about ±1.35σ wide
     rng = np.random.default_rng(11)
     n = 20_000
     X = np.column_stack([rng.normal(1000.0, 100.0, n), rng.uniform(0.05, 0.1, n),
-                         rng.lognormal(0.0, 0.5, n), rng.normal(-3.0, 1.0, n)])
-    low, high = _bounds.private_ranges(X, 1.0, 1e-5, rng)
-    q10, q25, q75, q90 = np.quantile(X, [0.1, 0.25, 0.75, 0.9], axis=0)
-    assert np.all(low < q10) and np.all(high > q90)
-    assert np.all(high - low < 6 * (q75 - q25))
+                         rng.lognormal(0.0, 0.5, n), rng.normal(-3.0, 1.0, n), rng.normal(0.0, 0.01, n)])
+    low, high = _bounds.private_ranges(X, _bounds.private_plan(1.0, 1e-5, 5, True).eps_q, rng)
+    q05, q25, q50, q75, q95 = np.quantile(X, [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
+    mad = np.median(np.abs(X - q50), axis=0)
+    centre, half = (low + high) / 2, (high - low) / 2
+    assert np.all(np.abs(centre - q50) < 0.2 * mad)
+    assert np.all(np.abs(half / (2 * mad) - 1) < 0.2)
+    assert np.all(low < q25) and np.all(high > q75) and np.all(low > q05 - mad) and np.all(high < q95 + mad)
+
+
+def test_a_wrong_centre_still_reaches_the_data():
+    # the failure mode the rule was chosen for: with a median far off, the spread (the
+    # median distance to it) gives a range about m that covers the data
+    rng = np.random.default_rng(2)
+    x = rng.normal(50.0, 2.0, 400)
+    for m in (1e3, -7.0, 0.0):
+        u = np.arcsinh(np.abs(x - m) / 1e-3)
+        s = math.sinh(fe.quantile(u, 0.5, (0.0, math.asinh(2e9 / 1e-3)), 1.0, random_state=3)) * 1e-3
+        assert m - 2 * s < np.median(x) < m + 2 * s
 
 
 def _rank_pieces(x, q, a, b, eps):
