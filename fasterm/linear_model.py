@@ -830,11 +830,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         scalars or per-feature arrays declared from public knowledge
         (documentation, instrument ranges), never from the private rows; a
         dict {column: (low, high)} for a DataFrame X names every column.
-        ``"private"``: spends ε/4 and δ/4 on private per-feature ranges (two
-        private quartiles per feature, widened by the interquartile range;
-        the rule and its theorem in :mod:`fasterm._bounds`), fits with the
-        rest, and reports the total in ``epsilon_``/``delta_``; needs many
-        rows per feature (docs/getting_started.rst).  Keep ``data_norm=1``
+        ``"private"``: fits with half of ε and δ and spends the rest on
+        private per-feature ranges (a private median ± 2 private median
+        absolute deviations per feature; accounted with a Gaussian fit in
+        zCDP; the rule and its theorems in :mod:`fasterm._bounds`), and
+        reports the total in ``epsilon_``/``delta_``; needs many rows per
+        feature (docs/getting_started.rst).  Keep ``data_norm=1``
         with bounds.  Dense X only.
 
     Attributes
