@@ -5,7 +5,7 @@
 scikit-learn's digits (1,257 training rows, 64 pixels, 10 classes, x/128 in
 the unit ball): the private multinomial logistic regression (noisy gradient
 descent; the gradient of the matrix model is two BLAS products per step,
-:mod:`fasterm._multiclass`), the Crammer–Singer SVC (noisy PGD) and
+:mod:`fasterm.linear_model._multiclass`), the Crammer–Singer SVC (noisy PGD) and
 scikit-learn's ``LogisticRegression`` (L-BFGS, multinomial), the fit a user
 would otherwise run.  A larger synthetic problem (n = 1e5, d = 50, K = 10)
 shows the per-step cost.  BLAS threads are pinned by the benchmarks' conftest.

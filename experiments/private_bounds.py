@@ -1,8 +1,8 @@
-"""Choosing the rule of ``bounds="private"`` (fasterm._bounds): candidates, criterion, held-out figures.
+"""Choosing the rule of ``bounds="private"`` (fasterm.linear_model._bounds): candidates, criterion, held-out figures.
 
 Written down before any comparison was run (issue 28, session 9):
 
-Candidates.  Every rule is the mechanism of :mod:`fasterm._bounds` (per
+Candidates.  Every rule is the mechanism of :mod:`fasterm.linear_model._bounds` (per
 feature, private quantiles by the rank mechanism on z = asinh(x/τ), composed
 in zCDP across the features, basic composition with the fit) with three
 public knobs: the share s of (ε, δ) spent on the ranges, the two quantile
@@ -85,7 +85,7 @@ M5 counts as k = 2 and loses a tie to M1).
 
 Round 3 result: M4 −10.0, M5 −8.7, M6 −8.6, M1 −8.7 points; M1, M5 and M6
 tied, and the tie goes to M1 (the larger k, then the reference).  M1 is the
-rule of fasterm._bounds from session 9 on.
+rule of fasterm.linear_model._bounds from session 9 on.
 
 The accounting (after round 3, an argument, not a comparison).  The rounds
 composed the ranges and the fit by basic composition.  When the fit is T
@@ -127,7 +127,7 @@ import numpy as np
 from sklearn.datasets import load_digits, load_iris, load_wine
 
 import fasterm as fe
-from fasterm import _bounds
+from fasterm.linear_model import _bounds
 from fasterm.datasets import FEATURE_BOUNDS, load_breast_cancer, train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -196,7 +196,7 @@ IRIS_BOUNDS = (np.array([4.3, 2.0, 1.0, 0.1]), np.array([7.9, 4.4, 6.9, 2.5]))
 
 @contextlib.contextmanager
 def rule(name):
-    """Set fasterm._bounds to a candidate rule (its public constants, and for round 2 its
+    """Set fasterm.linear_model._bounds to a candidate rule (its public constants, and for round 2 its
     ranges function); restored on exit."""
     if name == "lib":  # the library as shipped: M1 with the joint zCDP accounting
         yield

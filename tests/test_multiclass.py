@@ -1,4 +1,4 @@
-"""Multiclass estimators (fasterm._multiclass): the clipped gradient against a per-row reference,
+"""Multiclass estimators (fasterm.linear_model._multiclass): the clipped gradient against a per-row reference,
 the privacy bookkeeping against independent evaluations of the theorems, neighbouring fits,
 labels, the binary path left as it was, and accuracy on scikit-learn's digits."""
 
@@ -16,7 +16,7 @@ from sklearn.datasets import load_digits, make_blobs  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import _linear, _multiclass  # noqa: E402
+from fasterm.linear_model import _rules as _linear, _multiclass  # noqa: E402
 
 S = 0.25  # intercept_scaling="auto" for noisy_pgd
 CLASSIFIERS = [fe.DPLogisticRegression, fe.DPLinearSVC]
