@@ -56,13 +56,13 @@ def warn_on_boundary(estimator, result) -> None:
     """
     info = getattr(result, "info", None) or {}
     radius = info.get("radius", getattr(estimator, "radius", None))
-    if radius is None:  # method="adassp" with radius=None: no parameter ball
+    if radius is None:  # solver="adassp" with radius=None: no parameter ball
         return
     norm = float(np.linalg.norm(np.asarray(result.w, dtype=np.float64)))
     if not norm >= (1.0 - BOUNDARY_TOLERANCE) * float(radius):
         return
     if getattr(estimator, "_kind", None) == "squared":
-        hint = ("raise radius (a public choice), or use method='adassp' (sufficient statistics "
+        hint = ("raise radius (a public choice), or use solver='adassp' (sufficient statistics "
                 "perturbation, which needs no bound),")
     else:
         hint = ("raise radius (a public choice; it caps how confident the model may become),")

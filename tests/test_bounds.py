@@ -124,16 +124,16 @@ _ACCOUNTING_CASES = [
     (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5), False, True),       # noisy_gd, Gaussian
     (fe.DPLogisticRegression, dict(epsilon=3.0, delta=1e-6), False, True),
     (fe.DPLogisticRegression, dict(epsilon=0.1, delta=3e-7), False, True),
-    (fe.DPLogisticRegression, dict(epsilon=0.7, delta=1e-5, solver="pgd"), False, True),
+    (fe.DPLogisticRegression, dict(epsilon=0.7, delta=1e-5, solver="noisy_pgd"), False, True),
     (fe.DPLinearSVC, dict(epsilon=1.0, delta=1e-5), False, True),                # PGD, Gaussian
     (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5), True, True),        # multiclass
     (fe.DPLinearRegression, dict(epsilon=2.0, delta=1e-5), False, True),
-    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, solver="sgd"), False, False),  # subsampled
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, solver="noisy_sgd"), False, False),  # subsampled
     (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, noise="laplace"), False, False),
     (fe.DPLogisticRegression, dict(epsilon=0.5, delta=0.0), False, False),      # objpert, pure
-    (fe.DPLinearSVC, dict(epsilon=0.5, delta=0.0, method="noisy_pgd", noise="laplace", calibration="pure"),
+    (fe.DPLinearSVC, dict(epsilon=0.5, delta=0.0, noise="laplace", calibration="pure"),
      False, False),
-    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, method="expmech", steps=5), False, False),
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, solver="expmech", steps=5), False, False),
 ]
 
 
@@ -183,7 +183,7 @@ def test_private_bounds_accounting(cls, params, multi, joint):
 
 def test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian():
     # the check in _bounds.total: a joint plan with a fit it did not plan for raises
-    m = fe.DPLogisticRegression(bounds="private", random_state=0, solver="sgd").fit(RAW[:, :8], LABELS)
+    m = fe.DPLogisticRegression(bounds="private", random_state=0, solver="noisy_sgd").fit(RAW[:, :8], LABELS)
     plan = _bounds.private_plan(1.0, 1e-5, 8, True)
     with pytest.raises(RuntimeError, match="full-batch Gaussian"):
         _bounds.total(plan, m.result_)
@@ -391,10 +391,10 @@ def _three_labels():
 
 @pytest.mark.parametrize("cls, kw, K, s", [
     (fe.DPLogisticRegression, {}, 2, 0.25),                                  # noisy_gd, last iterate
-    (fe.DPLogisticRegression, dict(method="objpert", delta=0.0), 2, 0.125),  # projected objpert
-    (fe.DPLinearSVC, dict(method="objpert", delta=0.0), 2, 0.125),
+    (fe.DPLogisticRegression, dict(solver="objpert", delta=0.0), 2, 0.125),  # projected objpert
+    (fe.DPLinearSVC, dict(solver="objpert", delta=0.0), 2, 0.125),
     (fe.DPLogisticRegression, {}, 3, 0.25),                                  # multiclass, Frobenius ball
-    (fe.DPLogisticRegression, dict(solver="sgd"), 2, 0.25),
+    (fe.DPLogisticRegression, dict(solver="noisy_sgd"), 2, 0.25),
 ])
 def test_classifier_on_the_radius_boundary_warns_and_stores_nothing(cls, kw, K, s):
     y = LABELS if K == 2 else _three_labels()

@@ -33,11 +33,11 @@ is stored).  Tuning with scikit-learn's ``GridSearchCV`` or
 
 Everything else stored on a fitted estimator — the number of steps
 (``n_iter_``), the step size, the clipping level, the fields of ``result_``
-other than the weights — depends only on these public quantities; see :mod:`fasterm._linear` for the
+other than the weights — depends only on these public quantities; see :mod:`fasterm.linear_model._rules` for the
 rules behind every default and :func:`fasterm.noisy_pgd`,
 :func:`fasterm.noisy_gd` and :func:`fasterm.noisy_sgd` for the theorems behind
 the noise.  ``method="auto"`` (default) is "objpert" when ``delta=0`` and
-"noisy_pgd" otherwise (:func:`fasterm._linear.resolve_method`).
+"noisy_pgd" otherwise (:func:`fasterm.linear_model._rules.resolve_method`).
 ``method="noisy_pgd"`` runs a noisy gradient method — ``solver`` "auto"
 (default; docs/solvers.rst), "pgd", "gd" or "sgd" — with ``noise`` in
 {"gaussian", "laplace"} and, for Laplace, ``calibration`` in {"l2", "pure",
@@ -48,7 +48,7 @@ exponential mechanism through ``fasterm.expmech_erm`` by a finite
 hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
 ``ValueError`` if it is absent).  ``DPLinearRegression`` also takes
-``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.ssp`)
+``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.erm.ssp`)
 and has its own default rule from n = 5,000 rows (its docstring;
 docs/solvers.rst, "Regression").
 
@@ -62,7 +62,7 @@ naming X).  Sample weights: ``fit(X, y, sample_weight)`` with the declared
 bound ``weight_bound`` (see :class:`DPLogisticRegression`).
 
 Multiclass.  With K > 2 classes the classifiers fit one K-class model on the
-whole budget (:mod:`fasterm._multiclass`): the multinomial logistic loss for
+whole budget (:mod:`fasterm.linear_model._multiclass`): the multinomial logistic loss for
 ``DPLogisticRegression``, the Crammer–Singer multiclass hinge for
 ``DPLinearSVC``; every step releases one noisy gradient of the whole
 (d + 1) × K weight matrix, with the per-example sensitivity of that matrix,

@@ -221,17 +221,24 @@ class PrivatePlan(NamedTuple):
 def gaussian_fit(estimator, n) -> bool:
     """Whether the estimator's fit will be T full-batch Gaussian releases (exactly μ-GDP).
 
-    From public parameters only: δ > 0, ``noise="gaussian"``, ``method`` "auto"
-    or "noisy_pgd" (both are noisy_pgd for δ > 0), and a solver that is not
-    "sgd" as :func:`fasterm._linear.choose_solver` resolves it for n rows
-    (subsampled steps have another accountant).  False means basic composition.
+    From public parameters only, by the estimators' own rules
+    (:func:`fasterm.linear_model._rules.resolve_solver`, ``resolve_noise`` and
+    ``choose_solver`` for n rows): δ > 0, the noisy gradient algorithm with
+    Gaussian noise, and an optimiser other than "sgd" (subsampled steps have
+    another accountant).  False means basic composition.
     """
-    from ._rules import choose_solver
+    from ._rules import choose_solver, resolve_noise, resolve_solver
 
-    if not (float(estimator.delta) > 0.0 and estimator.noise == "gaussian"
-            and estimator.method in ("auto", "noisy_pgd")):
+    delta = float(estimator.delta)
+    if not delta > 0.0:
         return False
-    return choose_solver(estimator._kind, int(n), "gaussian", False, False, estimator.solver)[0] != "sgd"
+    method, optimiser = resolve_solver(estimator.solver, delta, estimator.noise, False, False, estimator._kind)
+    if method != "gradient":
+        return False
+    noise, _ = resolve_noise(method, delta, estimator.noise, estimator.calibration, estimator.solver)
+    if noise != "gaussian":
+        return False
+    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != "sgd"
 
 
 def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:

@@ -1,7 +1,7 @@
 """Multiclass linear models on one privacy budget: the multinomial logistic and Crammer–Singer losses.
 
 :mod:`fasterm.linear_model` calls :func:`fit_multiclass` for K > 2 classes
-(two classes keep the binary path of :mod:`fasterm._linear`, bit for bit).
+(two classes keep the binary path of :mod:`fasterm.linear_model._rules`, bit for bit).
 The model is one weight matrix W of shape (d + 1) × K — column k scores class
 k, row d + 1 multiplies the intercept column — and every step releases *one*
 noisy gradient of the whole matrix, so the whole (ε, δ) serves all K classes
@@ -15,7 +15,7 @@ Losses (z = Wᵀa the K scores of the augmented row a, y the class index)
 Lipschitz constant (the per-example sensitivity).  ‖a uᵀ‖_F = ‖a‖·‖u‖, and
 ‖p − e_y‖² = (1 − p_y)² + Σ_{k≠y} p_k² ≤ (1 − p_y)² + (Σ_{k≠y} p_k)² =
 2(1 − p_y)² ≤ 2, ‖e_j − e_y‖ = √2: both gradients have Frobenius norm
-≤ G = √2·X_aug (X_aug the augmented row bound, :func:`fasterm._linear.augmented_norm`).
+≤ G = √2·X_aug (X_aug the augmented row bound, :func:`fasterm.linear_model._rules.augmented_norm`).
 Per-example gradients are clipped at c ≤ G (the whole matrix, in Frobenius
 norm: g ↦ g·min(1, c/‖g‖_F)), so replacing one row changes the averaged
 gradient by at most Δ₂ = 2c/n in Frobenius norm — the binary path's
@@ -25,7 +25,7 @@ Privacy.  The noise of the T releases is calibrated exactly as for the binary
 models, with dimension (d + 1)·K: Gaussian noise by μ-GDP (Dong, Roth & Su
 2022, Thm. 2.7 and Cor. 3.3; :func:`fasterm.accounting.calibrate_steps`),
 Laplace noise by its calibrations (:func:`fasterm.noisy_pgd`'s table), secure
-mode by :mod:`fasterm.secure`.  The step, the data-independent ridge α·W, the
+mode by :mod:`fasterm.mechanisms.secure`.  The step, the data-independent ridge α·W, the
 projection onto the Frobenius ball of radius ``radius`` and the momentum are
 post-processing.  The clipped multinomial gradient field is not the gradient
 of a known convex surrogate (unlike the binary case, where clipping Huberizes
@@ -39,15 +39,15 @@ start W = 0 (p uniform) the Hessian is (1/K)(I − 11ᵀ/K) ⊗ aaᵀ, of norm
 β₀ = X_aug²/K.  The binary rule's step 4/β uses the curvature at the start
 (for the binary logistic loss β = X²/4 is both), so the multiclass step is
 at most η = 4/(β₀ + α) (``LR_MULTIPLE``; a public multiple, beyond the step
-Theorem A of :mod:`fasterm.solvers` covers, so no utility bound is claimed),
+Theorem A of :mod:`fasterm.erm.solvers` covers, so no utility bound is claimed),
 smaller when the noise dominates (:func:`step_multiple`).
 
 Defaults (public quantities only: n, d, K, ε, δ, the declared bounds)
     solver "auto": noisy gradient descent ("gd") for the logistic loss, noisy
     projected gradient descent ("pgd", averaged iterates, T and η from
-    Theorem 2 of :mod:`fasterm.optimize` with G = c + α·R) for the hinge
+    Theorem 2 of :mod:`fasterm.erm.optimize` with G = c + α·R) for the hinge
     loss (not smooth) and in secure mode; clip "auto": the binary rule
-    (:func:`fasterm._linear.auto_clip`); "gd": T = ``max_steps`` or 80
+    (:func:`fasterm.linear_model._rules.auto_clip`); "gd": T = ``max_steps`` or 80
     (``GD_STEPS``; Gaussian noise — Laplace noise keeps the binary T rule
     with budget 80) and the step η = min(4, H/T)/β₀ with the horizon
     H = η·β₀·T = min(160, 15/ν), ν = √(E‖h_t‖²/T)/c the noise of the run on
@@ -68,7 +68,7 @@ import numpy as np
 from ..erm import _backends, _engine, _float_margin
 from ..erm._design import clip_rows, design
 from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
-                      resolve_intercept_scaling, resolve_method)
+                      resolve_intercept_scaling, resolve_noise, resolve_solver)
 from ..erm.constraints import L2Ball
 from ..erm.losses import row_norms
 from ..erm.optimize import OptimizeResult, _bound_for, _default_steps, _sample_weights
@@ -196,17 +196,18 @@ def _check_supported(method, solver, noise, chunked):
     if chunked:
         raise ValueError("more than two classes need X in memory (numpy): dask arrays are fitted for "
                          "binary labels only")
-    if method != "noisy_pgd":
-        raise ValueError(f"method={method!r} is binary only; more than two classes are fitted with "
-                         "method='noisy_pgd' (for delta=0 with noise='laplace', calibration 'pure' or 'l2')")
+    if method != "gradient":
+        raise ValueError(f"solver={method!r} is binary only; more than two classes are fitted with "
+                         "solver 'noisy_gd', 'noisy_pgd' or 'auto' (for delta=0 with noise='laplace', "
+                         "calibration 'pure' or 'l2')")
     if solver == "sgd":
-        raise ValueError("solver='sgd' is binary only; more than two classes are fitted with solver "
-                         "'gd', 'pgd' or 'auto'")
+        raise ValueError("solver='noisy_sgd' is binary only; more than two classes are fitted with solver "
+                         "'noisy_gd', 'noisy_pgd' or 'auto'")
 
 
 def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
-                   intercept_scaling, method, noise, calibration, clip, steps, max_steps, random_state,
-                   secure=None, solver="auto", chunked=False, sample_weight=None, weight_bound=1.0):
+                   intercept_scaling, solver, noise, calibration, clip, steps, max_steps, random_state,
+                   secure=None, chunked=False, sample_weight=None, weight_bound=1.0):
     """Fit one private K-class linear model; returns ``(coef, intercept, result)``.
 
     ``y`` holds class indices in [0, K); ``coef`` has shape (K, d) and X's
@@ -214,20 +215,22 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     :class:`fasterm.OptimizeResult` with the (ε, δ) spent and ``w`` the
     flattened (d + 1) × K (or d × K) weight matrix.  Parameters are those of
     the estimators (validated there); module docstring for the rules.
-    A scipy.sparse X stays sparse (its CSR design, :func:`fasterm._design.design`);
+    A scipy.sparse X stays sparse (its CSR design, :func:`fasterm.erm._design.design`);
     ``sample_weight`` (mapped into [0, ``weight_bound``] B) multiplies each
     clipped per-example gradient, so Δ₂ = 2B·c/n (as in :func:`fasterm.noisy_pgd`).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    method = resolve_method(method, delta, secure, chunked)
+    public_solver = solver
+    method, solver = resolve_solver(solver, delta, noise, secure, chunked)
     _check_supported(method, solver, noise, chunked)
+    noise, calibration = resolve_noise(method, delta, noise, calibration, public_solver)
     sec = resolve_secure(secure)
     if solver == "auto":
         solver = "pgd" if kind == "hinge" or sec else "gd"
     if solver == "gd" and (kind == "hinge" or sec):
-        raise ValueError("solver='gd' needs a smooth loss (logistic) and secure=False; use solver='pgd' "
-                         "(or 'auto')")
+        raise ValueError("solver='noisy_gd' needs a smooth loss (logistic) and secure=False; use "
+                         "solver='noisy_pgd' (or 'auto')")
     s = resolve_intercept_scaling(kind, method, intercept_scaling)
     K = int(n_classes)
     if is_sparse(X):
