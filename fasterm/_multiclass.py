@@ -65,18 +65,18 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine
-from ._design import clip_rows, design
+from . import _backends, _engine, _mclosses, accounting
 from ._linear import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
-                      resolve_intercept_scaling, resolve_method)
+                      choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_method)
 from .constraints import L2Ball
 from .losses import row_norms
 from .optimize import OptimizeResult, _bound_for, _default_steps, _sample_weights
 from .secure import resolve as resolve_secure
 from .solvers import ACCELERATE_BELOW, _fista, _laplace_steps
-from ._validation import check_array, check_csr, check_derived, derived_from, is_sparse
+from ._validation import check_array, check_csr, check_derived, check_random_state, derived_from, is_sparse
 
-__all__ = ["fit_multiclass", "grad_sum", "lipschitz", "step_multiple"]
+__all__ = ["choose_solver", "fit_multiclass", "grad_sum", "kernel_sum", "lipschitz", "sgd_step_multiple",
+           "step_multiple"]
 
 KINDS = ("logistic", "hinge")
 #: The "gd" solver's compute budget T for K > 2 (the binary models' is GD_MAX_STEPS = 40): at the
@@ -109,24 +109,41 @@ def step_multiple(noise_sq, steps, clip) -> float:
     return min(LR_MULTIPLE, horizon / steps)
 
 
-def _scores_gradient(kind, Z, y):
-    """The K-vector u_i of each row's gradient a_i u_iᵀ (overwrites the scores Z)."""
-    rows = np.arange(Z.shape[0])
-    if kind == "logistic":
-        Z -= Z.max(axis=1, keepdims=True)  # exp of non-positive numbers: no overflow
-        np.exp(Z, out=Z)
-        Z /= Z.sum(axis=1, keepdims=True)
-        Z[rows, y] -= 1.0
-        return Z
-    zy = Z[rows, y].copy()
-    Z += 1.0
-    Z[rows, y] = zy
-    j = Z.argmax(axis=1)
-    active = j != y
-    U = np.zeros_like(Z)
-    U[rows[active], j[active]] = 1.0
-    U[rows[active], y[active]] = -1.0
-    return U
+def sgd_step_multiple(noise_sq, steps, clip) -> float:
+    """η·β₀ of the "sgd" solver: min(LR_MULTIPLE, HORIZON_NOISE/(ν·T)) (module docstring).
+
+    ν = √(E‖h_t‖²/T)/c as in :func:`step_multiple`, with h_t the noise of one
+    minibatch step (σ·c/m per coordinate, m = q·n): the horizon η·β₀·T is the
+    binary SGD rule's LR_MULTIPLE·T (step 4/β₀ at every step) unless the noise
+    horizon HORIZON_NOISE/ν is shorter.  Public: T, σ, c, m and D are.
+    """
+    nu = math.sqrt(noise_sq / steps) / clip
+    if nu == 0.0:
+        return LR_MULTIPLE
+    return min(LR_MULTIPLE, HORIZON_NOISE / (nu * steps))
+
+
+_KIND_CODE = {"logistic": _mclosses.LOGISTIC, "hinge": _mclosses.HINGE}
+
+
+def kernel_sum(kind, X, y, W, norms, data_norm, intercept, clip, out, weights=None, rows=None):
+    """out ← Σ_i w_i·clip_c(a_i u_iᵀ) over the rows of X (all, or ``rows``), by the compiled kernel.
+
+    ``X``: the raw (n, d) rows (numpy, C-contiguous, or a canonical CSR
+    matrix) in W's dtype; the design row a_i = (x_i·min(1, X/‖x_i‖), s) is
+    built on the fly (``data_norm`` X ≤ 0: rows as given; ``intercept`` s = 0:
+    no column), so the (n, d + 1) design is never formed.  ``y``: int64 class
+    indices; ``norms``: ‖x_i‖ (float64) or None; u_i, the clip c and the
+    weights as :func:`grad_sum`.  One pass over the rows, every product and
+    sum in double (src/cpp/fasterm/multiclass.hpp).
+    """
+    code = _KIND_CODE[kind]
+    if is_sparse(X):
+        _mclosses.csr_grad_sum(code, X.data, X.indices, X.indptr, X.shape[1], y, W, norms, data_norm,
+                               intercept, clip, out, weights, rows)
+    else:
+        _mclosses.grad_sum(code, X, y, W, norms, data_norm, intercept, clip, out, weights, rows)
+    return out
 
 
 def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
@@ -135,19 +152,30 @@ def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
     ``A``: the (n, p) design rows (already clipped to the row bound; a numpy
     array or a scipy.sparse CSR matrix), ``y`` the class indices, ``norms``
     the row norms ‖a_i‖, ``clip`` c > 0: each per-example gradient a_i u_iᵀ
-    is scaled by min(1, c/(‖a_i‖·‖u_i‖)), then by its sample weight w_i
-    (``weights``, checked and in [0, B]; None: 1).
+    (u_i = softmax(Wᵀa_i) − e_y, or e_j − e_y for the hinge) is scaled by
+    min(1, c/(‖a_i‖·‖u_i‖)), then by its sample weight w_i (``weights``,
+    checked and in [0, B]; None: 1).  The compiled kernel
+    (:func:`kernel_sum`, rows taken as given).
     """
-    U = _scores_gradient(kind, np.asarray(A @ W), y)
-    g_norm = norms * np.sqrt(np.einsum("ij,ij->i", U, U, dtype=np.float64))
-    # c / max(‖g‖, c) = min(1, c/‖g‖), and 1 for a zero gradient
-    f = clip / np.maximum(g_norm, clip)
-    if weights is not None:
-        f = f * weights  # in float64: weights of 1 leave f's bits
-    U *= f.astype(U.dtype)[:, None]
-    # Uᵀ·A in (K, p) runs as one row-major product over A (faster than Aᵀ·U here); out is (p, K)
-    out[...] = (U.T @ A).T
+    if not is_sparse(A):
+        A = np.ascontiguousarray(A)
+    W = np.ascontiguousarray(W, dtype=A.dtype)
+    res = np.empty(W.shape, dtype=A.dtype)
+    kernel_sum(kind, A, np.asarray(y, dtype=np.int64), W, np.asarray(norms, dtype=np.float64), 0.0, 0.0,
+               float(clip), res, weights)
+    out[...] = res
     return out
+
+
+def choose_solver(kind, n, noise, secure, solver="auto"):
+    """The multiclass solver rule (public: the loss, n, the noise and the mode): the binary rule.
+
+    :func:`fasterm._linear.choose_solver`: noisy PGD for the hinge loss and
+    secure mode, noisy GD for Laplace noise and n < SGD_MIN_ROWS, noisy SGD
+    (Poisson minibatches of expected size clamp(n/100, 128, 1024), 2 epochs
+    below n = 10⁵ and 1 above, at least 160 steps) otherwise.
+    """
+    return _binary_solver_rule(kind, n, noise, secure, False, solver)
 
 
 def _check_supported(method, solver, noise, chunked):
@@ -157,9 +185,6 @@ def _check_supported(method, solver, noise, chunked):
     if method != "noisy_pgd":
         raise ValueError(f"method={method!r} is binary only; more than two classes are fitted with "
                          "method='noisy_pgd' (for delta=0 with noise='laplace', calibration 'pure' or 'l2')")
-    if solver == "sgd":
-        raise ValueError("solver='sgd' is binary only; more than two classes are fitted with solver "
-                         "'gd', 'pgd' or 'auto'")
 
 
 def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
@@ -181,16 +206,21 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     method = resolve_method(method, delta, secure, chunked)
     _check_supported(method, solver, noise, chunked)
     sec = resolve_secure(secure)
-    if solver == "auto":
-        solver = "pgd" if kind == "hinge" or sec else "gd"
-    if solver == "gd" and (kind == "hinge" or sec):
-        raise ValueError("solver='gd' needs a smooth loss (logistic) and secure=False; use solver='pgd' "
-                         "(or 'auto')")
-    s = resolve_intercept_scaling(kind, method, intercept_scaling)
     K = int(n_classes)
     if is_sparse(X):
         X = check_csr(X, "X")
     n, d = X.shape
+    solver, opts = choose_solver(kind, n, noise, sec, solver)
+    if solver in ("gd", "sgd") and (kind == "hinge" or sec):
+        raise ValueError(f"solver={solver!r} needs a smooth loss (logistic) and secure=False; use solver='pgd' "
+                         "(or 'auto')")
+    if solver == "sgd" and noise != "gaussian":
+        raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+    if solver == "sgd" and delta == 0.0:
+        raise ValueError("solver='sgd' needs delta > 0 (Rényi DP gives no pure ε)")
+    s = resolve_intercept_scaling(kind, method, intercept_scaling)
+    if fit_intercept and not s > 0:
+        raise ValueError(f"intercept_scaling must be > 0, got {s!r}")
     weights, wb = _sample_weights(sample_weight, weight_bound, n)
     p = d + bool(fit_intercept)
     dim = p * K
@@ -200,10 +230,29 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     ball = L2Ball(radius, dim)
-    backend = _backends.for_fit(secure, noise, calibration, random_state)
+    if solver == "sgd":
+        rng = check_random_state(random_state)
+        backend = None
+    else:
+        backend = _backends.for_fit(secure, noise, calibration, random_state)
     with derived_from(_SCALES):
-        if solver == "gd":
-            beta0 = wb * dn * dn / K + alpha
+        beta0 = wb * dn * dn / K + alpha
+        if solver == "sgd":
+            q = opts["batch_size"] / n
+            if steps is None:
+                steps = int(math.ceil(opts["epochs"] / q))
+            sigma = accounting.calibrate_sgd_sigma(q, steps, epsilon, delta, "replace_one")
+            eps_spent = min(epsilon, accounting.sgd_epsilon(q, sigma, steps, delta, "replace_one"))
+            m = q * n  # the expected batch size: public (n is public under replace-one)
+            scale = sigma * c
+            noise_sq = dim * (scale / m) ** 2
+            lr = check_derived(sgd_step_multiple(noise_sq, steps, c) / beta0, "the step size", "data_norm")
+            momentum = None
+            average = False
+            backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)
+            check_derived(1.0 + lr * (c / q + alpha * radius + 64.0 * scale / m * math.sqrt(dim)),
+                          "the largest step", "lr, " + _SCALES)
+        elif solver == "gd":
             lr = check_derived(LR_MULTIPLE / beta0, "the step size", "data_norm")
             budget = max_steps or GD_STEPS
             if steps is None:
@@ -229,36 +278,57 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
             lr = _bound_for(R, G_bound + cal.bias_norm(dim), cal.noise_sq(dim), steps)[1]
             momentum = None
             average = True
-        check_derived(1.0 + lr * (wb * G + alpha * radius + 64.0 * cal.noise_scale * math.sqrt(dim)),
-                      "the largest step", "lr, " + _SCALES)
+        if solver != "sgd":
+            check_derived(1.0 + lr * (wb * G + alpha * radius + 64.0 * cal.noise_scale * math.sqrt(dim)),
+                          "the largest step", "lr, " + _SCALES)
 
     work = np.dtype(backend.work_dtype(X.dtype))
-    # design() leaves X unclipped without the column (the binary kernels clip on the fly)
-    A = design(X, data_norm, True, s) if fit_intercept else clip_rows(X, data_norm)
-    if is_sparse(A):
-        A = A.astype(work) if A.dtype != work else A
-        norms = row_norms(A)
+    # The kernel builds each design row (x·min(1, X/‖x‖), s) on the fly: X itself, in the work dtype.
+    if is_sparse(X):
+        Xw = X.astype(work) if X.dtype != work else X
     else:
-        A = np.asarray(A, dtype=work)
-        norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
-    yi = np.asarray(y, dtype=np.intp)
+        Xw = np.ascontiguousarray(X, dtype=work)
+    norms = row_norms(Xw)
+    yi = np.asarray(y, dtype=np.int64)
+    s_col = float(s) if fit_intercept else 0.0
 
-    def step_grad(w, out):
-        grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)
+    if solver == "sgd":
+        def step_grad(w, out):
+            # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size — the law of n
+            # independent q-coins (as fasterm.noisy_sgd), read in place by the kernel.
+            size = int(rng.binomial(n, q))
+            if size == 0:
+                out.fill(0.0)
+                return
+            rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
+            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K),
+                       weights, rows.astype(np.int64, copy=False))
+        scale_sum = 1.0 / m
+    else:
+        def step_grad(w, out):
+            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K), weights)
+        scale_sum = 1.0 / n
 
     w0 = np.zeros(dim, dtype=work)
-    w = _engine.descend(step_grad, w0, ball, steps, lr, scale=1.0 / n, noise=backend, reg=float(alpha),
+    w = _engine.descend(step_grad, w0, ball, steps, lr, scale=scale_sum, noise=backend, reg=float(alpha),
                         average=average, momentum=momentum, out_dtype=X.dtype)
     if not np.isfinite(w).all() and not is_sparse(X):  # a NaN or inf in X reaches every step's sum
         check_array(X, "X", ndim=2)
     Wm = w.reshape(p, K)
     coef = Wm[:d].T.astype(X.dtype, copy=True)
     intercept = (Wm[d] * s).astype(X.dtype) if fit_intercept else np.zeros(K, dtype=X.dtype)
-    result = OptimizeResult(
-        w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
-        calibration=None if noise == "gaussian" else calibration, noise_scale=cal.noise_scale,
-        lipschitz=c, sensitivity=sens, noise_norm_sq=cal.noise_sq(dim), utility_bound=None,
-        info={"n": n, "d": d, "n_classes": K, "solver": solver, "accelerate": momentum is not None,
-              "lipschitz_loss": G, "secure": backend.secure_calibration,
-              "weight_bound": None if weights is None else wb})
+    info = {"n": n, "d": d, "n_classes": K, "solver": solver, "accelerate": momentum is not None,
+            "lipschitz_loss": G, "secure": None if solver == "sgd" else backend.secure_calibration,
+            "weight_bound": None if weights is None else wb}
+    if solver == "sgd":
+        info.update({"sample_rate": q, "noise_multiplier": sigma, "neighbors": "replace_one"})
+        result = OptimizeResult(
+            w=w, epsilon=eps_spent, delta=delta, steps=steps, lr=lr, noise="gaussian", calibration=None,
+            noise_scale=scale, lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=None,
+            info=info)
+    else:
+        result = OptimizeResult(
+            w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
+            calibration=None if noise == "gaussian" else calibration, noise_scale=cal.noise_scale,
+            lipschitz=c, sensitivity=sens, noise_norm_sq=cal.noise_sq(dim), utility_bound=None, info=info)
     return coef, intercept, result

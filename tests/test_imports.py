@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
 
 LAYERS = [
     # compiled kernels (src/fasterm/*.pyx) and the build record CMake writes
-    {"_discrete", "_expmech", "_hitrun", "_losses", "_noise", "_online", "_projections", "_sparse", "_config"},
+    {"_discrete", "_expmech", "_hitrun", "_losses", "_mclosses", "_noise", "_online", "_projections", "_sparse", "_config"},
     {"_validation", "_buildinfo", "_warnings", "_release"},  # parameter checks; build report; DataWarning; release declaration
     {"_exact"},  # exact integer samplers, the randomness sources
     {"accounting"},  # composition theorems and every noise calibration

@@ -291,7 +291,7 @@ def test_reproducible_float32_and_generator(cls):
     (dict(method="objpert_threshold"), "method='objpert_threshold' is binary only"),
     (dict(method="expmech"), "method='expmech' is binary only"),
     (dict(delta=0.0), "method='objpert' is binary only"),
-    (dict(solver="sgd"), "solver='sgd' is binary only"),
+    (dict(solver="sgd", noise="laplace"), "solver='sgd' needs noise='gaussian'"),
     (dict(solver="gd", secure=True), "solver='gd' needs"),
 ])
 def test_unsupported_multiclass_options_name_themselves(kwargs, match):
