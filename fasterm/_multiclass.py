@@ -86,6 +86,14 @@ GD_STEPS = 80
 HORIZON_MAX = LR_MULTIPLE * GD_MAX_STEPS
 #: The horizon at high noise, HORIZON_NOISE/ν (:func:`step_multiple`; docs/multiclass.rst).
 HORIZON_NOISE = 15.0
+#: "sgd": the epochs are SGD_EPOCHS × the binary rule's, and the output is the average of the last
+#: TAIL_AVERAGE of the iterates (docs/multiclass.rst, third round).
+SGD_EPOCHS = 2.0
+TAIL_AVERAGE = 0.5
+#: "gd" with Gaussian noise: T = clamp(GD_WORK/(n·p·K), GD_MIN_STEPS, GD_STEPS) (a compute budget:
+#: n·p·K is one pass of the gradient; docs/multiclass.rst).
+GD_WORK = 2 ** 28
+GD_MIN_STEPS = 20
 _SCALES = "epsilon, delta, data_norm, clip, steps and radius"
 
 
@@ -167,6 +175,17 @@ def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
     return out
 
 
+def gd_budget(n, p, K) -> int:
+    """The "gd" solver's default T for Gaussian noise: clamp(⌊GD_WORK/(n·p·K)⌋, GD_MIN_STEPS, GD_STEPS).
+
+    A compute budget on public sizes only (n rows, p = d + 1 design columns, K
+    classes): 80 steps while one gradient pass n·p·K is below GD_WORK/80 ≈ 3.4·10⁶
+    (digits: 8·10⁵), fewer — down to 20 — for wider problems, whose step grows
+    with 1/T at the same horizon (:func:`step_multiple`; docs/multiclass.rst).
+    """
+    return int(min(GD_STEPS, max(GD_MIN_STEPS, GD_WORK // (n * p * K))))
+
+
 def choose_solver(kind, n, noise, secure, solver="auto"):
     """The multiclass solver rule (public: the loss, n, the noise and the mode): the binary rule.
 
@@ -240,7 +259,7 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         if solver == "sgd":
             q = opts["batch_size"] / n
             if steps is None:
-                steps = int(math.ceil(opts["epochs"] / q))
+                steps = int(math.ceil(SGD_EPOCHS * opts["epochs"] / q))
             sigma = accounting.calibrate_sgd_sigma(q, steps, epsilon, delta, "replace_one")
             eps_spent = min(epsilon, accounting.sgd_epsilon(q, sigma, steps, delta, "replace_one"))
             m = q * n  # the expected batch size: public (n is public under replace-one)
@@ -254,7 +273,7 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
                           "the largest step", "lr, " + _SCALES)
         elif solver == "gd":
             lr = check_derived(LR_MULTIPLE / beta0, "the step size", "data_norm")
-            budget = max_steps or GD_STEPS
+            budget = max_steps or gd_budget(n, p, K)
             if steps is None:
                 if noise == "gaussian":
                     # Gaussian noise of T releases adds η²·T·σ² ∝ η²T² = (horizon/β₀)² at a fixed
@@ -310,8 +329,24 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         scale_sum = 1.0 / n
 
     w0 = np.zeros(dim, dtype=work)
+    if solver == "sgd":
+        # The average of the iterates w_t, t ≥ T − ⌈TAIL_AVERAGE·T⌉: each is a function of the
+        # earlier releases, so their average is post-processing; in the ball (convex), projected
+        # to remove the rounding of the sum.
+        start = steps - max(1, int(math.ceil(TAIL_AVERAGE * steps)))
+        tail = np.zeros(dim, dtype=np.float64)
+        count = [0]
+        sample = step_grad
+
+        def step_grad(w, out):
+            if count[0] >= start:
+                np.add(tail, w, out=tail)
+            count[0] += 1
+            sample(w, out)
     w = _engine.descend(step_grad, w0, ball, steps, lr, scale=scale_sum, noise=backend, reg=float(alpha),
                         average=average, momentum=momentum, out_dtype=X.dtype)
+    if solver == "sgd":
+        w = ball.project((tail / (steps - start)).astype(X.dtype))
     if not np.isfinite(w).all() and not is_sparse(X):  # a NaN or inf in X reaches every step's sum
         check_array(X, "X", ndim=2)
     Wm = w.reshape(p, K)
