@@ -330,22 +330,23 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
 
     w0 = np.zeros(dim, dtype=work)
     if solver == "sgd":
-        # The average of the iterates w_t, t ≥ T − ⌈TAIL_AVERAGE·T⌉: each is a function of the
-        # earlier releases, so their average is post-processing; in the ball (convex), projected
-        # to remove the rounding of the sum.
+        # The output: the average of the last iterates w_t, start < t ≤ T (TAIL_AVERAGE of them, at
+        # least one).  Each is a function of the earlier releases, so their average is
+        # post-processing; it lies in the ball (convex) and is projected to remove rounding.
         start = steps - max(1, int(math.ceil(TAIL_AVERAGE * steps)))
         tail = np.zeros(dim, dtype=np.float64)
         count = [0]
         sample = step_grad
 
-        def step_grad(w, out):
-            if count[0] >= start:
+        def step_grad(w, out):  # called with w_t, t = 0, …, T − 1
+            if count[0] > start:
                 np.add(tail, w, out=tail)
             count[0] += 1
             sample(w, out)
     w = _engine.descend(step_grad, w0, ball, steps, lr, scale=scale_sum, noise=backend, reg=float(alpha),
-                        average=average, momentum=momentum, out_dtype=X.dtype)
+                        average=average, momentum=momentum, out_dtype=work if solver == "sgd" else X.dtype)
     if solver == "sgd":
+        tail += w  # w_T
         w = ball.project((tail / (steps - start)).astype(X.dtype))
     if not np.isfinite(w).all() and not is_sparse(X):  # a NaN or inf in X reaches every step's sum
         check_array(X, "X", ndim=2)

@@ -167,11 +167,13 @@ def test_laplace_pure_calibration_reference():
 def _one_step_diff(cls, X, X2, y, y2, solver, **kw):
     # pgd's step is R/(G_eff·√T): a large ε keeps ‖W_1‖ = η‖ḡ + h‖ inside the ball (no projection)
     params = dict(fit_intercept=False, radius=1e6, random_state=7, alpha=0.0, solver=solver,
-                  steps=1 if solver == "gd" else 2, classes=[0, 1, 2],
-                  epsilon=1.0 if solver == "gd" else 1e3, **kw)
+                  steps=2 if solver == "pgd" else 1, classes=[0, 1, 2],
+                  epsilon=1e3 if solver == "pgd" else 1.0, **kw)
     a, b = cls(**params).fit(X, y), cls(**params).fit(X2, y2)
-    # gd: W_1 = −η(ḡ + h); pgd with T = 2 returns (W_0 + W_1)/2 = −η(ḡ + h)/2: the noise cancels
-    factor = 1.0 if solver == "gd" else 0.5
+    # gd: W_1 = −η(ḡ + h); sgd at these n (q = 1: every row in the batch, divided by m = n) with
+    # T = 1 returns the average of its last iterate W_1 alone; pgd with T = 2 returns
+    # (W_0 + W_1)/2 = −η(ḡ + h)/2: the noise cancels
+    factor = 0.5 if solver == "pgd" else 1.0
     return (a.coef_ - b.coef_).T.astype(np.float64), factor * a.result_.lr, a.result_
 
 
@@ -202,7 +204,8 @@ def test_label_change_moves_one_step_by_the_clipped_gradient_change(cls, solver,
     assert np.linalg.norm(diff) <= eta * r.sensitivity * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("cls, solver", [(fe.DPLogisticRegression, "gd"), (fe.DPLinearSVC, "pgd")])
+@pytest.mark.parametrize("cls, solver", [(fe.DPLogisticRegression, "gd"), (fe.DPLogisticRegression, "sgd"),
+                                         (fe.DPLinearSVC, "pgd")])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_mirrored_row_attains_the_reported_sensitivity(cls, solver, dtype):
     """Row 0 replaced by its mirror −x_0 (same label): both gradients saturate the clip c and are
@@ -214,9 +217,71 @@ def test_mirrored_row_attains_the_reported_sensitivity(cls, solver, dtype):
     X2[0] = -X[0]
     y = rng.integers(0, 3, 25)
     diff, eta, r = _one_step_diff(cls, X, X2, y, y, solver, clip=0.2)
-    assert r.sensitivity == pytest.approx(2 * 0.2 / 25, rel=1e-15)
     rtol = 1e-9 if dtype == np.float64 else 1e-4
+    if solver == "sgd":  # the released sum has sensitivity c (one record's clipped gradient), over m = q·n
+        assert r.info["sample_rate"] == 1.0 and r.sensitivity == pytest.approx(0.2, rel=1e-15)
+        assert np.linalg.norm(diff) == pytest.approx(eta * 2 * 0.2 / 25, rel=rtol)
+        return
+    assert r.sensitivity == pytest.approx(2 * 0.2 / 25, rel=1e-15)
     assert np.linalg.norm(diff) == pytest.approx(eta * r.sensitivity, rel=rtol)
+
+
+@pytest.mark.parametrize("n, eps", [(6_000, 1.0), (6_000, 0.2), (120_000, 1.0)])
+def test_sgd_rule_against_the_accountant(n, eps):
+    """solver "auto" at n ≥ 5,000 (logistic, Gaussian): Poisson SGD with the binary batch and
+    SGD_EPOCHS × its epochs, σ from the replace-one accountant for (q, T), the step
+    min(4, 15/(ν·T))/β₀ with ν = √(D·(σc/m)²/T)/c — each re-derived here from the rule of
+    docs/multiclass.rst — and the reported (ε, δ) is what the accountant gives for (q, σ, T)."""
+    from fasterm import accounting
+    d, K, delta = 4, 3, 1e-5
+    X, y = _blobs(n=n, d=d, k=K, seed=2)
+    m = fe.DPLogisticRegression(epsilon=eps, delta=delta, random_state=0).fit(X, y)
+    r = m.result_
+    B = min(1024.0, max(n / 100, 128.0))
+    q = B / n
+    T = math.ceil(2.0 * max(2.0 if n < 100_000 else 1.0, 160 * B / n) / q)
+    assert r.info["solver"] == "sgd" and r.info["sample_rate"] == q and r.steps == T
+    sigma = accounting.calibrate_sgd_sigma(q, T, eps, delta, "replace_one")
+    c = math.sqrt(1.0 + S * S) / (1.0 + math.e)
+    assert r.info["noise_multiplier"] == sigma and r.noise_scale == pytest.approx(sigma * c, rel=1e-15)
+    assert r.lipschitz == pytest.approx(c, rel=1e-15)
+    assert m.epsilon_ <= eps and m.delta_ == delta
+    assert m.epsilon_ == pytest.approx(min(eps, accounting.sgd_epsilon(q, sigma, T, delta, "replace_one")),
+                                       rel=1e-12)
+    D = (d + 1) * K
+    nu = math.sqrt(D * (sigma * c / (q * n)) ** 2 / T) / c
+    beta0 = (1.0 + S * S) / K + 1e-4
+    assert r.lr == pytest.approx(min(4.0, 15.0 / (nu * T)) / beta0, rel=1e-12)
+    assert r.noise_norm_sq == pytest.approx(D * (sigma * c / (q * n)) ** 2, rel=1e-12)
+    assert m.score(X, y) > 0.9  # blobs: separable enough for any working fit
+
+
+def test_sgd_output_is_the_tail_average():
+    """The SGD output is the average of the last ⌈T/2⌉ iterates: with α = 0, zero data (zero
+    gradients) and no projection, w_t = −η·(h_0 + … + h_{t−1}), so the output is a fixed linear
+    map of the noise draws; recomputed here from the same Generator stream (Poisson batch draws
+    interleaved: on zero data they do not change the gradient, but they consume the stream)."""
+    n, d, K = 6_000, 2, 3
+    X = np.zeros((n, d))
+    y = np.arange(n) % K
+    m = fe.DPLogisticRegression(fit_intercept=False, alpha=0.0, radius=1e9, steps=5, random_state=3,
+                                classes=[0, 1, 2]).fit(X, y)
+    r = m.result_
+    assert r.info["solver"] == "sgd" and r.steps == 5
+    rng = np.random.default_rng(3)
+    scale = r.noise_scale / (r.info["sample_rate"] * n)
+    from fasterm import _noise
+    from fasterm import noise as noise_mod
+    w, iterates = np.zeros(d * K), []
+    for _ in range(5):
+        size = int(rng.binomial(n, r.info["sample_rate"]))
+        rng.choice(n, size=size, replace=False)
+        h = np.empty(d * K)
+        _noise.gaussian_fill(rng.bit_generator, h, noise_mod._scale_for(scale, np.float64))
+        w = w - r.lr * h
+        iterates.append(w)
+    expect = np.mean(iterates[5 - 3:], axis=0)  # ⌈5/2⌉ = 3 iterates: w_3, w_4, w_5
+    np.testing.assert_allclose(m.coef_.T.ravel(), expect, rtol=1e-12, atol=1e-15)
 
 
 def test_applied_noise_matches_reported_scale():

@@ -263,7 +263,7 @@ def _estimator_cases():
             smooth_ok = kind != "hinge" and not secure
             if solver == "gd" and not smooth_ok:
                 continue
-            if solver == "sgd" and not (smooth_ok and noise == "gaussian" and K <= 2):
+            if solver == "sgd" and not (smooth_ok and noise == "gaussian"):
                 continue
             for layout, weighted, dt in layouts:
                 cid = (f"est-{kind}-{cls}-noisy_pgd-{solver}-{noise}-{cal}-d{delta:g}"
