@@ -342,11 +342,100 @@ index_t dense_sum(const T* X, const McProblem& P, const McOptions& o, const doub
     return bad;
 }
 
+// The CSR row's scores and accumulation (stored values in storage order; a
+// column outside [0, d) is skipped, and counted once, by the scores), with
+// the accumulators in registers for K <= 16 as the dense micro-kernels.
+template <class I>
+inline bool column_ok(I j, index_t d) {
+    using U = typename std::make_unsigned<I>::type;
+    return U(j) < U(d);  // negative columns wrap to huge values
+}
+
+#ifdef FASTERM_MC_MICRO
+template <int NV, class T, class I>
+inline void csr_scores_nv(const I* idx, const T* val, index_t nnz, const double* Wd, index_t d, double* zr,
+                          index_t* bad) {
+    constexpr index_t Kp = 4 * NV;
+    mvd z[NV];
+    for (int v = 0; v < NV; ++v) z[v] = mvd{0.0, 0.0, 0.0, 0.0};
+    for (index_t q = 0; q < nnz; ++q) {
+        const I j = idx[q];
+        if (!column_ok(j, d)) {
+            ++*bad;
+            continue;
+        }
+        const double x = double(val[q]);
+        const double* w = Wd + index_t(j) * Kp;
+        for (int v = 0; v < NV; ++v) z[v] += x * mload(w + 4 * v);
+    }
+    for (int v = 0; v < NV; ++v) mstore(zr + 4 * v, z[v]);
+}
+
+template <int NV, class T, class I>
+inline void csr_accumulate_nv(const I* idx, const T* val, index_t nnz, const double* vv, index_t d, double* acc) {
+    constexpr index_t Kp = 4 * NV;
+    mvd c[NV];
+    for (int v = 0; v < NV; ++v) c[v] = mload(vv + 4 * v);
+    for (index_t q = 0; q < nnz; ++q) {
+        const I j = idx[q];
+        if (!column_ok(j, d)) continue;
+        const double x = double(val[q]);
+        double* a = acc + index_t(j) * Kp;
+        for (int v = 0; v < NV; ++v) mstore(a + 4 * v, mload(a + 4 * v) + x * c[v]);
+    }
+}
+#endif
+
+template <class T, class I>
+inline void csr_scores(const I* idx, const T* val, index_t nnz, const double* Wd, index_t d, index_t Kp,
+                       double* zr, index_t* bad) {
+#ifdef FASTERM_MC_MICRO
+    switch (Kp) {
+        case 4: return csr_scores_nv<1>(idx, val, nnz, Wd, d, zr, bad);
+        case 8: return csr_scores_nv<2>(idx, val, nnz, Wd, d, zr, bad);
+        case 12: return csr_scores_nv<3>(idx, val, nnz, Wd, d, zr, bad);
+        case 16: return csr_scores_nv<4>(idx, val, nnz, Wd, d, zr, bad);
+        default: break;
+    }
+#endif
+    std::fill(zr, zr + Kp, 0.0);
+    for (index_t q = 0; q < nnz; ++q) {
+        const I j = idx[q];
+        if (!column_ok(j, d)) {
+            ++*bad;
+            continue;
+        }
+        const double x = double(val[q]);
+        const double* w = Wd + index_t(j) * Kp;
+        for (index_t k = 0; k < Kp; ++k) zr[k] += x * w[k];
+    }
+}
+
+template <class T, class I>
+inline void csr_accumulate(const I* idx, const T* val, index_t nnz, const double* v, index_t d, index_t Kp,
+                           double* acc) {
+#ifdef FASTERM_MC_MICRO
+    switch (Kp) {
+        case 4: return csr_accumulate_nv<1>(idx, val, nnz, v, d, acc);
+        case 8: return csr_accumulate_nv<2>(idx, val, nnz, v, d, acc);
+        case 12: return csr_accumulate_nv<3>(idx, val, nnz, v, d, acc);
+        case 16: return csr_accumulate_nv<4>(idx, val, nnz, v, d, acc);
+        default: break;
+    }
+#endif
+    for (index_t q = 0; q < nnz; ++q) {
+        const I j = idx[q];
+        if (!column_ok(j, d)) continue;
+        const double x = double(val[q]);
+        double* a = acc + index_t(j) * Kp;
+        for (index_t k = 0; k < Kp; ++k) a[k] += x * v[k];
+    }
+}
+
 // The CSR kernel, one row at a time (scatter-gather over the stored values).
 template <int Kind, class T, class I>
 index_t csr_sum(const I* indptr, const I* indices, const T* data, const McProblem& P, const McOptions& o,
                 const double* Wd, double* acc) {
-    using U = typename std::make_unsigned<I>::type;
     const index_t d = P.d, K = P.K, Kp = padded(K);
     const double* Wlast = o.intercept > 0.0 ? Wd + d * Kp : nullptr;
     double* acclast = o.intercept > 0.0 ? acc + d * Kp : nullptr;
@@ -362,28 +451,12 @@ index_t csr_sum(const I* indptr, const I* indices, const T* data, const McProble
         const index_t a = index_t(indptr[i]), nnz = index_t(indptr[i + 1]) - a;
         const I* idx = indices + a;
         const T* val = data + a;
-        std::fill(zr, zr + Kp, 0.0);
-        for (index_t q = 0; q < nnz; ++q) {
-            const I j = idx[q];
-            if (!(U(j) < U(d))) {
-                ++bad;
-                continue;
-            }
-            const double x = double(val[q]);
-            const double* w = Wd + index_t(j) * Kp;
-            for (index_t k = 0; k < Kp; ++k) zr[k] += x * w[k];
-        }
+        csr_scores(idx, val, nnz, Wd, d, Kp, zr, &bad);
         const double xn = P.norms ? P.norms[i] : csr_norm(idx, val, nnz);
         const double wt = o.weights ? o.weights[i] : 1.0;
         std::fill(v, v + Kp, 0.0);
         if (!row_coefficients<Kind>(zr, Wlast, xn, P.y[i], wt, K, o, z, v, vs)) continue;
-        for (index_t q = 0; q < nnz; ++q) {
-            const I j = idx[q];
-            if (!(U(j) < U(d))) continue;  // counted above
-            const double x = double(val[q]);
-            double* ac = acc + index_t(j) * Kp;
-            for (index_t k = 0; k < Kp; ++k) ac[k] += x * v[k];
-        }
+        csr_accumulate(idx, val, nnz, v, d, Kp, acc);
         if (acclast)
             for (index_t k = 0; k < K; ++k) acclast[k] += vs[k];
     }
