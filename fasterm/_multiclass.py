@@ -93,6 +93,8 @@ TAIL_AVERAGE = 0.5
 #: "gd" with Gaussian noise: T = clamp(GD_WORK/(n·p·K), GD_MIN_STEPS, GD_STEPS) (a compute budget:
 #: n·p·K is one pass of the gradient; docs/multiclass.rst).
 GD_WORK = 2 ** 28
+#: δ = 0 (class sums): rows are clipped in L1 norm to L1_CLIP·√d·X, half the worst case.
+L1_CLIP = 0.5
 GD_MIN_STEPS = 20
 _SCALES = "epsilon, delta, data_norm, clip, steps and radius"
 
@@ -206,6 +208,75 @@ def _check_supported(method, solver, noise, chunked):
                          "method='noisy_pgd' (for delta=0 with noise='laplace', calibration 'pure' or 'l2')")
 
 
+def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept, intercept_scaling,
+                    random_state, sample_weight, weight_bound):
+    """δ = 0, K > 2 (``method="auto"``): the noisy class sums, one pure-ε Laplace release.
+
+    Release S̃ = S + Lap(Δ₁/ε)^{d×K}, S = Σ_i w_i x̄_i e_{y_i}ᵀ the (d, K) matrix
+    of per-class sums of the rows clipped to ``data_norm`` X in L2 and then
+    to c₁ = L1_CLIP·√d·X in L1 (x̄ = x·min(1, X/‖x‖)·min(1, c₁/‖·‖₁); the
+    worst case of ‖x‖₁ for ‖x‖₂ ≤ X is √d·X), weighted by the sample weights
+    in [0, B] (B = 1 unweighted).  Replacing one record moves S by
+    w x̄ e_yᵀ − w′x̄′e_{y′}ᵀ, of L1 norm ≤ Δ₁ = 2B·c₁, so the release is (ε, 0)-DP by the
+    Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006, Prop. 1; float
+    Laplace noise, as fasterm's other non-secure Laplace releases).  The model
+    is post-processing of S̃ alone: W = η/n·(S̃ − S̃·11ᵀ/K), the one gradient
+    step from W = 0 of the unclipped multinomial loss (−∇ = Σ x̄(e_y − 1/K)ᵀ)
+    with η = LR_MULTIPLE/β₀, projected onto the Frobenius ball of radius
+    ``radius``; no intercept is estimated (``intercept_`` = 0: the intercept
+    column would cost noise and carries the class counts only).  Chosen over
+    Laplace noisy gradient descent in (d + 1)·K dimensions, which needs the
+    L1 bound √D·Δ₂ of a clipped gradient per step: docs/multiclass.rst.
+    """
+    from . import _noise
+    from .noise import _scale_for
+
+    if is_sparse(X):
+        X = check_csr(X, "X")
+    n, d = X.shape
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    eps = float(epsilon)
+    with derived_from("epsilon, data_norm and weight_bound"):
+        c1 = L1_CLIP * math.sqrt(d) * data_norm  # the rows' L1 clip (≤ the bound √d·X of ‖x̄‖₁)
+        l1 = check_derived(2.0 * wb * c1, "the L1 sensitivity", "data_norm")
+        b = check_derived(l1 / eps, "the Laplace scale", "epsilon and data_norm")
+    norms = row_norms(X)
+    tiny = np.finfo(float).tiny
+    r = np.ones(n) if not data_norm > 0 else np.minimum(1.0, data_norm / np.maximum(norms, tiny))
+    l1n = np.asarray(abs(X).sum(axis=1), dtype=np.float64).ravel() * r  # ‖x̄_i‖₁
+    r = r * np.minimum(1.0, c1 / np.maximum(l1n, tiny))
+    if weights is not None:
+        r = r * weights
+    onehot = np.zeros((n, K))
+    onehot[np.arange(n), np.asarray(y, dtype=np.intp)] = 1.0
+    onehot *= r[:, None]
+    S = np.asarray(X.T @ onehot, dtype=np.float64) if is_sparse(X) else X.astype(np.float64).T @ onehot
+    if not np.isfinite(S).all():
+        check_array(X, "X", ndim=2)
+    noise = np.empty(d * K, dtype=np.float64)
+    _noise.laplace_fill(check_random_state(random_state).bit_generator, noise, _scale_for(b, np.float64))
+    S += noise.reshape(d, K)
+    # post-processing of S̃: centre the class columns, one gradient step, the ball
+    S -= S.mean(axis=1, keepdims=True)
+    s = resolve_intercept_scaling("logistic", "noisy_pgd", intercept_scaling)
+    dn = augmented_norm(data_norm, fit_intercept, s)
+    lr = LR_MULTIPLE / (wb * dn * dn / K + alpha)
+    p = d + bool(fit_intercept)
+    Wm = np.zeros((p, K))
+    Wm[:d] = (lr / n) * S
+    ball = L2Ball(radius, p * K)
+    w = ball.project(Wm.ravel().astype(X.dtype))
+    coef = w.reshape(p, K)[:d].T.astype(X.dtype, copy=True)
+    intercept = np.zeros(K, dtype=X.dtype)
+    result = OptimizeResult(
+        w=w, epsilon=eps, delta=0.0, steps=1, lr=lr, noise="laplace", calibration="pure",
+        noise_scale=b / n, lipschitz=None, sensitivity=l1 / n, noise_norm_sq=2.0 * d * K * (b / n) ** 2,
+        utility_bound=None,
+        info={"n": n, "d": d, "n_classes": K, "solver": "class_sums", "sensitivity_norm": "l1",
+              "secure": None, "weight_bound": None if weights is None else wb})
+    return coef, intercept, result
+
+
 def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                    intercept_scaling, method, noise, calibration, clip, steps, max_steps, random_state,
                    secure=None, solver="auto", chunked=False, sample_weight=None, weight_bound=1.0):
@@ -222,6 +293,14 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if method == "auto" and delta == 0.0 and not chunked and not resolve_secure(secure):
+        if solver != "auto":
+            raise ValueError(f"delta=0 with more than two classes and method='auto' is fitted by the noisy "
+                             f"class sums (docs/multiclass.rst), which have no solver; got solver={solver!r} "
+                             "(for a gradient solver pass method='noisy_pgd', noise='laplace')")
+        return _fit_class_sums(X, y, int(n_classes), epsilon=epsilon, data_norm=data_norm, radius=radius,
+                               alpha=alpha, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                               random_state=random_state, sample_weight=sample_weight, weight_bound=weight_bound)
     method = resolve_method(method, delta, secure, chunked)
     _check_supported(method, solver, noise, chunked)
     sec = resolve_secure(secure)
