@@ -43,20 +43,40 @@ Theorem A of :mod:`fasterm.solvers` covers, so no utility bound is claimed),
 smaller when the noise dominates (:func:`step_multiple`).
 
 Defaults (public quantities only: n, d, K, ε, δ, the declared bounds)
-    solver "auto": noisy gradient descent ("gd") for the logistic loss, noisy
-    projected gradient descent ("pgd", averaged iterates, T and η from
-    Theorem 2 of :mod:`fasterm.optimize` with G = c + α·R) for the hinge
-    loss (not smooth) and in secure mode; clip "auto": the binary rule
-    (:func:`fasterm._linear.auto_clip`); "gd": T = ``max_steps`` or 80
-    (``GD_STEPS``; Gaussian noise — Laplace noise keeps the binary T rule
-    with budget 80) and the step η = min(4, H/T)/β₀ with the horizon
-    H = η·β₀·T = min(160, 15/ν), ν = √(E‖h_t‖²/T)/c the noise of the run on
-    the clip's scale (:func:`step_multiple`; Theorem A's bound
-    R²/(2ηT) + η·T·D·Δ₂²/μ² is smallest at a horizon ∝ μ/(√D·Δ₂) ∝ 1/ν);
-    Nesterov momentum by the binary rule (``accelerate="auto"``), the last
-    iterate.
+    solver "auto" (:func:`choose_solver`, the binary rule): noisy SGD ("sgd")
+    for the logistic loss with Gaussian noise from n = 5,000 rows, noisy
+    gradient descent ("gd") below and for Laplace noise, noisy projected
+    gradient descent ("pgd", averaged iterates, T and η from Theorem 2 of
+    :mod:`fasterm.optimize` with G = c + α·R) for the hinge loss (not smooth)
+    and in secure mode; clip "auto": the binary rule
+    (:func:`fasterm._linear.auto_clip`).
+    "gd": T = ``max_steps`` or :func:`gd_budget` (80, fewer — down to 20 —
+    when one gradient pass n·(d + 1)·K exceeds GD_WORK/80; Gaussian noise —
+    Laplace noise keeps the binary T rule within that budget) and the step
+    η = min(4, H/T)/β₀ with the horizon H = η·β₀·T = min(160, 15/ν),
+    ν = √(E‖h_t‖²/T)/c the noise of the run on the clip's scale
+    (:func:`step_multiple`; Theorem A's bound R²/(2ηT) + η·T·D·Δ₂²/μ² is
+    smallest at a horizon ∝ μ/(√D·Δ₂) ∝ 1/ν); Nesterov momentum by the binary
+    rule (``accelerate="auto"``), the last iterate.
+    "sgd": Poisson minibatches of expected size B = clamp(n/100, 128, 1024),
+    SGD_EPOCHS × the binary epochs (2 below n = 10⁵, 1 above, at least 160
+    steps), σ from :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε,
+    δ, "replace_one") — the binary accountant (Rényi DP of the subsampled
+    Gaussian, Mironov, Talwar & Zhang 2019, converted by Balle et al. 2020,
+    Thm. 21) — the step min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), no
+    momentum, and the average of the last half of the iterates (post-processing).
+    δ = 0 with ``method="auto"``: the noisy class sums (:func:`_fit_class_sums`),
+    one Laplace release of the per-class sums of the clipped rows, (ε, 0)-DP by
+    the Laplace mechanism.
     These rules were chosen on synthetic multiclass data and the wine and
     iris data sets, then measured on scikit-learn's digits (docs/multiclass.rst).
+
+Gradients.  Every solver's per-step gradient sum is the compiled kernel
+(:func:`kernel_sum`, src/cpp/fasterm/multiclass.hpp): one pass over the raw
+rows (dense or CSR, a minibatch read in place), the design row (x·min(1,
+X/‖x‖), s) built on the fly, the K scores, the per-row norm ‖a‖·‖u‖, the clip
+factor and the rank-1 update accumulated while the row is in cache; every
+product and sum in double (a float32 × float32 product is exact in double).
 """
 
 from __future__ import annotations

@@ -57,8 +57,9 @@ whole budget (:mod:`fasterm._multiclass`): the multinomial logistic loss for
 so the fit spends (``epsilon_``, ``delta_``) in total, not per class
 (one-vs-rest with ε/K per class is far less accurate: docs/multiclass.rst).
 ``coef_`` then has shape (K, d) and ``intercept_`` (K,), as in
-scikit-learn.  K > 2 needs ``method="noisy_pgd"`` (or "auto" with δ > 0),
-``solver`` "auto", "gd" or "pgd", and X in memory.
+scikit-learn.  K > 2 needs ``method="noisy_pgd"`` or "auto" (δ > 0: the
+solver rule, noisy SGD from n = 5,000 rows; δ = 0: the noisy class sums, one
+pure-ε Laplace release), and X in memory.
 """
 
 from __future__ import annotations

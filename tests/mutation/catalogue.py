@@ -337,11 +337,24 @@ MUTANTS = [
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "_multiclass.py",
-        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c_clip, out.reshape(p, K), weights)",
-          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c_clip, out.reshape(p, K), weights)"),),
+        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K), weights)",
+          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_clip, out.reshape(p, K), "
+          "weights)"),),
         "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
+    Mutant(
+        "multiclass-sgd-clips-at-1.1x", "_multiclass.py",
+        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K),\n",
+          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_clip, out.reshape(p, K),\n"),),
+        "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
+        (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",)),
+    Mutant(
+        "multiclass-class-sums-half-sensitivity", "_multiclass.py",
+        (("        l1 = check_derived(2.0 * wb * c1, \"the L1 sensitivity\", \"data_norm\")\n",
+          "        l1 = check_derived(wb * c1, \"the L1 sensitivity\", \"data_norm\")\n"),),
+        "δ = 0 class sums: Δ₁ = B·c₁ (one row's change counted, not the removal and the addition)",
+        (f"{M}::test_delta0_class_sums_against_reference",)),
     Mutant(
         "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
         (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
@@ -393,10 +406,10 @@ MUTANTS = [
         (f"{RS}::test_estimator_surface",)),
     Mutant(
         "multiclass-stores-noise-norm", "_multiclass.py",
-        (("              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n",
-          "              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n"
-          "              \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
-          "              if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
+        (("            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n",
+          "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
+          "            \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
+          "            if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
         "the multiclass result's info keeps the norm of the last noise vector drawn",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
