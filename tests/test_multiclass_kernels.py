@@ -220,3 +220,24 @@ def test_bad_inputs_raise_before_or_instead_of_reading_out_of_bounds():
         ip = C.indptr.copy()
         ip[-1] += 1
         _mclosses.csr_grad_sum(0, C.data, C.indices, ip, 3, y, W, None, 1.0, 0.25, 0.1, out)
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_rows_far_beyond_the_data_norm_keep_finite_scores(layout):
+    """x·W overflows for a row of norm ~1e300, its clipped row's scores do not: the kernel
+    recomputes them from the scaled row (the design row is what the gradient is of)."""
+    X, y = problem(n=12, d=4, K=3, seed=12)
+    X[2] = [1e300, -1e300, 1e300, 0.0]
+    X[5] = [1e305, 1e305, 1e305, 1e305]
+    W = np.random.default_rng(13).normal(size=(5, 3)) * 2.0
+    norms = np.array([np.linalg.norm(r / np.abs(r).max()) * np.abs(r).max() if np.abs(r).max() else 0.0 for r in X])
+    Xs = X * np.minimum(1.0, 1.0 / norms)[:, None]  # the clipped rows, built in Python
+    A = sp.csr_matrix(X) if layout == "csr" else X
+    for kind in KINDS:
+        out = np.empty_like(W)
+        if layout == "csr":
+            _mclosses.csr_grad_sum(KINDS[kind], A.data, A.indices, A.indptr, 4, y, W, norms, 1.0, 0.25, 0.3, out)
+        else:
+            _mclosses.grad_sum(KINDS[kind], A, y, W, norms, 1.0, 0.25, 0.3, out)
+        assert np.isfinite(out).all()
+        np.testing.assert_allclose(out, reference(kind, Xs, y, W, 1.0, 0.25, 0.3), rtol=1e-9, atol=1e-12)

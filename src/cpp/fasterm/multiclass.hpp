@@ -120,11 +120,13 @@ inline double csr_norm(const I* idx, const T* val, index_t nnz) {
 // column: f_i s u).  Returns false when the row contributes nothing.
 template <int Kind>
 inline bool row_coefficients(const double* zr, const double* Wlast, double xnorm, std::int64_t y, double wt,
-                             index_t K, const McOptions& o, double* z, double* v, double* vs) {
+                             index_t K, const McOptions& o, double* z, double* v, double* vs,
+                             bool prescaled = false) {
     double r = 1.0;
     if (o.data_norm > 0.0 && xnorm > o.data_norm) r = o.data_norm / xnorm;
     const double s = o.intercept > 0.0 ? o.intercept : 0.0;
-    for (index_t k = 0; k < K; ++k) z[k] = r * zr[k] + (Wlast ? s * Wlast[k] : 0.0);
+    const double rz = prescaled ? 1.0 : r;  // zr already holds W^T (r x) (see rescaled_scores)
+    for (index_t k = 0; k < K; ++k) z[k] = rz * zr[k] + (Wlast ? s * Wlast[k] : 0.0);
     double unorm2;
     if (Kind == kLogistic) {
         double mx = z[0];
@@ -166,6 +168,43 @@ inline bool row_coefficients(const double* zr, const double* Wlast, double xnorm
     for (index_t k = 0; k < K; ++k) {
         v[k] = fr * z[k];
         vs[k] = fs * z[k];
+    }
+    return true;
+}
+
+// The rare rows whose unscaled scores W^T x overflow (a row far beyond the
+// data norm): the scores of the scaled row r x, recomputed in double, so the
+// design row's scores stay finite as they are for the clipped row itself.
+// Returns true when it replaced zr (then row_coefficients takes it as
+// prescaled).
+template <class T>
+inline bool rescaled_scores(const T* x, index_t d, const double* Wd, index_t K, index_t Kp, double xnorm,
+                            const McOptions& o, double* zr) {
+    bool finite = true;
+    for (index_t k = 0; k < K; ++k) finite = finite && std::isfinite(zr[k]);
+    if (finite || !(o.data_norm > 0.0 && xnorm > o.data_norm)) return false;
+    const double r = o.data_norm / xnorm;
+    std::fill(zr, zr + Kp, 0.0);
+    for (index_t j = 0; j < d; ++j) {
+        const double xs = r * double(x[j]);
+        for (index_t k = 0; k < Kp; ++k) zr[k] += xs * Wd[j * Kp + k];
+    }
+    return true;
+}
+
+template <class T, class I>
+inline bool rescaled_scores_csr(const I* idx, const T* val, index_t nnz, index_t d, const double* Wd, index_t K,
+                                index_t Kp, double xnorm, const McOptions& o, double* zr) {
+    using U = typename std::make_unsigned<I>::type;
+    bool finite = true;
+    for (index_t k = 0; k < K; ++k) finite = finite && std::isfinite(zr[k]);
+    if (finite || !(o.data_norm > 0.0 && xnorm > o.data_norm)) return false;
+    const double r = o.data_norm / xnorm;
+    std::fill(zr, zr + Kp, 0.0);
+    for (index_t q = 0; q < nnz; ++q) {
+        if (!(U(idx[q]) < U(d))) continue;
+        const double xs = r * double(val[q]);
+        for (index_t k = 0; k < Kp; ++k) zr[k] += xs * Wd[index_t(idx[q]) * Kp + k];
     }
     return true;
 }
@@ -328,7 +367,8 @@ index_t dense_sum(const T* X, const McProblem& P, const McOptions& o, const doub
             const index_t i = rid[b];
             const double xn = P.norms ? P.norms[i] : dense_norm(xr[b], d);
             const double wt = o.weights ? o.weights[i] : 1.0;
-            if (row_coefficients<Kind>(zr + b * Kp, Wlast, xn, P.y[i], wt, K, o, z + b * Kp, vv + b * Kp, vs)) {
+            const bool pre = rescaled_scores(xr[b], d, Wd, K, Kp, xn, o, zr + b * Kp);
+            if (row_coefficients<Kind>(zr + b * Kp, Wlast, xn, P.y[i], wt, K, o, z + b * Kp, vv + b * Kp, vs, pre)) {
                 any = true;
                 for (index_t k = 0; k < K; ++k) vsum[k] += vs[k];
             }
@@ -455,7 +495,8 @@ index_t csr_sum(const I* indptr, const I* indices, const T* data, const McProble
         const double xn = P.norms ? P.norms[i] : csr_norm(idx, val, nnz);
         const double wt = o.weights ? o.weights[i] : 1.0;
         std::fill(v, v + Kp, 0.0);
-        if (!row_coefficients<Kind>(zr, Wlast, xn, P.y[i], wt, K, o, z, v, vs)) continue;
+        const bool pre = rescaled_scores_csr(idx, val, nnz, d, Wd, K, Kp, xn, o, zr);
+        if (!row_coefficients<Kind>(zr, Wlast, xn, P.y[i], wt, K, o, z, v, vs, pre)) continue;
         csr_accumulate(idx, val, nnz, v, d, Kp, acc);
         if (acclast)
             for (index_t k = 0; k < K; ++k) acclast[k] += vs[k];
