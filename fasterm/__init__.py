@@ -34,7 +34,7 @@ def _check_built() -> None:
 _check_built()
 del _check_built
 
-from . import accounting, datasets, learning, losses, mechanisms, noise, objpert, online, secure
+from . import accounting, datasets, learning, losses, mechanisms, noise, objpert, online, secure, ssp
 from .constraints import Box, L1Ball, L2Ball, Simplex
 from .expmech import expmech_erm
 from .objpert import objective_perturbation
@@ -50,7 +50,7 @@ from ._config import version as __version__
 __all__ = [
     "Box", "DataWarning", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
     "OptimizeResult", "PrivateSearch", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
-    "mean", "median", "noise", "noisy_gd", "noisy_pgd", "noisy_sgd", "online", "pgd", "quantile", "secure", "secure_mode",
+    "mean", "median", "noise", "ssp", "noisy_gd", "noisy_pgd", "noisy_sgd", "online", "pgd", "quantile", "secure", "secure_mode",
     "set_secure", "show_config", "__version__",
 ]
 

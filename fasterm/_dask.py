@@ -51,7 +51,7 @@ import sys
 
 import numpy as np
 
-from . import _engine, _losses
+from . import _engine, _float_margin, _losses
 from ._validation import FLOAT_DTYPES, _all_finite, check_array, labels_as
 
 __all__ = ["check_client", "check_X_y", "check_y", "is_dask_collection", "run", "unique"]
@@ -330,6 +330,12 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
     ybound = loss._label_bound_for_kernel(label_bound)
     w = check_array(constraint.center, "w", ndim=1, dtype=dtype, shape=(d,))
     w = w.copy()  # updated in place below; the constraint's centre is not ours
+    # The floating-point margin of a release (docs/guarantees.rst): the chunks' kernel sums,
+    # added in float64 in chunk order and rounded to the work dtype (public: the chunk sizes).
+    # (At least the in-memory solvers' θ, so that one chunk gives the in-memory clip and bits.)
+    theta = max(_float_margin.dask_sum_theta(dtype, X.chunks[0], d), _float_margin.sum_theta("any", dtype, n, d))
+    c = _engine.release_clip(loss, constraint, c, dtype, n, d, scale=1.0 / n, momentum=momentum is not None,
+                             theta=theta)
 
     xblocks = X.to_delayed().ravel()
     yblocks = [None] * len(xblocks) if y is None else list(y.to_delayed().ravel())

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _losses
+from . import _float_margin, _losses
 from .losses import _grad_sum_kernel
 from ._validation import is_sparse
 
@@ -120,8 +120,24 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
     return finish(constraint, w, acc, steps, dtype if out_dtype is None else out_dtype)
 
 
+def release_clip(loss, constraint, c, dtype, m, d, *, scale, weight_bound=1.0, sparse=False,
+                 momentum=False, theta=None):
+    """The clip the kernels get for a release of m summed rows at ``scale``: c/(1 + Θ),
+    Θ = :func:`fasterm._float_margin.margin` (public numbers only), so that the
+    computed pre-noise vector moves by at most the sensitivity 2·B·c·scale
+    reported for c (docs/guarantees.rst, "Floating point").  c = 0 (no clip: a
+    non-private run) is returned unchanged."""
+    if not c:
+        return c
+    # "any": the larger of the dense and CSR kernels' θ, so a CSR X and its dense copy get one clip
+    th = _float_margin.margin("any", dtype, m, d, scale=scale, bound=weight_bound * c,
+                              reg=float(loss.l2), radius=float(constraint.norm_bound), momentum=momentum,
+                              theta=theta)
+    return _float_margin.effective_clip(c, th)
+
+
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
-        momentum=None, weights=None, checked=False):
+        momentum=None, weights=None, checked=False, weight_bound=1.0):
     """Projected (noisy) gradient descent of a linear-model loss on in-memory X.
 
     Inputs are validated once here (``loss._prepare``, in the backend's work
@@ -132,7 +148,9 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
     multiply the clipped per-example gradients, or None.  ``checked``: X
     and y come from :func:`fasterm._validation.check_X_y` (or X from
     ``check_csr``), so ``loss._prepare`` does not check them again.  Returns
-    the point in X's dtype.
+    the point in X's dtype.  ``weight_bound``: B, the weights' public bound (the
+    per-example bound is B·clip).  The kernels clip at :func:`release_clip`'s
+    c/(1 + Θ), the floating-point margin of a full-batch release.
     """
     out_dtype = X.dtype
     dtype = np.dtype(noise.work_dtype(X.dtype))
@@ -143,6 +161,8 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(dtype, copy=False), X, y, clip=clip, data_norm=data_norm, label_bound=label_bound,
         accept_sparse=True, checked=checked)
+    c = release_clip(loss, constraint, c, dtype, X.shape[0], X.shape[1], scale=1.0 / X.shape[0],
+                     weight_bound=weight_bound, sparse=sparse, momentum=momentum is not None)
     spec = constraint._loop_spec(dtype)
     # A CSR X runs descend() around its compiled gradient sum (the fused loop reads dense rows).
     fused = (noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None and not sparse

@@ -21,7 +21,12 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
 3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
    quantities only, chosen by the experiments of docs/solvers.rst):
 
-   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic and squared losses,
+   * for the squared loss with Gaussian noise and n ≥ 5,000,
+     :func:`fasterm.noisy_gd` with the regression rule
+     (:func:`regression_gd_rule`: T = clamp(⌈n/50⌉, 200, 1000) steps and, for
+     ``radius=None``, R = clamp(n·μ/(10·p), 5, 100); docs/solvers.rst,
+     "Regression"), otherwise as below;
+   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic loss,
      Gaussian noise): Poisson minibatches of expected size B = clamp(n/100,
      128, 1024), 2 epochs below n = 10⁵ and 1 above but at least 160 steps,
      step 4/β (β the loss's
@@ -73,13 +78,16 @@ Defaults (their meaning; none depends on data values)
     column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
     s was chosen by a rule declared before the comparison, on data other than
     the breast-cancer set (``docs/pure.rst``, ``bench/pure_intercept.py``).
-    ``radius=50`` (classifiers), ``5`` (regression): the L2 bound on
-    (coef, intercept/s).  For logistic and hinge losses the noise does not
+    ``radius=50`` (classifiers), ``None`` (regression: 5, the regression rule
+    from n = 5,000, no bound for AdaSSP): the L2 bound on (coef, intercept/s).  For logistic and hinge losses the noise does not
     depend on the radius (G = X); it sets the step size (η ∝ R) and how
     confident the model may become (|logit| ≤ R·X_aug).  For the squared
-    loss a large radius makes η exceed the curvature's stability limit, hence 5.
+    loss a large radius makes noisy_pgd's η exceed the curvature's stability
+    limit, hence 5 (noisy_gd's step 4/β does not depend on R, so the
+    regression rule can let R grow with n).
     ``alpha=1e-4``: data-independent L2 regularization α/2·‖w‖² (scikit-learn's
-    SGD default).  ``max_steps=None``: the solver's compute budget of the
+    SGD default); regression's ``alpha=None`` is 0 on the path of
+    :func:`regression_gd_rule` and 1e-4 elsewhere.  ``max_steps=None``: the solver's compute budget of the
     default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
     accuracy on the comparison data did not change between 100 and 400 steps;
     Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
@@ -322,19 +330,136 @@ def _gd_plan(loss, ball, *config):
     return plan
 
 
-def resolve_method(method, delta, secure=None, chunked=False) -> str:
-    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd".
+#: ``method="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
+#: choice of the experiments of docs/solvers.rst ("Regression"; bench/regression_rules.py).
+REGRESSION_AUTO = {"approx": "noisy_pgd", "pure": "objpert"}
 
-    Exceptions, because objective perturbation needs X in memory and has no
-    secure mode: a dask X or secure mode resolve to "noisy_pgd" (which then
-    needs ``noise="laplace"`` for δ = 0).  A public rule: δ, and the user's
-    choices.
+#: The regression rule of noisy_gd from this n on (docs/solvers.rst, "Regression"): T and R grow with n.
+REGRESSION_GD_MIN_ROWS = SGD_MIN_ROWS
+REGRESSION_GD_STEPS = (200, 1000)   # T = clamp(⌈n/50⌉, 200, 1000)
+REGRESSION_GD_ROWS_PER_STEP = 50
+REGRESSION_GD_RADIUS = (5.0, 100.0)  # R = clamp(n·μ/(10·p), 5, 100)
+REGRESSION_GD_RADIUS_DIVISOR = 10.0
+REGRESSION_GD_ALPHA = 0.0            # alpha=None on that path: no ridge (the ball bounds the iterates)
+
+
+def regression_gd_rule(n, dim, epsilon, delta):
+    """(T, R) of the regression rule for n ≥ :data:`REGRESSION_GD_MIN_ROWS` (Gaussian noise, δ > 0).
+
+    T = clamp(⌈n/50⌉, 200, 1000) steps of noisy_gd and the radius
+    R = clamp(n·μ/(10·p), 5, 100), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ)
+    and p = ``dim`` (the coefficients with the intercept column).  Public:
+    n, p, ε, δ.  Chosen by ``bench/regression_rules.py`` (docs/solvers.rst).
+    """
+    from .accounting import gaussian_mu
+
+    steps = int(min(REGRESSION_GD_STEPS[1], max(REGRESSION_GD_STEPS[0], math.ceil(n / REGRESSION_GD_ROWS_PER_STEP))))
+    mu = gaussian_mu(epsilon, delta)
+    radius = float(min(REGRESSION_GD_RADIUS[1], max(REGRESSION_GD_RADIUS[0],
+                                                   n * mu / (REGRESSION_GD_RADIUS_DIVISOR * dim))))
+    return steps, radius
+
+
+def resolve_method(method, delta, secure=None, chunked=False, kind=None) -> str:
+    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd"; for
+    regression (``kind="squared"``) :data:`REGRESSION_AUTO`, the same two after
+    the comparison of docs/solvers.rst ("Regression") with sufficient
+    statistics perturbation ("adassp", :mod:`fasterm.ssp`).
+
+    Exceptions, because objective perturbation and AdaSSP need X in memory and
+    have no secure mode: a dask X or secure mode resolve to "noisy_pgd" (which
+    then needs ``noise="laplace"`` for δ = 0).  A public rule: δ, the loss, and
+    the user's choices.
     """
     if method != "auto":
         return method
+    if kind == "squared" and not chunked and not resolve_secure(secure):
+        return REGRESSION_AUTO["pure" if delta == 0.0 else "approx"]
     if delta == 0.0 and not chunked and not resolve_secure(secure):
         return "objpert"
     return "noisy_pgd"
+
+
+#: A fit "ends on the boundary" when ‖(coef, intercept/s)‖ ≥ (1 − this)·radius.
+BOUNDARY_TOLERANCE = 1e-6
+
+
+def warn_on_boundary(kind, result, coef, intercept, radius, fit_intercept, intercept_scaling, name):
+    """Emit a :class:`fasterm.DataWarning` when the released (coef, intercept/s) lies on the radius ball.
+
+    A function of the released output and of public parameters only (a
+    post-processing, no privacy cost); the message goes to the caller and
+    nothing of it is stored.  ``radius=None`` resolves as in :func:`fit_linear`
+    (no ball for AdaSSP, :data:`DEFAULT_RADIUS` otherwise).
+    """
+    import warnings
+
+    from ._warnings import DataWarning
+
+    info = getattr(result, "info", None) or {}
+    adassp = info.get("method") == "adassp"
+    radius = info.get("radius", radius)
+    if radius is None:
+        if adassp:
+            return
+        radius = DEFAULT_RADIUS[kind]
+    method = "adassp" if adassp else ("objpert" if isinstance(result, _objpert_result_type()) else "noisy_pgd")
+    s = resolve_intercept_scaling(kind, method, intercept_scaling)
+    w = np.append(np.ravel(coef).astype(np.float64), float(intercept) / s if fit_intercept else [])
+    norm = float(np.linalg.norm(w))
+    if norm >= (1.0 - BOUNDARY_TOLERANCE) * radius:
+        hint = ("raise radius (a public choice), or use method='adassp' (sufficient statistics "
+                "perturbation, which needs no bound)" if kind == "squared" else "raise radius (a public choice)")
+        hint += ","
+        warnings.warn(DataWarning(
+            f"{name}: the fitted ‖(coef, intercept/intercept_scaling)‖ = {norm:.4g} is on the boundary of "
+            f"the parameter ball radius={radius:g}: the fit was stopped by the bound, and the unconstrained "
+            f"private solution is likely larger; {hint} and check that the features and "
+            "labels are scaled into their declared bounds.  (Computed from the released model only; "
+            "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=3)
+
+
+def _objpert_result_type():
+    from .objpert import ObjPertResult
+
+    return ObjPertResult
+
+
+def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept, intercept_scaling, secure,
+                random_state, label_bound, sample_weight, weight_bound, row_norms):
+    """``method="adassp"`` (regression): :func:`fasterm.ssp.adassp` on the design rows.
+
+    The design is the one of every method (rows clipped to ``data_norm``, the
+    column s appended), so the statistics' row bound is X_aug = √(X² + s²).
+    With ``radius=None`` (the estimator's default) θ is returned as it is —
+    AdaSSP needs no parameter bound; a numeric ``radius`` projects θ onto the
+    ball (post-processing).  δ > 0: Gaussian releases composed by GDP; δ = 0:
+    Laplace releases, (ε, 0)-DP (:mod:`fasterm.ssp`).
+    """
+    from . import ssp
+
+    if kind != "squared":
+        raise ValueError("method='adassp' is least-squares regression (DPLinearRegression) only")
+    if resolve_secure(secure):
+        raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+                         "releases have no floating-point-safe mode")
+    if _dask.is_dask_collection(X):
+        raise ValueError("method='adassp' needs X in memory; dask arrays are fitted with method='noisy_pgd'")
+    if is_sparse(X):
+        X = check_csr(X, "X")
+    s = resolve_intercept_scaling(kind, "adassp", intercept_scaling)
+    dn = augmented_norm(data_norm, fit_intercept, s)
+    A = design(X, data_norm, fit_intercept, s, row_norms)
+    result = ssp.adassp(A, y, epsilon, delta, data_norm=dn, label_bound=label_bound,
+                        sample_weight=sample_weight, weight_bound=weight_bound, random_state=random_state)
+    if radius is not None:
+        result.w = L2Ball(radius, A.shape[1]).project(result.w)
+        result.info["radius"] = float(radius)
+    w = np.asarray(result.w)
+    d = X.shape[1]
+    coef = w[:d].astype(X.dtype, copy=True)
+    intercept = float(w[d]) * s if fit_intercept else 0.0
+    return coef, intercept, result
 
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
@@ -356,7 +481,30 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     so the solver does not scan them again; ``row_norms``: X's row norms from
     that check (:func:`fasterm._design.row_norms_unchecked`), or None.
     """
-    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X))
+    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X), kind)
+    # alpha=None (DPLinearRegression's default): 0 on the regression rule's path, else DEFAULTS["alpha"]
+    if method == "adassp":
+        return _fit_adassp(kind, X, y, epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
+                           fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, secure=secure,
+                           random_state=random_state, label_bound=label_bound, sample_weight=sample_weight,
+                           weight_bound=weight_bound, row_norms=row_norms)
+    sec = resolve_secure(secure)
+    chunked = _dask.is_dask_collection(X)
+    if (method == "noisy_pgd" and kind == "squared" and solver == "auto" and noise == "gaussian" and delta > 0.0
+            and not sec and not chunked and X.shape[0] >= REGRESSION_GD_MIN_ROWS):
+        # the regression rule (docs/solvers.rst, "Regression"): noisy_gd, T and R growing with n
+        solver = "gd"
+        rule_steps, rule_radius = regression_gd_rule(X.shape[0], X.shape[1] + bool(fit_intercept), epsilon, delta)
+        if steps is None:
+            steps = rule_steps
+        if radius is None:
+            radius = rule_radius
+        if alpha is None:
+            alpha = REGRESSION_GD_ALPHA
+    if radius is None:
+        radius = DEFAULT_RADIUS[kind]
+    if alpha is None:
+        alpha = DEFAULTS["alpha"]
     if is_sparse(X):
         if method != "noisy_pgd":
             raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by method='noisy_pgd' only, "
@@ -384,8 +532,6 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     loss = make_loss(kind, alpha, label_bound)
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
     ball = L2Ball(radius, X.shape[1] + bool(fit_intercept))
-    sec = resolve_secure(secure)
-    chunked = _dask.is_dask_collection(X)
     solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "noisy_pgd"
                     else ("pgd", {}))
     # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
@@ -441,6 +587,8 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                                     output="last", neighbors="replace_one",
                                     intercept=(data_norm, intercept_scaling) if fit_intercept else None,
                                     **opts, **common)
+    if isinstance(getattr(result, "info", None), dict):
+        result.info["radius"] = float(radius)  # the resolved public bound (warn_on_boundary)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

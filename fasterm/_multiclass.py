@@ -85,7 +85,7 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine, _mclosses, accounting
+from . import _backends, _engine, _float_margin, _mclosses, accounting
 from ._linear import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
                       choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_method)
 from .constraints import L2Ball
@@ -168,12 +168,33 @@ def kernel_sum(kind, X, y, W, norms, data_norm, intercept, clip, out, weights=No
     sum in double (src/cpp/fasterm/multiclass.hpp).
     """
     code = _KIND_CODE[kind]
+    if clip > 0.0:  # the inner bound: each gradient as formed has exact norm ≤ c (times its weight)
+        clip = inner_clip(clip, X.shape[1] + (intercept > 0.0), W.shape[1], W.dtype)
     if is_sparse(X):
         _mclosses.csr_grad_sum(code, X.data, X.indices, X.indptr, X.shape[1], y, W, norms, data_norm,
                                intercept, clip, out, weights, rows)
     else:
         _mclosses.grad_sum(code, X, y, W, norms, data_norm, intercept, clip, out, weights, rows)
     return out
+
+
+def inner_clip(clip, p, K, dtype):
+    """c' = c·(1 − (p + K + 10)·2⁻⁵³ − 3u), u the unit roundoff of ``dtype``: the clip
+    :func:`kernel_sum` hands the compiled kernel so that each per-example gradient as
+    formed has exact Frobenius norm ≤ c (times its weight).
+
+    Proof (docs/guarantees.rst, "Floating point", as for the binary kernels' inner
+    bound), every step in double (src/cpp/fasterm/multiclass.hpp): ‖x‖ is a sum of d
+    squares and a square root, the design row's norm ‖a‖ = √((r‖x‖)² + s²) four more
+    roundings, ‖u‖ a sum of K squares and a root, ĝ = ‖a‖·‖u‖ one: ĝ ≥ ‖a‖‖u‖(1 −
+    ((p + K)/2 + 8)·2⁻⁵³); the factor f = fl(c'/ĝ) rounds once, f·w, f·r (or f·s) and
+    its product with u_k once each (the product with x_j is the sum's, counted in
+    :func:`sum_theta`), c' itself once; f' (1 + 2⁻⁵³)⁵ ≤ 1 − ((p + K)/2 + 8)·2⁻⁵³ for
+    f' = c'/c.  The 3u (float32) also covers a one-row sum's rounding to the dtype.
+    An unclipped row (ĝ ≤ c') keeps f = 1.
+    """
+    u = 2.0 ** -24 if np.dtype(dtype) == np.float32 else 2.0 ** -53
+    return clip * ((1.0 - float(p + K + 10) * 2.0 ** -53) - 3.0 * u)
 
 
 def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
@@ -183,9 +204,9 @@ def grad_sum(kind, A, y, W, norms, clip, out, weights=None):
     array or a scipy.sparse CSR matrix), ``y`` the class indices, ``norms``
     the row norms ‖a_i‖, ``clip`` c > 0: each per-example gradient a_i u_iᵀ
     (u_i = softmax(Wᵀa_i) − e_y, or e_j − e_y for the hinge) is scaled by
-    min(1, c/(‖a_i‖·‖u_i‖)), then by its sample weight w_i (``weights``,
-    checked and in [0, B]; None: 1).  The compiled kernel
-    (:func:`kernel_sum`, rows taken as given).
+    min(1, c'/(‖a_i‖·‖u_i‖)) (c' = :func:`inner_clip`, a hair below c), then by
+    its sample weight w_i (``weights``, checked and in [0, B]; None: 1).  The
+    compiled kernel (:func:`kernel_sum`, rows taken as given).
     """
     if not is_sparse(A):
         A = np.ascontiguousarray(A)
@@ -217,6 +238,17 @@ def choose_solver(kind, n, noise, secure, solver="auto"):
     below n = 10⁵ and 1 above, at least 160 steps) otherwise.
     """
     return _binary_solver_rule(kind, n, noise, secure, False, solver)
+
+
+def sum_theta(n, dtype):
+    """θ of :func:`kernel_sum`'s sum of n rows: |Ŝ − S| ≤ θ Σ_i |g_i| entrywise, whatever order
+    the compiled kernel (blocks, threads) adds in — each term meets at most n roundings in
+    double (its product x_j·v_k and n − 1 additions): γ_n(2⁻⁵³) for float64; for float32
+    γ_n(2⁻⁵³) plus u_T(1 + ·) for the rounding of the double total to float32."""
+    g = _float_margin.gamma(max(int(n), 1), _float_margin.U)
+    if np.dtype(dtype) == np.float32:
+        return g + _float_margin.U32 * (1 + g)
+    return g
 
 
 def _check_supported(method, solver, noise, chunked):
@@ -410,7 +442,18 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     yi = np.asarray(y, dtype=np.int64)
     s_col = float(s) if fit_intercept else 0.0
 
+    # The floating-point margin of a release (docs/guarantees.rst, "Floating point"): clip at
+    # c/(1 + Θ), Θ from the order-free bound of the sum (public: the number of rows summed, the
+    # dtype, the scale, α, the radius), valid for the kernel's summation order as for any other.
+    def release_clip(rows, scale):
+        theta = _float_margin.margin("dense", work, rows, dim, scale=scale, bound=wb * c_clip, reg=float(alpha),
+                                     radius=float(radius), momentum=momentum is not None,
+                                     theta=sum_theta(rows, work))
+        return _float_margin.effective_clip(c_clip, theta)
+
     if solver == "sgd":
+        c_batch = {}  # |B| -> c/(1 + Θ) for a sum of |B| rows, divided by m
+
         def step_grad(w, out):
             # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size — the law of n
             # independent q-coins (as fasterm.noisy_sgd), read in place by the kernel.
@@ -419,12 +462,19 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
                 out.fill(0.0)
                 return
             rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
-            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K),
+            # the margin of this release: |B| rows summed (the same |B| for replace-one neighbours
+            # under the same coins), scaled by 1/m
+            c_b = c_batch.get(size)
+            if c_b is None:
+                c_b = c_batch[size] = release_clip(size, 1.0 / m)
+            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_b, out.reshape(p, K),
                        weights, rows.astype(np.int64, copy=False))
         scale_sum = 1.0 / m
     else:
+        c_eff = release_clip(n, 1.0 / n)
+
         def step_grad(w, out):
-            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K), weights)
+            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)
         scale_sum = 1.0 / n
 
     w0 = np.zeros(dim, dtype=work)

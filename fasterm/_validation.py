@@ -35,6 +35,7 @@ __all__ = [
     "check_X_y",
     "derived_from",
     "is_sparse",
+    "check_class_labels",
     "labels_as",
     "plain_X_y",
     "result_dtype",
@@ -306,13 +307,34 @@ def check_csr(X, name: str = "X", *, dtype=None):
     return X
 
 
+def check_class_labels(y, name: str = "y"):
+    """Labels of a binary classification loss: all in {−1, +1} or all in {0, 1}; ``y`` itself.
+
+    The kernels read y > 0 as +1 and anything else as −1, so {0, 1} labels mean
+    what they mean in scikit-learn (0 is the negative class).  Any other value
+    (2, 0.5, a mix of 0 and −1, three classes) is refused with ``ValueError``:
+    it is outside the loss's label domain, like a NaN, and reading it by its
+    sign would fit a model of labels the caller did not mean.  One pass over y.
+    """
+    y_arr = np.asarray(y)
+    pos = y_arr == 1
+    rest = y_arr[~pos]
+    if rest.size and not (rest[0] in (0, -1) and np.all(rest == rest[0])):
+        bad = np.unique(rest)[:4].tolist()
+        raise ValueError(f"{name}: a classification loss takes labels in {{-1, +1}} or in {{0, 1}} (0 is the "
+                         f"negative class), got other values or a mix, e.g. {bad}; map them first "
+                         "(e.g. np.where(y == positive, 1, -1))")
+    return y
+
+
 def check_X_y(X, y, *, y_required: bool = True, dtype=None,
-              accept_sparse: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+              accept_sparse: bool = False, classification: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """Design matrix X (n, d) and labels y (n,), of one floating dtype.
 
     X keeps float32 or float64; y is checked in its own dtype and converted to
     X's by :func:`labels_as` (labels are small and a copy of y is cheap next to X).
     ``accept_sparse``: a scipy.sparse CSR X is taken (:func:`check_csr`).
+    ``classification``: y must be binary labels (:func:`check_class_labels`).
     """
     if accept_sparse and is_sparse(X):
         X = check_csr(X, "X", dtype=dtype)
@@ -325,6 +347,8 @@ def check_X_y(X, y, *, y_required: bool = True, dtype=None,
     y = labels_as(check_array(y, "y", ndim=1), X.dtype)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows")
+    if classification:
+        check_class_labels(y)
     return X, y
 
 

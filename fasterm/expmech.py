@@ -254,7 +254,7 @@ def _problem(loss, X, y, constraint, epsilon, data_norm, label_bound, coord_boun
         delta_sens = float(loss.sensitivity(data_norm, label_bound, radius=R))
         G = float(loss.lipschitz(data_norm, label_bound, radius=R))
     G += float(loss.l2) * R
-    X, y = check_X_y(X, y, y_required=not linear)
+    X, y = check_X_y(X, y, y_required=not linear, classification=not linear and not loss._regression)
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")

@@ -11,9 +11,11 @@ Privacy.  A fit is (``epsilon_``, ``delta_``)-differentially private with
 respect to replacing one row (x_i, y_i) of the training data, given:
 
 * the *public bounds* — ``data_norm`` (rows are clipped to ‖x‖₂ ≤ data_norm;
-  scale features with bounds fixed in advance, e.g.
-  :func:`fasterm.datasets.scale_to_unit_ball`, never with statistics of the
-  training data), ``label_bound`` for regression (labels clipped), and the
+  scale features with bounds fixed in advance — ``bounds=(low, high)`` on the
+  estimator, :class:`fasterm.preprocessing.BoundedScaler`,
+  :func:`fasterm.datasets.scale_to_unit_ball` —, never with statistics of the
+  training data; ``bounds="private"`` spends part of the budget on private
+  ranges instead), ``label_bound`` for regression (labels clipped), and the
   parameter ``radius``;
 * the number of rows n, the number of features and, for classifiers, the set
   of the two labels, which are treated as public (as in every DP library);
@@ -21,6 +23,13 @@ respect to replacing one row (x_i, y_i) of the training data, given:
   run reproducible for experiments, but a seed known to an adversary removes
   the noise, and two releases computed with the same seed are not covered by
   composition.
+
+``fit`` warns the caller (:class:`fasterm.DataWarning`) when many rows exceed
+``data_norm`` or labels exceed ``label_bound``; the warnings are computed from
+the data for the caller only and are not part of the release (nothing of them
+is stored).  Tuning with scikit-learn's ``GridSearchCV`` or
+``cross_val_score`` on private data spends privacy that nobody counts: use
+:class:`fasterm.PrivateSearch`.
 
 Everything else stored on a fitted estimator — the number of steps
 (``n_iter_``), the step size, the clipping level, the fields of ``result_``
@@ -38,7 +47,10 @@ on a smooth surrogate of the loss); ``method="expmech"`` samples from the
 exponential mechanism through ``fasterm.expmech_erm`` by a finite
 hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
-``ValueError`` if it is absent).
+``ValueError`` if it is absent).  ``DPLinearRegression`` also takes
+``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.ssp`)
+and has its own default rule from n = 5,000 rows (its docstring;
+docs/solvers.rst, "Regression").
 
 Sparse input.  ``fit``, ``predict`` and ``decision_function`` take a
 scipy.sparse matrix (any format, converted to CSR by scikit-learn's
@@ -68,6 +80,7 @@ import functools
 import inspect
 import math
 import operator
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -77,11 +90,12 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _dask, _linear, _multiclass
+from . import _bounds, _dask, _linear, _multiclass
 from . import optimize as _optimize
 from .secure import resolve as resolve_secure
 from ._design import row_norms_unchecked
-from ._validation import labels_as, plain_X_y
+from ._validation import check_random_state, is_sparse, labels_as, plain_X_y
+from ._warnings import DataWarning
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS"]
 
@@ -130,7 +144,7 @@ _PRIVATE_PARAMS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"})],
+    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech", "adassp"})],
     "noise": [StrOptions({"gaussian", "laplace"})],
     "calibration": [StrOptions({"l2", "pure", "coordinate"})],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -141,6 +155,7 @@ _PRIVATE_PARAMS = {
                      StrOptions({"os"})],
     "secure": ["boolean", None],
     "weight_bound": [Interval(Real, 0, None, closed="neither")],
+    "bounds": [None, StrOptions({"private"}), tuple, list, dict],
 }
 
 _FLOATS = [np.float64, np.float32]
@@ -245,6 +260,110 @@ def _declared_index(y, classes):
     return index
 
 
+#: Share of rows (or labels) beyond their declared bound above which ``fit`` warns.
+CLIPPED_ROWS_WARN = 0.01
+#: A non-C-contiguous X (a DataFrame's values) with more rows than this: the share of rows over
+#: ``data_norm`` is estimated from this many evenly spaced rows (the C-contiguous path counts
+#: exactly, from the row norms the fit computes anyway).
+WARN_SAMPLE_ROWS = 20_000
+_FIX_ROWS = ("map the features into the unit ball with public bounds: bounds=(low, high) (or a dict by "
+             "column) on the estimator, or fasterm.preprocessing.BoundedScaler in a pipeline "
+             "(docs/getting_started.rst); never with statistics of the private rows")
+
+
+def _warn_clipped_rows(X, norms, data_norm):
+    """Warn the caller (:class:`fasterm.DataWarning`) when many rows exceed ``data_norm``.
+
+    Returns X's row norms (computed here if ``norms`` is None, then passed on to
+    the design matrix, which needs them: no extra pass for the dense fits that
+    build it).  The warning is computed from the data for the caller only: it is
+    not stored and not part of the release (docs/guarantees.rst).
+    """
+    if norms is None:
+        from .losses import row_norms
+
+        if type(X) is np.ndarray and X.flags.c_contiguous and X.shape[0]:
+            norms = row_norms_unchecked(X)
+        elif is_sparse(X):
+            over = np.count_nonzero(row_norms(X) > data_norm * (1.0 + 1e-6))
+            _clipped_rows_message(over, X.shape[0], data_norm, None)
+            return None
+        elif type(X) is np.ndarray and X.shape[0]:
+            # e.g. a DataFrame's F-ordered values: squared norms by einsum, in X's layout and without
+            # a C copy (row_norms would make one); only counted, not passed on, so the design matrix
+            # computes its own norms as before (the same bits).
+            # Above WARN_SAMPLE_ROWS rows, evenly spaced rows (public indices) estimate the share.
+            n = X.shape[0]
+            step = -(-n // WARN_SAMPLE_ROWS)
+            sub = X[::step]
+            with np.errstate(over="ignore", invalid="ignore"):
+                sq = np.einsum("ij,ij->i", sub, sub, dtype=np.float64)
+            over = np.count_nonzero(sq > (data_norm * (1.0 + 1e-6)) ** 2)
+            if step > 1:
+                over = int(round(over * n / sub.shape[0]))
+            _clipped_rows_message(over, n, data_norm, np.sqrt(sq), sample=sub.shape[0] if step > 1 else None)
+            return None
+        else:
+            return None
+    over = np.count_nonzero(norms > data_norm * (1.0 + 1e-6))
+    _clipped_rows_message(over, X.shape[0], data_norm, norms)
+    return norms
+
+
+def _clipped_rows_message(over, n, data_norm, norms, sample=None):
+    if over > CLIPPED_ROWS_WARN * n:
+        median = "" if norms is None else f"; the median row norm is {float(np.median(norms)):.3g}"
+        about, est = ("", "") if sample is None else ("about ", f", estimated from {sample} evenly spaced rows")
+        warnings.warn(f"{about}{over} of {n} rows ({over / n:.0%}{est}) have a norm above data_norm={data_norm:g} and are "
+                      f"clipped to it{median}: the model sees them shrunk, and raw features usually make it "
+                      f"useless.  Fix: {_FIX_ROWS}.", DataWarning, stacklevel=5)
+
+
+def _warn_clipped_labels(y, label_bound):
+    """Warn the caller when more than ``CLIPPED_ROWS_WARN`` of the labels exceed ``label_bound``."""
+    n = y.shape[0]
+    over = int(np.count_nonzero(np.abs(y) > label_bound))
+    if over > CLIPPED_ROWS_WARN * n:
+        warnings.warn(f"{over} of {n} labels ({over / n:.0%}) have |y| > label_bound={label_bound:g} and are "
+                      "clipped to it: predictions are then confined to about [-label_bound, label_bound].  Fix: "
+                      "declare a public label_bound that covers the target, or rescale the target with public "
+                      "constants before the fit (and undo it after predict).", DataWarning, stacklevel=3)
+
+
+def _rest(total, share):
+    """total − share, rounded down until (total − share) + share ≤ total in floating point, so the
+    reported sum of the two parts never exceeds the requested budget."""
+    rest = total - share
+    while rest > 0.0 and rest + share > total:
+        rest = math.nextafter(rest, 0.0)
+    return rest
+
+
+def _check_declared_labels(y, classes, chunked):
+    """Raise ValueError if a label of y is not one of the declared ``classes``.
+
+    A label outside the declared label set is outside the data domain, like a
+    NaN in X (which raises too): it is refused, not merged into ``classes[0]``
+    (as fasterm did before), which fitted a model of labels the caller never
+    meant — in the worst case every row in one class.  The error goes to the
+    caller, who holds the data; nothing is released.  The message gives the
+    count, not the values.
+    """
+    known = None
+    for c in classes.tolist():
+        eq = y == c
+        known = eq if known is None else known | eq
+    if chunked:
+        bad = int((~known).sum().compute())
+    else:
+        known = np.asarray(known, dtype=bool)
+        bad = int(y.shape[0] - np.count_nonzero(known)) if known.shape == y.shape else int(y.shape[0])
+    if bad:
+        raise ValueError(f"{bad} of {y.shape[0]} labels of y are not in the declared classes={classes.tolist()!r}: "
+                         "map y onto the declared labels first, or pass classes=None to take np.unique(y) "
+                         "(then the label set is treated as public)")
+
+
 class _DPLinearModel(BaseEstimator):
     """Shared fit: parameter checks, data checks, one call to ``_linear.fit_linear``."""
 
@@ -330,7 +449,13 @@ class _DPLinearModel(BaseEstimator):
                     _PLAIN_PARAMS[key] = True
             else:
                 self._validate_params()
-        method = _linear.resolve_method(self.method, self.delta, self.secure)
+        method = _linear.resolve_method(self.method, self.delta, self.secure, kind=self._kind)
+        if method == "adassp" and self._kind != "squared":
+            raise ValueError("method='adassp' (sufficient statistics perturbation) is for "
+                             "DPLinearRegression only")
+        if method == "adassp" and resolve_secure(self.secure):
+            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+                             "releases have no floating-point-safe mode")
         if method == "noisy_pgd" and self.delta == 0.0 and (
                 self.noise == "gaussian" or self.calibration == "coordinate"):
             raise ValueError(
@@ -379,7 +504,8 @@ class _DPLinearModel(BaseEstimator):
         array of n entries (dask or numpy), returned as a dask array in X's row
         chunks with its dtype unchanged.
         """
-        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True) != "noisy_pgd":
+        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True,
+                                  kind=self._kind) != "noisy_pgd":
             raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
                              "with method='noisy_pgd'")
         if self.solver in ("gd", "sgd"):
@@ -394,24 +520,67 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
+    def _rows(self, X, norms, chunked):
+        """The rows the fit sees, ``(X, row norms or None)``: X itself (``bounds=None``), or X mapped
+        into the unit ball with the declared or private bounds (:mod:`fasterm._bounds`).
+
+        Sets ``bounds_`` and the budget of the fit (``_plan``: ε, δ, random state for the
+        fit, and the (ε, δ) spent on private ranges).  ``bounds=None``: warns (a
+        :class:`fasterm.DataWarning`, to the caller only) when more than
+        ``CLIPPED_ROWS_WARN`` of the rows exceed ``data_norm``.
+        """
+        self._plan = (self.epsilon, self.delta, self.random_state, 0.0, 0.0)
+        bounds = self.bounds
+        if bounds is None:
+            if hasattr(self, "bounds_"):
+                del self.bounds_
+            if not chunked:
+                norms = _warn_clipped_rows(X, norms, self.data_norm)
+            return X, norms
+        if is_sparse(X):
+            raise TypeError("X is a scipy.sparse matrix: bounds= maps every feature to [-1, 1] around its "
+                            "centre, which does not keep zeros; pass dense X, or bounds=None with rows "
+                            "already in the data_norm ball")
+        d = X.shape[1]
+        if isinstance(bounds, str):  # "private" (the only string the constraints accept)
+            if chunked:
+                raise ValueError("bounds='private' needs X in memory (its quantiles sort every column); "
+                                 "declare bounds=(low, high) for a dask X")
+            if resolve_secure(self.secure) or isinstance(self.random_state, str):
+                raise ValueError("bounds='private' has no secure mode (its quantile sampler works in floating "
+                                 "point); declare bounds=(low, high), or secure=False")
+            rng = check_random_state(self.random_state)
+            eps_r, delta_r, _ = _bounds.private_budget(self.epsilon, self.delta, d)
+            low, high = _bounds.private_ranges(X, self.epsilon, self.delta, rng)
+            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)
+        else:
+            low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
+        self.bounds_ = (low, high)
+        return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
+
     def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
         # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms
+        epsilon, delta, random_state = self._plan[:3]
         coef, intercept, result = _linear.fit_linear(
-            self._kind, X, y, epsilon=self.epsilon, delta=self.delta, data_norm=self.data_norm,
+            self._kind, X, y, epsilon=epsilon, delta=delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
-            max_steps=self.max_steps, random_state=self.random_state,
+            max_steps=self.max_steps, random_state=random_state,
             label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
             sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True, row_norms=row_norms)
         self._record(result)
         return coef, intercept
 
     def _record(self, result):
+        # The fit's (ε, δ), plus what bounds="private" spent on the ranges (basic
+        # composition, adaptive: Dwork & Roth 2014, Thm 3.16; fasterm._bounds).
+        eps_r, delta_r = self._plan[3:]
+        del self._plan  # the fit's budget and random state: not kept on the fitted object
         self.result_ = result
-        self.epsilon_ = float(result.epsilon)
+        self.epsilon_ = float(result.epsilon) + eps_r
         # None: an approximate release whose δ is not certified (method="expmech").
-        self.delta_ = math.nan if result.delta is None else float(result.delta)
+        self.delta_ = math.nan if result.delta is None else float(result.delta) + delta_r
         # A public count for every method: T for the noisy gradient methods, the
         # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)
@@ -419,6 +588,12 @@ class _DPLinearModel(BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=_FLOATS, accept_sparse="csr")
+        bounds = getattr(self, "bounds_", None)
+        if bounds is not None:  # the rows as the fit saw them: the same map
+            if is_sparse(X):
+                raise TypeError("X is a scipy.sparse matrix: this model was fitted with bounds=, whose "
+                                "map does not keep zeros; pass dense X")
+            X = _bounds.map_rows(X, *bounds)
         return X @ self.coef_.T + self.intercept_
 
 
@@ -430,7 +605,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+                 classes=None, secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"],
+                 bounds=None) -> None:
+        self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
         self.classes = classes
@@ -458,18 +635,18 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         declared range [0, ``weight_bound``] (see ``weight_bound``).
 
         Labels.  With ``classes`` given (the private way), the label set is
-        public: a label equal to ``classes[k]`` for k ≥ 1 is class k and every
-        other label is class 0 (``classes[0]``; for a pair (neg, pos): a label
-        equal to ``pos`` is the positive class and every other label the
-        negative one), record by record — nothing about y is released or
-        checked beyond that.  With ``classes=None`` (the scikit-learn
+        public: a label equal to ``classes[k]`` is class k, record by record,
+        and a label outside the set raises ``ValueError`` (a message to the
+        caller, not a release) — nothing else about y is released.  With ``classes=None`` (the scikit-learn
         convention, the default so that the estimator works as a drop-in),
         ``classes_`` is ``np.unique(y)``: the *set of label values* is then
         treated as public, like n and d, and a y with a single label raises —
         pass ``classes`` when the label set itself is sensitive.  Two classes
         fit the binary model, K > 2 the multiclass model on the same budget
         (:mod:`fasterm._multiclass`).  Rows with ‖x‖ > ``data_norm`` are
-        clipped to it.
+        clipped to it (with ``bounds``: mapped first, see ``bounds``); when
+        more than 1% are, ``fit`` warns (:class:`fasterm.DataWarning`, to the
+        caller only: not stored, not part of the release).
         """
         self._check_params()
         chunked = _dask.is_dask_collection(X)
@@ -480,6 +657,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
                 raise ValueError("classes must be a sequence of at least two distinct labels "
                                  "(for two: negative, positive)")
+            _check_declared_labels(y, classes, chunked)
+        X, norms = self._rows(X, norms, chunked)
+        if self.classes is not None:
             if classes.shape[0] > 2:
                 return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
                                             chunked, sample_weight)
@@ -512,11 +692,11 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
     def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
         """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm._multiclass`)."""
         coef, intercept, result = _multiclass.fit_multiclass(
-            self._kind, X, index, classes.shape[0], epsilon=self.epsilon, delta=self.delta,
+            self._kind, X, index, classes.shape[0], epsilon=self._plan[0], delta=self._plan[1],
             data_norm=self.data_norm, radius=self.radius, alpha=self.alpha,
             fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
             method=self.method, noise=self.noise, calibration=self.calibration, clip=self.clip,
-            steps=self.steps, max_steps=self.max_steps, random_state=self.random_state,
+            steps=self.steps, max_steps=self.max_steps, random_state=self._plan[2],
             secure=self.secure, solver=self.solver, chunked=chunked, sample_weight=sample_weight,
             weight_bound=self.weight_bound)
         self._record(result)
@@ -548,6 +728,11 @@ class DPLogisticRegression(_DPLinearClassifier):
     Frobenius ball ‖W‖_F ≤ ``radius`` (:mod:`fasterm._multiclass`).  See the
     module docstring for the privacy statement and :mod:`fasterm._linear` for
     the defaults.
+
+    Tuning: scikit-learn's ``GridSearchCV``, ``cross_val_score`` and the like,
+    run on private data, spend privacy that nobody counts (every fit spends
+    its (ε, δ), and the exact scores and the choice among them are further
+    releases); use :class:`fasterm.PrivateSearch`, which accounts for both.
 
     Parameters
     ----------
@@ -633,11 +818,28 @@ class DPLogisticRegression(_DPLinearClassifier):
         weights (other methods raise ``ValueError`` naming sample_weight).
     classes : sequence of K ≥ 2 distinct labels or None, default=None
         The declared label set (for two: (negative, positive)).  Given, a
-        label equal to ``classes[k]`` (k ≥ 1) is class k and every other
-        label class 0 — for two, labels equal to ``positive`` form the
-        positive class and all others the negative one — and nothing about y
+        label equal to ``classes[k]`` is class k, and a label outside the set
+        raises ``ValueError`` (it is outside the data domain, like a NaN; it
+        used to be merged into ``classes[0]`` in silence); nothing about y
         beyond that enters the fit.  None: ``np.unique(y)`` (scikit-learn's
         convention; the set of label values is then treated as public).
+    bounds : None, (low, high), dict or "private", default=None
+        Per-feature bounds that map every row into the unit ball inside
+        ``fit`` *and* ``predict``/``decision_function``/``predict_proba``:
+        x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2)/(√d/2)
+        (:mod:`fasterm._bounds`; the same code as
+        :class:`fasterm.preprocessing.BoundedScaler`).  None: rows are used
+        as given and must lie in the ``data_norm`` ball (longer rows are
+        clipped; ``fit`` warns when more than 1% are).  ``(low, high)``:
+        scalars or per-feature arrays declared from public knowledge
+        (documentation, instrument ranges), never from the private rows; a
+        dict {column: (low, high)} for a DataFrame X names every column.
+        ``"private"``: spends ε/4 and δ/4 on private per-feature ranges (two
+        private quartiles per feature, widened by the interquartile range;
+        the rule and its theorem in :mod:`fasterm._bounds`), fits with the
+        rest, and reports the total in ``epsilon_``/``delta_``; needs many
+        rows per feature (docs/getting_started.rst).  Keep ``data_norm=1``
+        with bounds.  Dense X only.
 
     Attributes
     ----------
@@ -645,8 +847,14 @@ class DPLogisticRegression(_DPLinearClassifier):
     intercept_ : ndarray of shape (1,), or (K,)
     classes_ : ndarray of shape (K,)
     n_features_in_ : int
+    bounds_ : (ndarray, ndarray)
+        With ``bounds`` given: the (low, high) used, float64 per feature — the
+        declared bounds (a public constant), or for ``"private"`` the private
+        ranges, which are part of the private output (covered by
+        ``epsilon_``/``delta_``).  Absent with ``bounds=None``.
     epsilon_, delta_ : float
-        The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta).
+        The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta),
+        including the private ranges of ``bounds="private"``.
     n_iter_ : int
         Number of gradient steps T (sampler steps for "expmech"); for
         objective perturbation ("objpert", "objpert_threshold", and "auto"
@@ -691,34 +899,71 @@ class DPLinearSVC(_DPLinearClassifier):
 class DPLinearRegression(RegressorMixin, _DPLinearModel):
     """Differentially private least-squares regression.
 
-    Minimises (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over
-    ‖(w, b/s)‖₂ ≤ ``radius`` privately, with labels clipped to
-    [−label_bound, label_bound].  Parameters as :class:`DPLogisticRegression`,
-    and:
+    Fits y ≈ ⟨w, x⟩ + b privately, with rows clipped to ‖x‖ ≤ ``data_norm`` and
+    labels clipped to [−label_bound, label_bound].  The gradient methods
+    (``method="noisy_pgd"``, the default for δ > 0) and objective perturbation
+    (``"objpert"``, the default for δ = 0) minimise
+    (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤ R.
+
+    Default rule (docs/solvers.rst, "Regression"; public quantities only): with
+    Gaussian noise, X in memory and n ≥ 5,000 rows, ``solver="auto"`` is
+    noisy_gd with T = clamp(⌈n/50⌉, 200, 1000) steps and, for ``radius=None``,
+    R = clamp(n·μ/(10·p), 5, 100) (μ the GDP parameter of (ε, δ), p = d + 1
+    with the intercept; :func:`fasterm._linear.regression_gd_rule`): the
+    number of steps and the ball grow with n, so an ill-conditioned problem
+    converges where the noise is small, and clipped gradients keep the noise
+    independent of R; ``alpha=None`` is no ridge there.  Below 5,000 rows the previous rule (noisy_gd, T ≤ 40,
+    R = 5).  ``method="adassp"`` is sufficient-statistics perturbation (AdaSSP
+    of Wang 2018, :func:`fasterm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
+    weights): no ball and no steps, but on the comparison data its noise on
+    Σ aaᵀ cost far more than the gradient methods' (docs/solvers.rst).
+    Parameters as :class:`DPLogisticRegression`, and:
 
     label_bound : float > 0, default=1.0
-        Public bound Y on |y|: labels are clipped to [−Y, Y].  Scale targets
+        Public bound Y on |y|: labels are clipped to [−Y, Y] (``fit`` warns,
+        :class:`fasterm.DataWarning`, when more than 1% are).  Scale targets
         with public bounds first.
-    radius : float > 0, default=5.0
-        As for the classifiers; smaller by default because the squared loss's
-        step size must stay within its curvature's stability limit.
+    bounds : None, (low, high), dict or "private", default=None
+        As for :class:`DPLogisticRegression` (the features only).
+    alpha : float >= 0 or None, default=None
+        The ridge α/2·‖(w, b/s)‖².  None: 0 on the n ≥ 5,000 Gaussian path
+        above (the ball bounds the iterates; a ridge of 1e-4 shrank the
+        weak directions of an ill-conditioned problem: docs/solvers.rst),
+        1e-4 on every other path (as the classifiers).  Unused by AdaSSP.
+    radius : float > 0 or None, default=None
+        The public bound R on ‖(coef, intercept/s)‖₂.  None: the rule above
+        for the n ≥ 5,000 Gaussian path, 5.0 for the other gradient methods
+        and objective perturbation (the squared loss's step size must stay
+        within its curvature's stability limit), no bound for ``"adassp"``.
+        A number is used as given (AdaSSP's θ is then projected onto the
+        ball, post-processing).  A fit whose ‖(coef, intercept/s)‖ ends on
+        the boundary emits a :class:`fasterm.DataWarning` (computed from the
+        released coefficients only, never stored).
     clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
         its residual exceeds label_bound/4).
+    sample_weight (``fit``) : ``"noisy_pgd"`` and ``"adassp"`` take weights
+        mapped into [0, ``weight_bound``]; every sensitivity scales by
+        ``weight_bound`` (:mod:`fasterm.ssp` for AdaSSP's proof).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
-    ``n_features_in_``, ``epsilon_``, ``delta_``, ``n_iter_``, ``result_``.
+    ``n_features_in_``, ``bounds_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
+    3, the three releases, for AdaSSP), ``result_`` (public constants only;
+    ``result_.info["radius"]`` is the resolved R).
     """
 
     _kind = "squared"
     _parameter_constraints: dict = {
-        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")]}
+        **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(Real, 0, None, closed="left"), None]}
 
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
-                 label_bound=1.0, radius=_linear.DEFAULT_RADIUS["squared"], alpha=_D["alpha"],
+                 label_bound=1.0, radius=None, alpha=None,
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"]) -> None:
+                 secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"], bounds=None) -> None:
+        self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
         self.secure = secure
@@ -755,9 +1000,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         else:
             X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
             y = labels_as(np.asarray(y), X.dtype)
+            _warn_clipped_labels(y, self.label_bound)
+        X, norms = self._rows(X, norms, _dask.is_dask_collection(X))
         coef, intercept = self._fit_linear(X, y, sample_weight, norms)
         self.coef_ = coef
         self.intercept_ = intercept
+        _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
+                                 self.intercept_scaling, type(self).__name__)
         return self
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:

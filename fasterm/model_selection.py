@@ -2,7 +2,11 @@
 
 Tuning a private model on the private data spends privacy: the chosen
 parameters depend on the data, and so does a model picked because it scored
-best.  :class:`PrivateSearch` accounts for all of it.  Needs scikit-learn
+best.  :class:`PrivateSearch` accounts for all of it.  scikit-learn's
+``GridSearchCV``, ``cross_val_score`` and friends run on private data spend
+privacy that nobody counts: every fit spends its (ε, δ), the scores are
+computed from the private rows without noise, and the choice among them is a
+further release — use them on public or synthetic data only.  Needs scikit-learn
 (``pip install "fasterm[sklearn]"``).
 
 Algorithm (random stopping, Liu & Talwar 2019, in the form of Papernot &
@@ -119,12 +123,63 @@ def _run_mu(result) -> float:
     return math.sqrt(result.steps) * result.sensitivity / result.noise_scale
 
 
+def _learns_nothing(step) -> bool:
+    """Whether a preprocessing step's ``fit`` learns nothing from the values of X (a public rule on
+    its type and parameters): :class:`fasterm.preprocessing.BoundedScaler`; scikit-learn's
+    ``FunctionTransformer`` (its function must be a per-record map fixed in advance: documented,
+    not checkable); ``OneHotEncoder`` with declared ``categories`` (not "auto"); "passthrough"
+    and "drop"; a ``Pipeline`` or ``ColumnTransformer`` made only of these."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+
+    from .preprocessing import BoundedScaler
+
+    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
+        return True
+    if type(step) in (BoundedScaler, FunctionTransformer):
+        return True
+    if type(step) is OneHotEncoder:
+        return not (isinstance(step.categories, str) and step.categories == "auto")
+    if type(step) is Pipeline:
+        return all(_learns_nothing(s) for _, s in step.steps)
+    if type(step) is ColumnTransformer:
+        return (all(_learns_nothing(t) for _, t, _ in step.transformers)
+                and _learns_nothing(step.remainder))
+    return False
+
+
+def _final(estimator):
+    """``(the fasterm estimator, its parameter prefix)`` of an estimator or a Pipeline ending in one;
+    TypeError for anything else, or for preprocessing that learns from the data (:func:`_learns_nothing`)."""
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(estimator, _DPLinearModel):
+        final, prefix = estimator, ""
+    elif type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _DPLinearModel):
+        for name, step in estimator.steps[:-1]:
+            if not _learns_nothing(step):
+                raise TypeError(
+                    f"estimator: pipeline step {name!r} ({type(step).__name__}) may learn from the data, which "
+                    "spends privacy no accountant sees; PrivateSearch accepts preprocessing that learns nothing: "
+                    "fasterm.preprocessing.BoundedScaler, FunctionTransformer (a per-record map fixed in "
+                    "advance), OneHotEncoder with declared categories, and Pipeline/ColumnTransformer of these")
+        final, prefix = estimator.steps[-1][1], estimator.steps[-1][0] + "__"
+    else:
+        raise TypeError(f"estimator must be a fasterm estimator (DPLogisticRegression, DPLinearSVC, "
+                        f"DPLinearRegression) or a Pipeline ending in one, got {type(estimator).__name__}")
+    if final.bounds is not None and isinstance(final.bounds, str):
+        raise TypeError("estimator: bounds='private' spends part of each fit's budget on ranges outside the "
+                        "GDP accounting of PrivateSearch; declare bounds=(low, high) or use a BoundedScaler")
+    return final, prefix
+
+
 def _score(estimator, X, y, classifier):
     """(score, sensitivity): correct predictions (Δ = 1), or −Σ(y − ŷ)² clipped to [−Y, Y] (Δ = 4Y²)."""
     pred = estimator.predict(X)
     if classifier:  # y is 1-d with n entries: an elementwise count
         return float(np.count_nonzero(np.asarray(pred) == y)), 1.0
-    Y = float(estimator.label_bound)
+    Y = float(_final(estimator)[0].label_bound)
     r = np.clip(np.asarray(y, dtype=np.float64), -Y, Y) - np.clip(np.asarray(pred, dtype=np.float64), -Y, Y)
     return -float(np.dot(r, r)), 4.0 * Y * Y
 
@@ -135,10 +190,20 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : a fasterm estimator (``DPLogisticRegression``, ``DPLinearSVC``,
-        ``DPLinearRegression``), not fitted; its parameters are the defaults
-        of every candidate.
+        ``DPLinearRegression``), or a scikit-learn ``Pipeline`` ending in one
+        whose other steps learn nothing from the data:
+        :class:`fasterm.preprocessing.BoundedScaler`, ``FunctionTransformer``
+        (its function must be a per-record map fixed in advance, which cannot
+        be checked), ``OneHotEncoder`` with declared ``categories``,
+        "passthrough"/"drop", and ``Pipeline``/``ColumnTransformer`` made of
+        these; anything else (``StandardScaler``, an encoder with
+        ``categories="auto"``, …) may learn from the private rows and raises
+        ``TypeError``, as does ``bounds="private"`` (its ranges are not in the
+        search's GDP accounting).  Not fitted; its parameters are the
+        defaults of every candidate.
     param_grid : dict of lists, or list of such dicts (scikit-learn's
-        ``ParameterGrid``); may not set epsilon, delta or random_state.
+        ``ParameterGrid``; for a pipeline, ``step__parameter`` names); may not
+        set epsilon, delta or random_state.
     epsilon, delta : the total budget of the search (training of every run
         and the selection), δ > 0.
     random_state : None, int or numpy.random.Generator — one stream: K and
@@ -197,25 +262,25 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     def _candidates(self, n):
         """The grid, each candidate checked before any fit: a parameter of the estimator, and a
         Gaussian-noise fit in GDP (public checks: the parameters and n)."""
-        if not isinstance(self.estimator, _DPLinearModel):
-            raise TypeError(f"estimator must be a fasterm estimator (DPLogisticRegression, DPLinearSVC, "
-                            f"DPLinearRegression), got {type(self.estimator).__name__}")
+        final, prefix = _final(self.estimator)
         try:
             grid = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"param_grid: {exc}") from exc
         if not grid:
             raise ValueError("param_grid has no candidate")
-        valid = self.estimator.get_params(deep=False)
+        valid = self.estimator.get_params(deep=bool(prefix))
         for params in grid:
             for name in params:
-                if name in _RESERVED:
+                if name in _RESERVED or name in {prefix + r for r in _RESERVED}:
                     raise ValueError(f"param_grid may not set {name!r}: PrivateSearch sets epsilon, delta "
                                      "and random_state of every run")
                 if name not in valid:
                     raise ValueError(f"param_grid: {name!r} is not a parameter of {type(self.estimator).__name__}")
-            p = {**valid, **params}
-            kind = self.estimator._kind
+            if prefix:  # the candidate's pipeline, checked as a whole (a grid may change a step)
+                _final(clone(self.estimator).set_params(**params))
+            p = {k[len(prefix):]: v for k, v in {**valid, **params}.items() if k.startswith(prefix)}
+            kind = final._kind
             if (_linear.resolve_method(p["method"], self.delta, p["secure"]) != "noisy_pgd"
                     or p["noise"] != "gaussian" or resolve_secure(p["secure"]) or p["solver"] == "sgd"
                     or (p["solver"] == "auto" and kind != "hinge" and n >= _linear.SGD_MIN_ROWS)):
@@ -229,8 +294,19 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         """Run the search on (X, y); returns ``self`` (module docstring)."""
         self._validate_params()
         # y 1-d with n entries: the score is an elementwise count (sensitivity 1)
-        X, y_arr = check_X_y(X, y, dtype=[np.float64, np.float32], y_numeric=not is_classifier(self.estimator))
-        n = X.shape[0]
+        if _final(self.estimator)[1]:  # a pipeline takes X as its first step does (a DataFrame, strings)
+            from sklearn.utils import check_consistent_length, column_or_1d
+            from sklearn.utils.validation import _num_samples
+
+            y_arr = column_or_1d(y)
+            if not is_classifier(self.estimator):
+                y_arr = np.asarray(y_arr, dtype=np.float64)
+            check_consistent_length(X, y_arr)
+            n = _num_samples(X)
+        else:
+            X, y_arr = check_X_y(X, y, dtype=[np.float64, np.float32],
+                                 y_numeric=not is_classifier(self.estimator))
+            n = X.shape[0]
         grid = self._candidates(n)
         runs = 2.0 * len(grid) if self.expected_runs is None else float(self.expected_runs)
         eps, delta, eta = float(self.epsilon), float(self.delta), float(self.eta)
@@ -249,14 +325,17 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         best = None
         for child in rng.spawn(k):
             params = grid[int(child.integers(len(grid)))]
-            est = clone(self.estimator).set_params(**params, epsilon=run_eps, delta=run_delta, random_state=child)
+            prefix = _final(self.estimator)[1]
+            est = clone(self.estimator).set_params(**params, **{prefix + "epsilon": run_eps, prefix + "delta": run_delta,
+                                                                prefix + "random_state": child})
             est.fit(X, y_arr)
-            if math.hypot(_run_mu(est.result_), mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
-                raise ArithmeticError(f"a run spent mu={_run_mu(est.result_)} > its share {mu_fit}")
+            run_mu = _run_mu(_final(est)[0].result_)
+            if math.hypot(run_mu, mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
+                raise ArithmeticError(f"a run spent mu={run_mu} > its share {mu_fit}")
             value, sens = _score(est, X, y_arr, classifier)
             noisy = value + float(child.normal(0.0, sens / mu_score))
             # the run's stream is not part of the release: its seed would reproduce the noise
-            est.random_state = None
+            _final(est)[0].random_state = None
             if best is None or noisy > best[0]:
                 best = (noisy, params, est)
         # Public constants: the calibrated μ (every run's Q within it, checked above) and the

@@ -493,7 +493,7 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
         raise TypeError("nonprivate_diagnostics must be True or False, got "
                         f"{type(nonprivate_diagnostics).__name__}")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y)
+    X, y = check_X_y(X, y, classification=not sloss.regression)
     n, d = X.shape
     # The rows as used: float64, clipped to X.  Rounding can leave a clipped
     # norm a few ulps above X; the constants use X padded by (d + 8)·4u.

@@ -61,12 +61,12 @@ for the budget chosen by experiments).
 row independently with probability q (public), releases
 Σ_{i∈B} clipped gradient + N(0, σ²c²I), divides by the *expected* batch size
 q·n (public, so the division is post-processing) and steps.  Privacy: the
-Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019),
-composed over the T steps and converted to (ε, δ) (Balle et al. 2020,
-Thm. 21); for add/remove neighbours this is the standard DP-SGD accounting;
-for replace-one neighbours (fasterm's default) Mironov's weak triangle
-inequality (2017, Prop. 11) carries it over (see
-:func:`fasterm.accounting.sgd_epsilon`).  The stochastic gradient is unbiased
+privacy loss distribution of the Poisson-subsampled Gaussian's dominating
+pair — for replace-one neighbours (fasterm's default) or add/remove —
+composed over the T steps (Zhu, Dong & Wang 2022, Thm. 10; discretised
+pessimistically, Doroshenko et al. 2022), or its Rényi DP (Mironov, Talwar &
+Zhang 2019; Balle et al. 2020, Thm. 21) where that is smaller — see
+:func:`fasterm.accounting.sgd_epsilon`.  The stochastic gradient is unbiased
 for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
 from the noise: Theorem A applies with that s².
 
@@ -104,6 +104,7 @@ from ._validation import (
     check_random_state,
     check_scalar,
     check_X_y,
+    is_sparse,
     derived_from,
 )
 
@@ -223,7 +224,10 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     sensitivity Δ₂ = 2c/n (2B·c/n with weights), μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
     σ from :func:`fasterm.accounting.calibrate_gaussian`; or Laplace noise
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
-    ``epsilon``/``delta`` are what was spent.
+    ``epsilon``/``delta`` are what was spent.  Floating point: the kernels clip at
+    c/(1 + Θ), Θ the proven relative rounding excess of a release
+    (:mod:`fasterm._float_margin`, docs/guarantees.rst "Floating point"), so Δ₂
+    holds for the computed pre-noise vector, float32 and float64.
     """
     return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
                      label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
@@ -247,7 +251,8 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
                         accelerate, output, max_steps, calibration)
     rng = check_random_state(random_state)
     if not checked:
-        X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True,
+                         classification=_optimize._is_classification(loss))
     n, d = X.shape
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
@@ -311,9 +316,12 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
     if output == "last":
         # the engine's fused compiled loop for plain steps, its numpy loop with momentum
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
-                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True)
+                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True,
+                        weight_bound=plan["wb"])
     else:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
+        c_k = _engine.release_clip(loss, constraint, c_k, X.dtype, n, d, scale=1.0 / n, weight_bound=plan["wb"],
+                                   sparse=is_sparse(X), momentum=momentum is not None)
         kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
 
         def grad_sum(point, out):
@@ -454,10 +462,10 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
 
     Privacy: σ = :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε, δ,
-    ``neighbors``) — the Rényi DP of the Poisson-subsampled Gaussian
-    (Mironov, Talwar & Zhang 2019), composed over T steps, converted by Balle
-    et al. 2020 (Thm. 21); for replace-one neighbours through Mironov's weak
-    triangle inequality (2017, Prop. 11).  The sampling and the noise come
+    ``neighbors``) — the privacy loss distribution of the Poisson-subsampled
+    Gaussian's dominating pair for that relation, composed over T steps
+    (Zhu, Dong & Wang 2022, Thm. 10; the Rényi DP bound of Mironov, Talwar &
+    Zhang 2019 where smaller).  The sampling and the noise come
     from ``random_state``'s single stream; the privacy proof assumes the
     sampling is hidden (only the final model, or the noisy steps, are seen).
 
@@ -473,6 +481,12 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     ``epochs``) or ``steps``; so the released w is (ε, δ)-DP for add/remove
     neighbours with ε the reported ``epsilon``, and the other fields are
     public constants.
+
+    Floating point: each minibatch of |B| rows is clipped at c/(1 + Θ) for
+    |B| (:mod:`fasterm._float_margin`), which bounds the computed release by
+    the reported sensitivity under replace-one neighbours (docs/guarantees.rst,
+    "Floating point").  Under add/remove the batch sizes of neighbours differ
+    and that proof does not apply: float32 X raises ``ValueError`` there.
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
@@ -510,12 +524,19 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     elif sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
-    X, y = check_X_y(X, y, y_required=False, accept_sparse=True)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True,
+                     classification=_optimize._is_classification(loss))
     n, d = X.shape
     if intercept is not None:
         d += 1
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    if neighbors == "add_remove" and X.dtype == np.float32:
+        # The floating-point margin (docs/guarantees.rst, "Floating point") is proved for
+        # replace-one batches of equal size; under add/remove the neighbours' batch sizes
+        # differ, and float32 rounding is not negligible next to the sensitivity.
+        raise ValueError("neighbors='add_remove' needs float64 X: the float32 rounding of the minibatch "
+                         "sums is only bounded below the sensitivity for replace-one neighbours")
     weights, wb = _sample_weights(sample_weight, weight_bound, n)
     if sample_rate is not None:
         q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
@@ -580,7 +601,11 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             return
         rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
         Xb, yb, nb = gather(rows)
-        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,
+        # The floating-point margin of this release: |B| = size rows summed, divided by m
+        # (size is the same for replace-one neighbours under the same coins).
+        c_b = _engine.release_clip(loss, constraint, c_k, Xb.dtype, size, Xb.shape[1], scale=1.0 / m,
+                                   weight_bound=wb, sparse=is_sparse(Xb))
+        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum

@@ -721,6 +721,19 @@ def _entries():
                            ("unused-address", "tcp://127.0.0.1:1", None), ("list", ["tcp://a:1"], None)],
                    granularity=[("not-secure", 2.0 ** -10, None)])),
     ]
+    # sufficient statistics perturbation (AdaSSP)
+    ssp_base = dict(X=X0, y=YR, epsilon=1.0, delta=1e-5, data_norm=1.0, label_bound=1.0, random_state=0)
+    E += [
+        Entry("ssp.adassp", fe.ssp.adassp, ssp_base,
+              dict(X=_arrays(X0, ndim=2), y=_arrays(YR, ndim=1), epsilon=eps(), delta=dl(), data_norm=pos(),
+                   label_bound=pos(), weight_bound=pos(), rho=pos(), random_state=rs())),
+        Entry("ssp.adassp(delta=0)", fe.ssp.adassp, dict(ssp_base, delta=0.0),
+              dict(X=_arrays(X0, ndim=2), epsilon=eps(), data_norm=pos(), label_bound=pos())),
+        Entry("ssp.adassp_scales", lambda **k: list(v for v in fe.ssp.adassp_scales(**k).values()
+                                                    if not isinstance(v, str)),
+              dict(epsilon=1.0, delta=1e-5, dim=3, data_norm=1.0, label_bound=1.0),
+              dict(epsilon=eps(), delta=dl(), dim=it(3), data_norm=pos(), label_bound=pos(), weight_bound=pos())),
+    ]
     # objective perturbation (pure ε)
     OP = fe.objpert
 

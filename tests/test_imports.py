@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
 LAYERS = [
     # compiled kernels (src/fasterm/*.pyx) and the build record CMake writes
     {"_discrete", "_expmech", "_hitrun", "_losses", "_mclosses", "_noise", "_online", "_projections", "_sparse", "_config"},
-    {"_validation", "_buildinfo", "_warnings", "_release"},  # parameter checks; build report; DataWarning; release declaration
+    {"_validation", "_buildinfo", "_warnings", "_release", "_float_margin"},  # parameter checks; build report; DataWarning; release declaration; the floating-point margin
     {"_exact"},  # exact integer samplers, the randomness sources
     {"accounting"},  # composition theorems and every noise calibration
     {"secure"},  # the exact grid: rounding, grid calibrations, secure-mode setting
@@ -27,11 +27,11 @@ LAYERS = [
     {"_engine", "_backends"},  # the gradient loop; its noise backends
     {"_dask"},  # the loop over row-chunked dask arrays
     {"_design", "optimize", "expmech", "mechanisms", "univariate", "online"},  # solvers and mechanisms
-    {"learning", "objpert"},  # built on mechanisms (objpert: its private threshold)
+    {"learning", "objpert", "ssp", "_bounds"},  # built on mechanisms (objpert: its private threshold; AdaSSP; _bounds: private ranges)
     {"solvers"},  # noisy_gd / noisy_sgd: step rules on the engine, built on optimize's checks
     {"_linear"},  # the linear-model fit (numpy only)
     {"_multiclass"},  # the K-class fit on one budget, on the binary fit's rules
-    {"linear_model"},  # scikit-learn estimators
+    {"linear_model", "preprocessing"},  # scikit-learn estimators; BoundedScaler
     {"model_selection"},  # private hyperparameter search over the estimators
     {"__init__"},  # the public namespace
     {"__main__"},  # the command-line job

@@ -420,8 +420,9 @@ def test_logistic_vector_exponential_is_accurate():
 def test_zero_rows_are_harmless():
     for name in LOSSES:
         X = np.zeros((5, 3))
-        y = np.array([1.0, -1.0, 0.5, 0.0, 2.0])
         loss = LOSSES[name]()
+        # regression labels of any value; classification labels are ±1 (others are refused)
+        y = np.array([1.0, -1.0, 0.5, 0.0, 2.0]) if loss._regression else np.array([1.0, -1.0, -1.0, 1.0, 1.0])
         with np.errstate(all="raise"):
             s = loss.grad_sum(np.ones(3), X, y, clip=0.1, data_norm=1.0)
             G = loss.grad(np.ones(3), X, y, clip=0.1, data_norm=1.0)
@@ -466,7 +467,9 @@ def test_overflowing_rows_are_still_scaled_to_data_norm():
     np.testing.assert_allclose(row_norms(X32), [math.sqrt(2) * 1e30, 3.0], rtol=1e-6)
 
 
-def test_labels_are_mapped_or_clipped_never_rejected():
+def test_labels_are_mapped_clipped_or_refused():
+    # Regression labels are clipped, never rejected; classification labels are {−1, +1} or
+    # {0, 1} (0 the negative class, -0.0 too), and any other value is refused naming y.
     rng = np.random.default_rng(8)
     X = rng.standard_normal((40, 3))
     w = rng.standard_normal(3)
@@ -475,11 +478,15 @@ def test_labels_are_mapped_or_clipped_never_rejected():
     for name in CLASSIFICATION:
         loss = LOSSES[name]()
         pm = np.where(raw > 0, 1.0, -1.0)
-        np.testing.assert_array_equal(loss.grad_sum(w, X, raw), loss.grad_sum(w, X, pm))
-        assert loss.value(w, X, raw) == loss.value(w, X, pm)
+        for call in (loss.grad_sum, loss.value, loss.grad):
+            with pytest.raises(ValueError, match="y: a classification loss"):
+                call(w, X, raw)
         # {0, 1} labels: 0 is the negative class
         y01 = (raw > 0).astype(float)
+        y01[1] = -0.0
         np.testing.assert_array_equal(loss.grad(w, X, y01), loss.grad(w, X, pm))
+        np.testing.assert_array_equal(loss.grad_sum(w, X, y01), loss.grad_sum(w, X, pm))
+        assert loss.value(w, X, y01) == loss.value(w, X, pm)
     for name in REGRESSION:
         clipped = np.clip(raw, -1.5, 1.5)
         a = LOSSES[name](label_bound=1.5)
@@ -584,8 +591,8 @@ def test_constants_hold_on_random_points(name, R, Xb, Yb):
     # rows up to 3x the declared norm and labels up to 3x the bound: the
     # kernels must clip them back, so the constants still hold.
     Xr = _ball(rng, m, d, 3 * Xb)
-    if name in CLASSIFICATION:
-        y = rng.choice([-1.0, 1.0, 0.0, 2.5], m)
+    if name in CLASSIFICATION:  # labels other than ±1 / {0, 1} are refused (check_class_labels)
+        y = rng.choice([-1.0, 1.0], m)
     else:
         y = rng.uniform(-3 * Yb, 3 * Yb, m)
         y[:10] = [Yb, -Yb] * 5
@@ -844,11 +851,13 @@ def test_inputs_are_never_modified(dtype):
     y[:5] = 50  # labels beyond the bound
     norms = row_norms(X)
     copies = [a.copy() for a in (X, y, w, norms)]
+    y_cls = np.where(y > 0, 1, -1).astype(dtype)  # classification losses take ±1 labels only
     for name in LOSSES:
         loss = LOSSES[name](label_bound=1.0) if name in REGRESSION else LOSSES[name]()
-        loss.value(w, X, y, data_norm=1.0, row_norms=norms)
-        loss.grad(w, X, y, clip=0.5, data_norm=1.0)
-        loss.grad_sum(w, X, y, clip=0.5, data_norm=1.0, row_norms=norms)
+        yy = y if name in REGRESSION else y_cls
+        loss.value(w, X, yy, data_norm=1.0, row_norms=norms)
+        loss.grad(w, X, yy, clip=0.5, data_norm=1.0)
+        loss.grad_sum(w, X, yy, clip=0.5, data_norm=1.0, row_norms=norms)
     for a, b in zip((X, y, w, norms), copies):
         np.testing.assert_array_equal(a, b)
 

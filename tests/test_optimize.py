@@ -271,6 +271,8 @@ def _reference_run(loss, X, y, constraint, steps, lr, average, noise, scale, see
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
         label_bound=label_bound)
+    # the floating-point margin of a full-batch release (fasterm._float_margin, the one place)
+    c = _engine.release_clip(loss, constraint, c, X.dtype, X.shape[0], X.shape[1], scale=1.0 / X.shape[0])
 
     def grad_sum(w, out):
         _losses.grad_sum(loss._kind, X, y, w, norms, dn, c, ybound, out, nt)

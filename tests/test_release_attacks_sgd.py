@@ -93,11 +93,12 @@ CASES = {
     "epochs": dict(epochs=3.0),
     "clip": dict(clip=0.5),
     "weights": dict(weights=True, weight_bound=2.0),
-    "float32": dict(dtype=np.float32),
     "csr": dict(csr=True),
 }
 
 
+# (float32 X is refused under add/remove: the float margin's proof needs equal batch sizes;
+# tests/test_float_edge.py::test_add_remove_refuses_float32.)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_add_remove_public_fields_identical_across_neighbours_and_seeds(case):
     kw = dict(CASES[case])

@@ -23,5 +23,8 @@ def test_api_example_runs():
     assert out["eps_b"] == 1.0 and out["delta_b"] == 1e-6
     assert out["remaining"] == 0.5
     assert out["beta"] == 0.25 and out["gd_eps"] <= 1.0 and out["sgd_eps"] <= 1.0
-    assert out["eps_sgd"] <= out["eps_rdp"] <= 1.0  # add/remove is below the replace-one claim
+    # eps_sgd: add/remove by the PLD accountant, at most the add/remove Rényi-DP bound eps_rdp
+    # and below the replace-one claim (the replace-one pair dominates the add/remove pairs);
+    # eps_rdp itself may exceed 1 at the tightly calibrated replace-one σ.
+    assert out["eps_sgd"] <= out["eps_rdp"] and out["eps_sgd"] <= 1.0
     assert out["theta"] == pytest.approx(1.0)

@@ -29,6 +29,9 @@ K = "tests/test_memo_keys.py"
 R = "tests/test_release_attacks_objpert.py"
 RA = "tests/test_release_attacks_sgd.py"
 SP = "tests/test_sparse.py"
+RG = "tests/test_regression.py"
+L = "tests/test_pld.py"
+F = "tests/test_float_edge.py"
 
 
 @dataclass(frozen=True)
@@ -242,8 +245,8 @@ MUTANTS = [
          f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
     Mutant(
         "sgd-loop-clips-at-1.1x", "solvers.py",
-        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_k, ybound, out, nt,",
-          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_k, ybound, out, nt,"),),
+        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,",
+          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_b, ybound, out, nt,"),),
         "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
     Mutant(
@@ -253,6 +256,27 @@ MUTANTS = [
         "replace-one SGD reported with the add/remove RDP (no weak triangle inequality)",
         (f"{S}::test_sgd_replace_one_bound_is_sound_for_one_step",
          f"{S}::test_sgd_replace_one_is_weak_triangle_of_add_remove")),
+    Mutant(
+        "pld-dots-rounded-down", "accounting.py",
+        (("    lower_share = np.clip(np.expm1(upper_loss - loss_fn(x)) / math.expm1(h), 0.0, 1.0)\n",
+          "    lower_share = np.ones_like(x)\n"),),
+        "the PLD rounds every loss down to the grid point below (optimistic discretisation)",
+        (f"{L}::test_one_step_epsilon_is_a_tight_upper_bound",
+         f"{L}::test_one_step_discrete_pld_dominates_the_exact_profile",
+         f"{L}::test_no_subsampling_matches_gaussian_dp")),
+    Mutant(
+        "pld-add-remove-one-ordering", "accounting.py",
+        (('kinds = ("replace",) if neighbors == "replace_one" else ("remove", "add")',
+          'kinds = ("replace",) if neighbors == "replace_one" else ("add",)'),),
+        "add/remove SGD accounted with the \"add\" ordering of the pair only",
+        (f"{L}::test_one_step_add_remove_epsilon_is_a_tight_upper_bound",
+         f"{L}::test_no_subsampling_add_remove_matches_gaussian_dp")),
+    Mutant(
+        "pld-calibration-returns-lo", "accounting.py",
+        (("    return hi\n\n\n# ----", "    return lo\n\n\n# ----"),),
+        "calibrate_sgd_sigma returns the bracket end that does not meet ε (σ up to 1e-4 too small)",
+        (f"{S}::test_calibrate_sgd_sigma_is_tight",
+         f"{L}::test_calibration_meets_the_budget_and_stops_within_tolerance")),
     Mutant(
         "rdp-conversion-term-doubled", "accounting.py",
         (("eps = rdp + np.log1p(-1.0 / orders) - (math.log(delta)", "eps = rdp + 2 * np.log1p(-1.0 / orders) - (math.log(delta)"),),
@@ -337,24 +361,31 @@ MUTANTS = [
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "_multiclass.py",
-        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K), weights)",
-          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_clip, out.reshape(p, K), "
+        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)",
+          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_eff, out.reshape(p, K), "
           "weights)"),),
         "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
     Mutant(
         "multiclass-sgd-clips-at-1.1x", "_multiclass.py",
-        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_clip, out.reshape(p, K),\n",
-          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_clip, out.reshape(p, K),\n"),),
+        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_b, out.reshape(p, K),\n",
+          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_b, out.reshape(p, K),\n"),),
         "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
-        (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",)),
+        (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
+         f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
     Mutant(
         "multiclass-class-sums-half-sensitivity", "_multiclass.py",
         (("        l1 = check_derived(2.0 * wb * c1, \"the L1 sensitivity\", \"data_norm\")\n",
           "        l1 = check_derived(wb * c1, \"the L1 sensitivity\", \"data_norm\")\n"),),
         "δ = 0 class sums: Δ₁ = B·c₁ (one row's change counted, not the removal and the addition)",
         (f"{M}::test_delta0_class_sums_against_reference",)),
+    Mutant(
+        "float-margin-dropped", "_float_margin.py",
+        (("    if c == 0.0 or theta == 0:\n        return float(c)\n",
+          "    if True:\n        return float(c)\n"),),
+        "the kernels clip at c itself (Θ = 0): float rounding moves the release beyond 2c·s",
+        (f"{F}::test_released_difference_within_reported_sensitivity",)),
     Mutant(
         "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
         (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
@@ -463,4 +494,52 @@ MUTANTS = [
           "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan (its σ) made for another ε",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
+    # --- regression: AdaSSP and the n-scaled rule (issue 30) ----------------------
+    Mutant(
+        "adassp-add-remove-gram-sensitivity", "ssp.py",
+        (("sens = (B * X * X, math.sqrt(2.0) * B * X * X, 2.0 * B * X * Y)",
+          "sens = (B * X * X, B * X * X, 2.0 * B * X * Y)"),),
+        "AdaSSP calibrates the Gram release to the add/remove sensitivity X² under replace-one",
+        (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
+         f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records",
+         f"{RG}::test_adassp_matches_loop_reference")),
+    Mutant(
+        "adassp-two-releases-accounted", "ssp.py",
+        (("sigma = accounting.calibrate_gaussian(1.0, 3, eps, delta)",
+          "sigma = accounting.calibrate_gaussian(1.0, 2, eps, delta)"),),
+        "AdaSSP composes only two of its three Gaussian releases",
+        (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
+         f"{RG}::test_adassp_matches_loop_reference")),
+    Mutant(
+        "adassp-laplace-l1-gram-sensitivity", "ssp.py",
+        (("sens = (B * X * X, B * (p + 1) * X * X, 2.0 * B * math.sqrt(p) * X * Y)",
+          "sens = (B * X * X, B * X * X, 2.0 * B * math.sqrt(p) * X * Y)"),),
+        "AdaSSP's δ = 0 Gram release uses the L2 bound where the Laplace mechanism needs L1",
+        (f"{RG}::test_adassp_laplace_calibration_is_basic_composition",
+         f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records")),
+    Mutant(
+        "adassp-weights-unbounded", "ssp.py",
+        (("cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)",
+          "cal = adassp_scales(eps, delta, p, Xb, Yb, 1.0, rho)"),),
+        "AdaSSP ignores weight_bound: a record of weight B moves the statistics B times more than the noise covers",
+        (f"{RG}::test_adassp_weights_match_reference_and_ones_match_unweighted",)),
+    # --- bounds="private": the ranges' share of the budget (issue 28) ---------------
+    Mutant(
+        "private-ranges-cost-not-reported", "linear_model.py",
+        (("        self.epsilon_ = float(result.epsilon) + eps_r\n",
+          "        self.epsilon_ = float(result.epsilon)\n"),),
+        "bounds='private' reports the fit's ε only, not the ranges' share",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-ranges-fit-spends-whole-epsilon", "linear_model.py",
+        (("            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)\n",
+          "            self._plan = (self.epsilon, _rest(self.delta, delta_r), rng, eps_r, delta_r)\n"),),
+        "bounds='private' spends ε on the ranges and the whole ε again on the fit",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-quantiles-not-composed-over-features", "_bounds.py",
+        (("    k = len(PRIVATE_QUANTILES) * int(n_features)\n",
+          "    k = len(PRIVATE_QUANTILES)\n"),),
+        "each feature's quantiles get the whole range budget (d-fold composition forgotten)",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
 ]

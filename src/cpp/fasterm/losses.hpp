@@ -807,6 +807,28 @@ inline double row_scale(double norm, double data_norm) {
     return (data_norm > 0.0 && norm > data_norm) ? data_norm / norm : 1.0;
 }
 
+// The bound a kernel compares with and scales to in place of a declared bound
+// B (the clip c, the data norm X) for rows of d values of T: B f with
+// f = 1 - (d + 8) u - 3 u_T (u = 2^-53, u_T the unit roundoff of T), so that
+// the gradient the kernel actually sums, the exact vector T(a) x, has exact
+// norm <= c (and the row part s x of a gradient, s the row scale to the data
+// norm, exact norm <= X), not just its computed norm.  Proof
+// (docs/guarantees.rst, "Floating point"): the computed norm N of a row is
+// >= ||x|| (1 - (d + 4) u) (each square rounds once and meets at most d - 1
+// rounded additions, the square root rounds once; the overflow path adds a
+// division, a product and one more rounding); the clip test |a| N > B f is a
+// rounded product, the clipped coefficient B f / N a rounded quotient, T(a)
+// one more rounding and a sample weight two more (the product in double,
+// then T): with the rounding of B f itself at most (1 + u)^3 (1 + u_T)^2,
+// and f (1 + u)^3 (1 + u_T)^2 <= (1 - u)(1 - (d + 4) u).  f is exact in
+// double for d < 2^50 (1 - k 2^-53 is a double for integers k <= 2^52).
+template <class T>
+inline double inner_bound(double bound, index_t d) {
+    constexpr double u = 0x1p-53;
+    constexpr double uT = std::is_same<T, float>::value ? 0x1p-24 : 0x1p-53;
+    return bound * ((1.0 - double(d + 8) * u) - 3.0 * uT);
+}
+
 // Scalar part of a row x with raw label y_raw and norm ||x||: the
 // coefficient a with gradient a * x, where z = s <w, x> for the row scale s
 // that brings x to the data norm.  (The reference for coefficients() below,
@@ -815,15 +837,22 @@ inline double row_scale(double norm, double data_norm) {
 template <class L, class T, class Row>
 inline double coefficient(const Row& x, double dot_xw, double y_raw, double norm, const T* w,
                           index_t d, const Options& o) {
-    const double s = o.data_norm > 0.0 ? row_scale(norm, o.data_norm) : 1.0;
-    double z = s * dot_xw;
-    if (!std::isfinite(z) && s < 1.0) z = dot_scaled(x, w, d, s);
+    // The margin is that of the row scaled to the data norm X by its computed
+    // norm; the gradient's scale s uses inner_bound(X), so that the exact
+    // norm of the gradient's row part s x stays <= X (rows whose computed
+    // norm lies in (inner_bound(X), X] get s just below 1).
+    const double sz = o.data_norm > 0.0 ? row_scale(norm, o.data_norm) : 1.0;
+    double z = sz * dot_xw;
+    if (!std::isfinite(z) && sz < 1.0) z = dot_scaled(x, w, d, sz);
+    const double s = o.data_norm > 0.0 ? row_scale(norm, inner_bound<T>(o.data_norm, d)) : 1.0;
     const double yi = L::uses_labels ? L::label(y_raw, o.label_bound) : 0.0;
     double a = L::deriv(z, yi) * s;
     if (o.clip > 0.0) {
-        // copysign(c / |x|, a) rather than a * c / |a x|: an exact rescale to
-        // norm c (up to rounding), finite even if a overflowed.
-        if (std::fabs(a) * norm > o.clip) a = std::copysign(o.clip / norm, a);
+        // copysign(c' / |x|, a) rather than a * c' / |a x|: a rescale to
+        // norm c' = inner_bound(c) (up to rounding, hence c' < c), finite
+        // even if a overflowed.
+        const double c = inner_bound<T>(o.clip, d);
+        if (std::fabs(a) * norm > c) a = std::copysign(c / norm, a);
     }
     return a;
 }
@@ -840,6 +869,8 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
                          T* coef) {
     const bool need_norms = o.data_norm > 0.0 || o.clip > 0.0;
 #ifdef FASTERM_VECTOR_EXTENSIONS
+    // The bounds as compared and scaled to (inner_bound: coefficient()'s).
+    const double dn = inner_bound<T>(o.data_norm, d), clip = inner_bound<T>(o.clip, d);
     // Full steps read the dot products, labels and norms straight into
     // vectors; only the last, partial step goes through small buffers, with
     // padding rows (zero dot product, label 1, norm 0).  (Filling
@@ -881,22 +912,28 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
             nv = vload(nt);
         }
         // The row scales, only when a row of the four exceeds the data norm
-        // (a scale of 1 changes no bit, and rows usually come clipped).
+        // (a scale of 1 changes no bit, and rows usually come clipped): the
+        // margin's, to X, and the gradient's s, to inner_bound(X) (as in
+        // coefficient()).
         s = one;
         vi over = vi{0, 0, 0, 0};
-        if (o.data_norm > 0.0) over = (vi)(nv > o.data_norm);
+        if (o.data_norm > 0.0) over = (vi)(nv > dn);
         const bool scaled = (over[0] | over[1] | over[2] | over[3]) != 0;
         if (scaled) {
-            s = over ? o.data_norm / nv : one;
-            z = s * z;
-            // Rare: a dot product that overflowed, on a row the data norm scales down.
-            const vi bad = (!(vabs(z) <= std::numeric_limits<double>::max())) & (s < 1.0);
-            if (bad[0] | bad[1] | bad[2] | bad[3]) {
-                alignas(32) double zt[4];
-                vstore(zt, z);
-                for (index_t k = 0; k < 4 && r + k < m; ++k)
-                    if (bad[k]) zt[k] = dot_scaled(rows(i0 + r + k), w, d, s[k]);
-                z = vload(zt);
+            s = over ? dn / nv : one;
+            const vi zover = (vi)(nv > o.data_norm);
+            if (zover[0] | zover[1] | zover[2] | zover[3]) {
+                const vd sz = zover ? o.data_norm / nv : one;
+                z = sz * z;
+                // Rare: a dot product that overflowed, on a row the data norm scales down.
+                const vi bad = (!(vabs(z) <= std::numeric_limits<double>::max())) & (sz < 1.0);
+                if (bad[0] | bad[1] | bad[2] | bad[3]) {
+                    alignas(32) double zt[4];
+                    vstore(zt, z);
+                    for (index_t k = 0; k < 4 && r + k < m; ++k)
+                        if (bad[k]) zt[k] = dot_scaled(rows(i0 + r + k), w, d, sz[k]);
+                    z = vload(zt);
+                }
             }
         }
         yl = L::vlabel(yv, o.label_bound);
@@ -906,8 +943,8 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
     auto finish = [&](index_t r, vd a, vd nv, vd s, bool scaled) {
         if (scaled) a = a * s;
         if (o.clip > 0.0) {
-            const vd c = o.clip / nv;  // inf on zero rows, never selected there
-            a = vabs(a) * nv > o.clip ? (a < 0.0 ? -c : c) : a;
+            const vd c = clip / nv;  // inf on zero rows, never selected there
+            a = vabs(a) * nv > clip ? (a < 0.0 ? -c : c) : a;
         }
         if (r + 4 <= m) {
             if constexpr (std::is_same<T, double>::value) {
@@ -1028,9 +1065,12 @@ inline void for_each_chunk(index_t nchunks, int workers, const F& work) {
 // alternate with the accumulation of block b (from L1), so the memory stream
 // never waits for the arithmetic.  For float data the rows are summed in a
 // float scratch row that is added into the double acc every kFlushRows rows:
-// float sums never run over more rows than that.  The arithmetic depends only
-// on the rows' positions in the map, so a subsample read through
-// IndexedRows gives the bits of the same rows copied out and read densely.
+// float sums never run over more rows than that (a term meets at most 21
+// float roundings before its flush: the error bound of the sum in
+// docs/guarantees.rst, "Floating point", counts on it).  The arithmetic
+// depends only on the rows' positions in the map, so a subsample read
+// through IndexedRows gives the bits of the same rows copied out and read
+// densely.
 constexpr index_t kFlushRows = 64;
 
 template <class L, class T, class R>

@@ -1,0 +1,352 @@
+"""The estimators' bounds= (declared and private), the analyst-side DataWarning, declared classes,
+and PrivateSearch over pipelines (issue 28)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+pd = pytest.importorskip("pandas")
+
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler  # noqa: E402
+
+import fasterm as fe  # noqa: E402
+from fasterm import _bounds, accounting  # noqa: E402
+from fasterm.datasets import FEATURE_BOUNDS, FEATURE_NAMES, load_breast_cancer  # noqa: E402
+from fasterm.preprocessing import BoundedScaler  # noqa: E402
+
+ESTIMATORS = (fe.DPLogisticRegression, fe.DPLinearSVC, fe.DPLinearRegression)
+RAW, LABELS = load_breast_cancer()
+SCALED, _ = load_breast_cancer(scaled=True)
+
+
+def _target(cls):
+    return RAW[:, 0] / 30.0 if cls is fe.DPLinearRegression else LABELS
+
+
+def _same(a, b):
+    """Bit-identical, recursively (arrays, dicts, floats incl. NaN)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if hasattr(a, "__dict__") and type(a).__module__.startswith("fasterm"):
+        return type(a) is type(b) and _same(vars(a), vars(b))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return type(a) is type(b) and a == b
+
+
+# ---------------------------------------------------------------------------
+# Declared bounds
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_declared_bounds_equal_the_pre_scaled_fit_and_the_pipeline(cls):
+    y = _target(cls)
+    a = cls(random_state=3, bounds=FEATURE_BOUNDS).fit(RAW, y)
+    b = cls(random_state=3).fit(SCALED, y)
+    c = make_pipeline(BoundedScaler(FEATURE_BOUNDS), cls(random_state=3)).fit(RAW, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.coef_, c[-1].coef_)
+    assert a.epsilon_ == b.epsilon_ and a.delta_ == b.delta_
+    # predict-time rows are mapped as the training rows were
+    np.testing.assert_array_equal(a.predict(RAW), b.predict(SCALED))
+    np.testing.assert_array_equal(a.predict(RAW), c.predict(RAW))
+    np.testing.assert_array_equal(a._decision(RAW), SCALED @ b.coef_.T + b.intercept_)
+    for low, high in zip(a.bounds_, FEATURE_BOUNDS):
+        np.testing.assert_array_equal(low, high)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_dataframe_dict_bounds_and_float32(cls):
+    y = _target(cls)
+    df = pd.DataFrame(RAW, columns=FEATURE_NAMES)
+    as_dict = {name: (lo, hi) for name, lo, hi in zip(FEATURE_NAMES, *FEATURE_BOUNDS)}
+    a = cls(random_state=1, bounds=as_dict).fit(df, y)
+    b = cls(random_state=1, bounds=FEATURE_BOUNDS).fit(RAW, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict(df), b.predict(RAW))
+    with pytest.raises(ValueError, match="bounds given by column name"):
+        cls(bounds=as_dict).fit(RAW, y)
+    X32 = RAW.astype(np.float32)
+    m = cls(random_state=1, bounds=FEATURE_BOUNDS).fit(X32, y)
+    assert m.coef_.dtype == np.float32
+    ref = cls(random_state=1).fit(_bounds.map_rows(X32, *FEATURE_BOUNDS), y)
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
+
+
+@pytest.mark.parametrize("bounds, exc, words", [
+    ((1.0, 1.0), ValueError, "low < high"),
+    (([0.0] * 3, [1.0] * 3), ValueError, "one number per feature"),
+    ((0.0, math.inf), ValueError, "finite"),
+    (("a", "b"), TypeError, "numbers"),
+    ("public", ValueError, "bounds"),
+    (3.0, ValueError, "bounds"),
+])
+def test_bad_bounds_raise_naming_the_parameter(bounds, exc, words):
+    with pytest.raises((exc, ValueError, TypeError), match=words) as err:
+        fe.DPLogisticRegression(bounds=bounds).fit(RAW, LABELS)
+    assert "bounds" in str(err.value)
+    assert isinstance(err.value, exc) or exc is ValueError
+
+
+def test_bounds_refuse_sparse_X():
+    sp = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match="sparse"):
+        fe.DPLogisticRegression(bounds=(0, 1)).fit(sp.csr_matrix(SCALED), LABELS)
+    m = fe.DPLogisticRegression(bounds=FEATURE_BOUNDS, random_state=0).fit(RAW, LABELS)
+    with pytest.raises(TypeError, match="sparse"):
+        m.predict(sp.csr_matrix(RAW))
+
+
+# ---------------------------------------------------------------------------
+# bounds="private"
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-5), (3.0, 1e-6), (0.5, 0.0), (0.1, 3e-7), (0.7, 1e-5)])
+def test_private_bounds_accounting(epsilon, delta):
+    X, y = RAW[:, :8], LABELS
+    d = X.shape[1]
+    m = fe.DPLogisticRegression(epsilon=epsilon, delta=delta, bounds="private", random_state=0).fit(X, y)
+    eps_r, delta_r, eps_q = _bounds.private_budget(epsilon, delta, d)
+    assert eps_r == pytest.approx(epsilon / 4, rel=1e-15) and delta_r == pytest.approx(delta / 4, rel=1e-15)
+    # the reported total is the fit's share plus the ranges' share (basic composition)
+    assert m.epsilon_ == m.result_.epsilon + eps_r
+    assert m.delta_ == m.result_.delta + delta_r
+    assert m.result_.epsilon <= 0.75 * epsilon * (1 + 1e-12) and m.result_.delta <= 0.75 * delta * (1 + 1e-12)
+    assert m.epsilon_ <= epsilon and m.delta_ <= delta  # never above the request, not even by an ulp
+    k = 2 * d  # quantiles
+    if delta == 0:
+        assert k * eps_q == pytest.approx(eps_r, rel=1e-15)  # basic composition of pure-ε quantiles
+    else:
+        # 2d exponential mechanisms, each ε_q-bounded-range hence ε_q²/8-zCDP, compose to ρ;
+        # ρ-zCDP is (ε_r, δ_r)-DP by the CKS conversion — checked from ρ directly.
+        rho = k * eps_q ** 2 / 8
+        assert accounting.zcdp_delta(rho, eps_r) <= delta_r
+        assert accounting.zcdp_delta(rho * 1.01, eps_r) > delta_r  # and the budget is used, not wasted
+
+
+def test_private_ranges_are_the_documented_quantiles():
+    # slow reference: the same generator, the documented quantiles one by one
+    X = RAW[:, :5]
+    low, high = _bounds.private_ranges(X, 2.0, 1e-5, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    eps_q = _bounds.private_budget(2.0, 1e-5, 5)[2]
+    zmax = math.asinh(1e9 / 1e-3)
+    for j in range(5):
+        z = np.arcsinh(np.clip(X[:, j], -1e9, 1e9) / 1e-3)
+        qs = sorted(fe.quantile(z, q, (-zmax, zmax), eps_q, random_state=rng) for q in (0.25, 0.75))
+        a, b = (math.sinh(v) * 1e-3 for v in qs)
+        assert low[j] == pytest.approx(a - (b - a), rel=1e-12)
+        assert high[j] == pytest.approx(b + (b - a), rel=1e-12)
+
+
+def test_private_ranges_cover_the_data_on_other_data():
+    # Data other than the breast-cancer set, scales from 1e-2 to 1e4, n large enough for the rule.
+    rng = np.random.default_rng(11)
+    n = 20_000
+    X = np.column_stack([rng.normal(1000.0, 100.0, n), rng.uniform(0.05, 0.1, n),
+                         rng.lognormal(0.0, 0.5, n), rng.normal(-3.0, 1.0, n)])
+    low, high = _bounds.private_ranges(X, 1.0, 1e-5, rng)
+    q10, q25, q75, q90 = np.quantile(X, [0.1, 0.25, 0.75, 0.9], axis=0)
+    assert np.all(low < q10) and np.all(high > q90)
+    assert np.all(high - low < 6 * (q75 - q25))
+
+
+def test_private_bounds_refusals():
+    with pytest.raises(ValueError, match="secure"):
+        fe.DPLogisticRegression(bounds="private", secure=True).fit(RAW, LABELS)
+
+
+def _neighbour(X, y, i=5):
+    X2, y2 = X.copy(), y.copy()
+    X2[i] = X[(i + 1) % len(X)] * 1.7
+    y2[i] = 1 - y[i] if y.dtype.kind in "iu" else -y[i]
+    return X2, y2
+
+
+@pytest.mark.parametrize("bounds", ["private", FEATURE_BOUNDS])
+def test_release_surface_with_bounds(bounds):
+    """Every attribute but the private output (coef_, intercept_ and, for "private", bounds_) is
+    bit-identical across neighbouring data sets with one seed, and across seeds."""
+    outputs = {"coef_", "intercept_", "result_"} | ({"bounds_"} if bounds == "private" else set())
+    X2, y2 = _neighbour(RAW, LABELS)
+    fits = [fe.DPLogisticRegression(bounds=bounds, random_state=s).fit(X, y)
+            for s, X, y in ((0, RAW, LABELS), (0, X2, y2), (1, RAW, LABELS))]
+    keys = sorted(vars(fits[0]))
+    assert all(sorted(vars(f)) == keys for f in fits)
+    for key in keys:
+        if key in outputs or key == "random_state":  # the seed is a parameter, set by the caller
+            continue
+        for f in fits[1:]:
+            assert _same(getattr(fits[0], key), getattr(f, key)), key
+    # result_: everything but the released parameter vector
+    for f in fits[1:]:
+        ra, rb = dict(vars(fits[0].result_)), dict(vars(f.result_))
+        ra.pop("w"), rb.pop("w")
+        assert _same(ra, rb)
+    if bounds == "private":
+        assert not np.array_equal(fits[0].bounds_[0], fits[2].bounds_[0])  # the ranges are private outputs
+
+
+def test_scaler_release_surface():
+    X2, _ = _neighbour(RAW, LABELS)
+    a, b = BoundedScaler(FEATURE_BOUNDS).fit(RAW), BoundedScaler(FEATURE_BOUNDS).fit(X2)
+    assert sorted(vars(a)) == sorted(vars(b))
+    for key in vars(a):
+        assert _same(getattr(a, key), getattr(b, key)) or key == "bounds"
+
+
+# ---------------------------------------------------------------------------
+# DataWarning (caller only) and declared classes
+# ---------------------------------------------------------------------------
+def test_default_fit_on_raw_rows_warns():
+    with pytest.warns(fe.DataWarning, match=r"569 of 569 rows \(100%\) have a norm above data_norm=1") as rec:
+        m = fe.DPLogisticRegression(random_state=0).fit(RAW, LABELS)
+    assert "bounds=" in str(rec[0].message) and "BoundedScaler" in str(rec[0].message)
+    assert rec[0].filename == __file__  # points at the caller's line
+    # nothing of the warning is stored
+    ref = fe.DPLogisticRegression(random_state=0).fit(SCALED, LABELS)
+    assert sorted(vars(m)) == sorted(vars(ref))
+    # pandas input (the path that converts X) warns too
+    with pytest.warns(fe.DataWarning, match="569 of 569 rows"):
+        fe.DPLinearSVC(random_state=0).fit(pd.DataFrame(RAW), LABELS)
+
+
+def test_no_warning_on_bounded_rows_and_silencing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        fe.DPLogisticRegression(random_state=0).fit(SCALED, LABELS)
+        fe.DPLogisticRegression(random_state=0, bounds=FEATURE_BOUNDS).fit(RAW, LABELS)
+        # up to 1% of rows over the bound: no warning (5 of 569)
+        X = SCALED.copy()
+        X[:5] *= 3.0
+        fe.DPLogisticRegression(random_state=0).fit(X, LABELS)
+    X[:6] *= 3.0
+    with pytest.warns(fe.DataWarning, match="6 of 569 rows"):
+        fe.DPLogisticRegression(random_state=0).fit(X, LABELS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", fe.DataWarning)
+        fe.DPLogisticRegression(random_state=0).fit(RAW, LABELS)
+
+
+def test_clipped_labels_warn():
+    y = SCALED[:, 0] * 10.0
+    over = int(np.count_nonzero(np.abs(y) > 1.0))
+    with pytest.warns(fe.DataWarning, match=f"{over} of 569 labels .* label_bound=1"):
+        fe.DPLinearRegression(random_state=0).fit(SCALED, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", fe.DataWarning)
+        fe.DPLinearRegression(random_state=0, label_bound=10.0).fit(SCALED, y)
+    # no label is clipped now (a radius-boundary warning, about the released model, may remain)
+    assert not [w for w in caught if "label" in str(w.message) and "label_bound=" in str(w.message)
+                and "labels" in str(w.message)]
+
+
+@pytest.mark.parametrize("classes, labels", [
+    (["b", "m"], np.where(LABELS == 1, "benign", "malignant")),  # the issue's example: every label outside
+    ([0, 1], np.where(np.arange(569) == 3, 2, LABELS)),            # one label outside
+    (["x", "y", "z"], np.array(["x", "y", "z", "w"])[np.arange(569) % 4]),
+])
+def test_a_label_outside_declared_classes_raises(classes, labels):
+    with pytest.raises(ValueError, match="not in the declared classes"):
+        fe.DPLogisticRegression(classes=classes, random_state=0).fit(SCALED, labels)
+
+
+def test_a_label_outside_declared_classes_raises_for_dask():
+    da = pytest.importorskip("dask.array")
+    X = da.from_array(SCALED, chunks=200)
+    y = da.from_array(np.where(np.arange(569) == 3, 2, LABELS), chunks=200)
+    with pytest.raises(ValueError, match="1 of 569 labels"):
+        fe.DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# PrivateSearch over pipelines
+# ---------------------------------------------------------------------------
+def test_private_search_accepts_pipelines_that_learn_nothing():
+    df = pd.DataFrame(RAW[:, :6], columns=FEATURE_NAMES[:6])
+    df["site"] = np.array(["a", "b"])[np.arange(569) % 2]
+    bounds = {n: (lo, hi) for n, lo, hi in zip(FEATURE_NAMES[:6], FEATURE_BOUNDS[0][:6], FEATURE_BOUNDS[1][:6])}
+    ct = ColumnTransformer([("num", BoundedScaler(bounds), list(FEATURE_NAMES[:6])),
+                            ("cat", OneHotEncoder(categories=[["a", "b"]]), ["site"])])
+    pipe = make_pipeline(ct, FunctionTransformer(), fe.DPLogisticRegression(data_norm=math.sqrt(2)))
+    grid = {"dplogisticregression__max_steps": [10, 20]}
+    s = fe.PrivateSearch(pipe, grid, epsilon=1.0, random_state=0).fit(df, LABELS)
+    assert s.epsilon_ <= 1.0 and s.predict(df).shape == (569,)
+    # the same search on the equivalent plain estimator and pre-mapped rows gives the same model
+    Z = ct.fit_transform(df)
+    t = fe.PrivateSearch(fe.DPLogisticRegression(data_norm=math.sqrt(2)), {"max_steps": [10, 20]},
+                         epsilon=1.0, random_state=0).fit(Z, LABELS)
+    np.testing.assert_array_equal(s.best_estimator_[-1].coef_, t.best_estimator_.coef_)
+    assert s.epsilon_ == t.epsilon_
+
+
+@pytest.mark.parametrize("pipe, grid", [
+    (make_pipeline(StandardScaler(), fe.DPLogisticRegression()), {"dplogisticregression__max_steps": [10]}),
+    (make_pipeline(OneHotEncoder(), fe.DPLogisticRegression()), {"dplogisticregression__max_steps": [10]}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]]), fe.DPLogisticRegression()),
+     {"onehotencoder__categories": ["auto"]}),  # a grid may not switch a step to learning
+    (make_pipeline(BoundedScaler(FEATURE_BOUNDS), StandardScaler()), {}),
+    (fe.DPLogisticRegression(bounds="private"), {"max_steps": [10]}),
+])
+def test_private_search_refuses_learning_preprocessing(pipe, grid):
+    with pytest.raises(TypeError, match="estimator"):
+        fe.PrivateSearch(pipe, grid or {"x": [1]}, random_state=0).fit(RAW, LABELS)
+
+
+def test_private_search_pipeline_reserved_names():
+    pipe = make_pipeline(BoundedScaler(FEATURE_BOUNDS), fe.DPLogisticRegression())
+    with pytest.raises(ValueError, match="may not set"):
+        fe.PrivateSearch(pipe, {"dplogisticregression__epsilon": [1.0]}).fit(RAW, LABELS)
+
+
+# ---------------------------------------------------------------------------
+# The functional layer: classification labels in {−1, +1} or {0, 1}, nothing else
+# ---------------------------------------------------------------------------
+def _functional_calls():
+    X = SCALED[:100]
+    C = fe.L2Ball(5.0, X.shape[1])
+    common = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0)
+    return X, [
+        ("noisy_pgd", lambda y: fe.noisy_pgd(fe.losses.Logistic(), X, y, C, steps=3, **common).w),
+        ("noisy_gd", lambda y: fe.noisy_gd(fe.losses.Logistic(), X, y, C, steps=3, **common).w),
+        ("noisy_sgd", lambda y: fe.noisy_sgd(fe.losses.Logistic(), X, y, C, steps=3, batch_size=20, **common).w),
+        ("pgd", lambda y: fe.pgd(fe.losses.Hinge(), X, y, C, steps=3).w),
+        ("objective_perturbation", lambda y: fe.objective_perturbation(
+            fe.objpert.SmoothHinge(), X, y, epsilon=1.0, data_norm=1.0, random_state=0).w),
+        ("grad", lambda y: fe.losses.Logistic().grad(np.zeros(X.shape[1]), X, y)),
+    ]
+
+
+def test_functional_classification_labels():
+    X, calls = _functional_calls()
+    y01 = LABELS[:100]
+    ypm = 2.0 * y01 - 1.0
+    for name, call in calls:
+        np.testing.assert_array_equal(call(y01), call(ypm), err_msg=name)  # {0, 1} is {−1, +1}
+        for bad in (np.where(y01 == 1, 2, 0), y01 * 0.5, np.where(np.arange(100) < 3, -1, y01)):
+            with pytest.raises(ValueError, match=r"y: a classification loss takes labels"):
+                call(bad)
+    # regression losses take any real label
+    fe.noisy_pgd(fe.losses.Squared(), X, 7.5 * ypm, fe.L2Ball(5.0, X.shape[1]), epsilon=1.0, delta=1e-6,
+                 data_norm=1.0, label_bound=1.0, steps=2, random_state=0)
+
+
+def test_declared_bounds_on_a_dask_X_equal_the_pre_mapped_dask_fit():
+    da = pytest.importorskip("dask.array")
+    pytest.importorskip("distributed")
+    y = da.from_array(LABELS, chunks=200)
+    a = fe.DPLogisticRegression(bounds=FEATURE_BOUNDS, random_state=2, steps=5).fit(da.from_array(RAW, chunks=200), y)
+    b = fe.DPLogisticRegression(random_state=2, steps=5).fit(da.from_array(SCALED, chunks=200), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="bounds='private' needs X in memory"):
+        fe.DPLogisticRegression(bounds="private").fit(da.from_array(RAW, chunks=200), y)
