@@ -32,7 +32,8 @@ from __future__ import annotations
 
 __all__ = ["RELEASED", "released"]
 
-_ESTIMATOR = ("coef_", "intercept_")
+# bounds_: the ranges of bounds="private" are a private release (for declared bounds a constant)
+_ESTIMATOR = ("coef_", "intercept_", "bounds_")
 
 #: class name -> attribute paths that are the private output (module docstring).
 RELEASED: dict[str, tuple[str, ...]] = {
@@ -48,6 +49,14 @@ RELEASED: dict[str, tuple[str, ...]] = {
     # hyperparameter search: the best run's candidate and noisy score; best_estimator_ by its
     # own entry, whose other attributes are public constants of best_params_
     "PrivateSearch": ("best_params_", "best_score_"),
+    # a search's best_estimator_ may be a Pipeline: its final estimator's model is the output (by
+    # that estimator's entry); the steps before it learn nothing from the data
+    # (model_selection._learns_nothing), so all their fitted attributes are public constants
+    "Pipeline": (),
+    "ColumnTransformer": (),
+    "OneHotEncoder": (),
+    "FunctionTransformer": (),
+    "BoundedScaler": (),
     # online learning: the actions (PrivateRWM.choose and .run), θ and its counts
     "PrivateRWMRun": ("actions",),
     "PrivateRWM": (),

@@ -308,21 +308,24 @@ def check_csr(X, name: str = "X", *, dtype=None):
 
 
 def check_class_labels(y, name: str = "y"):
-    """Labels of a binary classification loss: all in {−1, +1} or all in {0, 1}; ``y`` itself.
+    """Labels of a binary classification loss: each in {−1, 0, +1}; ``y`` itself.
 
-    The kernels read y > 0 as +1 and anything else as −1, so {0, 1} labels mean
-    what they mean in scikit-learn (0 is the negative class).  Any other value
-    (2, 0.5, a mix of 0 and −1, three classes) is refused with ``ValueError``:
-    it is outside the loss's label domain, like a NaN, and reading it by its
-    sign would fit a model of labels the caller did not mean.  One pass over y.
+    A per-record rule: each label is read on its own as the kernels read it,
+    y > 0 as +1 and anything else (0 or −1) as −1, so {0, 1} labels mean what
+    they mean in scikit-learn (0 is the negative class) and {−1, +1} labels
+    are themselves — whatever the other records hold (a whole-data-set rule,
+    such as "all in {−1, +1} or all in {0, 1}", would let one record decide
+    between a release and a refusal).  A value outside {−1, 0, +1} (2, 0.5,
+    1e300) is outside the loss's label domain, like a NaN, and is refused with
+    ``ValueError``: reading it by its sign would fit a model of labels the
+    caller did not mean.  One pass over y.
     """
     y_arr = np.asarray(y)
-    pos = y_arr == 1
-    rest = y_arr[~pos]
-    if rest.size and not (rest[0] in (0, -1) and np.all(rest == rest[0])):
-        bad = np.unique(rest)[:4].tolist()
-        raise ValueError(f"{name}: a classification loss takes labels in {{-1, +1}} or in {{0, 1}} (0 is the "
-                         f"negative class), got other values or a mix, e.g. {bad}; map them first "
+    ok = (y_arr == 1) | (y_arr == 0) | (y_arr == -1)
+    if not np.all(ok):
+        bad = np.unique(y_arr[~np.asarray(ok, dtype=bool)])[:4].tolist()
+        raise ValueError(f"{name}: a classification loss takes labels in {{-1, 0, +1}} (0 and -1 are the "
+                         f"negative class), got other values, e.g. {bad}; map them first "
                          "(e.g. np.where(y == positive, 1, -1))")
     return y
 

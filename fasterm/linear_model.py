@@ -648,46 +648,51 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         more than 1% are, ``fit`` warns (:class:`fasterm.DataWarning`, to the
         caller only: not stored, not part of the release).
         """
-        self._check_params()
-        chunked = _dask.is_dask_collection(X)
-        X, y, norms = (*self._validate_dask(X, y), None) if chunked else self._validate_fit_data(
-            X, y, accept_sparse="csr")
-        if self.classes is not None:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
-                raise ValueError("classes must be a sequence of at least two distinct labels "
-                                 "(for two: negative, positive)")
-            _check_declared_labels(y, classes, chunked)
-        X, norms = self._rows(X, norms, chunked)
-        if self.classes is not None:
+        try:
+            self._check_params()
+            chunked = _dask.is_dask_collection(X)
+            X, y, norms = (*self._validate_dask(X, y), None) if chunked else self._validate_fit_data(
+                X, y, accept_sparse="csr")
+            if self.classes is not None:
+                classes = np.asarray(self.classes)
+                if classes.ndim != 1 or classes.shape[0] < 2 or len(set(classes.tolist())) != classes.shape[0]:
+                    raise ValueError("classes must be a sequence of at least two distinct labels "
+                                     "(for two: negative, positive)")
+                _check_declared_labels(y, classes, chunked)
+            X, norms = self._rows(X, norms, chunked)
+            if self.classes is not None:
+                if classes.shape[0] > 2:
+                    return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
+                                                chunked, sample_weight)
+                y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
+                coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
+                self.classes_ = classes
+                self.coef_ = coef.reshape(1, -1)
+                self.intercept_ = np.array([intercept], dtype=coef.dtype)
+                return self
+            # The target type of a 1-d y is decided by its set of values: checking the
+            # unique labels is scikit-learn's check at the cost of one np.unique (its
+            # type_of_target on all of y sorts y again).  For dask, only the label set
+            # comes to the client, never y itself.
+            classes = _dask.unique(y) if chunked else _unique_labels(y)
+            if not _integral_labels(classes):
+                check_classification_targets(classes)
+            if classes.shape[0] < 2:
+                raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
+                                 "class (pass classes=(negative, positive) to declare them)")
             if classes.shape[0] > 2:
-                return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
-                                            chunked, sample_weight)
+                index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
+                return self._fit_multiclass(X, index, classes, chunked, sample_weight)
             y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
             coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
             self.classes_ = classes
             self.coef_ = coef.reshape(1, -1)
             self.intercept_ = np.array([intercept], dtype=coef.dtype)
             return self
-        # The target type of a 1-d y is decided by its set of values: checking the
-        # unique labels is scikit-learn's check at the cost of one np.unique (its
-        # type_of_target on all of y sorts y again).  For dask, only the label set
-        # comes to the client, never y itself.
-        classes = _dask.unique(y) if chunked else _unique_labels(y)
-        if not _integral_labels(classes):
-            check_classification_targets(classes)
-        if classes.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
-                             "class (pass classes=(negative, positive) to declare them)")
-        if classes.shape[0] > 2:
-            index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
-            return self._fit_multiclass(X, index, classes, chunked, sample_weight)
-        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
-        coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
-        self.classes_ = classes
-        self.coef_ = coef.reshape(1, -1)
-        self.intercept_ = np.array([intercept], dtype=coef.dtype)
-        return self
+        finally:
+            # the fit's budget and random state (a Generator for bounds="private"): never kept,
+            # also when the fit raises after the private ranges were drawn
+            self.__dict__.pop("_plan", None)
 
     def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
         """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm._multiclass`)."""
@@ -991,23 +996,28 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         are clipped to the bounds; ``sample_weight`` (None or one weight per
         row) is mapped into [0, ``weight_bound``].
         """
-        self._check_params()
-        if _dask.is_dask_collection(X):
-            X, y = self._validate_dask(X, y)
-            # clipped into X's dtype, not cast: a huge finite label must not become inf
-            y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
-            norms = None
-        else:
-            X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
-            y = labels_as(np.asarray(y), X.dtype)
-            _warn_clipped_labels(y, self.label_bound)
-        X, norms = self._rows(X, norms, _dask.is_dask_collection(X))
-        coef, intercept = self._fit_linear(X, y, sample_weight, norms)
-        self.coef_ = coef
-        self.intercept_ = intercept
-        _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
-                                 self.intercept_scaling, type(self).__name__)
-        return self
+        try:
+            self._check_params()
+            if _dask.is_dask_collection(X):
+                X, y = self._validate_dask(X, y)
+                # clipped into X's dtype, not cast: a huge finite label must not become inf
+                y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
+                norms = None
+            else:
+                X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
+                y = labels_as(np.asarray(y), X.dtype)
+                _warn_clipped_labels(y, self.label_bound)
+            X, norms = self._rows(X, norms, _dask.is_dask_collection(X))
+            coef, intercept = self._fit_linear(X, y, sample_weight, norms)
+            self.coef_ = coef
+            self.intercept_ = intercept
+            _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
+                                     self.intercept_scaling, type(self).__name__)
+            return self
+        finally:
+            # the fit's budget and random state (a Generator for bounds="private"): never kept,
+            # also when the fit raises after the private ranges were drawn
+            self.__dict__.pop("_plan", None)
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
         """⟨coef, x⟩ + intercept for each row."""

@@ -27,9 +27,10 @@ estimated from the data:
   which the gradient kernels compute in their own pass over X unless cached
   ones are given (``row_norms``).
 * ``label_bound`` Y (Squared, Absolute): labels are clipped to [−Y, Y].
-* Classification labels (Logistic, Hinge): all in {−1, +1} or all in {0, 1}
-  (scikit-learn style: 0 is the negative class); the kernels read y > 0 as +1.
-  Any other value (2, 0.5, a mix of 0 and −1) is refused with ``ValueError``
+* Classification labels (Logistic, Hinge): each in {−1, 0, +1}, read on its
+  own (a per-record rule): the kernels read y > 0 as +1 and 0 or −1 as −1
+  (scikit-learn style: 0 is the negative class).
+  Any other value (2, 0.5, 1e300) is refused with ``ValueError``
   naming y (:func:`fasterm._validation.check_class_labels`), like a NaN: it is
   outside the label domain, and reading it by its sign fitted a model of labels
   the caller did not mean.  Inside the domain nothing is rejected because of

@@ -127,8 +127,11 @@ def _learns_nothing(step) -> bool:
     """Whether a preprocessing step's ``fit`` learns nothing from the values of X (a public rule on
     its type and parameters): :class:`fasterm.preprocessing.BoundedScaler`; scikit-learn's
     ``FunctionTransformer`` (its function must be a per-record map fixed in advance: documented,
-    not checkable); ``OneHotEncoder`` with declared ``categories`` (not "auto"); "passthrough"
-    and "drop"; a ``Pipeline`` or ``ColumnTransformer`` made only of these."""
+    not checkable); ``OneHotEncoder`` with declared ``categories`` (not "auto"), ``min_frequency``
+    and ``max_categories`` None and ``handle_unknown`` not "infrequent_if_exist" (these count the
+    rows of each category); "passthrough" and "drop"; a ``Pipeline`` of these, or a
+    ``ColumnTransformer`` of these with ``sparse_threshold=0`` (otherwise its ``sparse_output_`` is
+    decided from the density of the data)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
@@ -140,11 +143,17 @@ def _learns_nothing(step) -> bool:
     if type(step) in (BoundedScaler, FunctionTransformer):
         return True
     if type(step) is OneHotEncoder:
-        return not (isinstance(step.categories, str) and step.categories == "auto")
+        # min_frequency / max_categories / 'infrequent_if_exist' count the rows of each category
+        # (infrequent_categories_ would then depend on the private data)
+        return (not (isinstance(step.categories, str) and step.categories == "auto")
+                and step.min_frequency is None and step.max_categories is None
+                and not (isinstance(step.handle_unknown, str) and step.handle_unknown == "infrequent_if_exist"))
     if type(step) is Pipeline:
         return all(_learns_nothing(s) for _, s in step.steps)
     if type(step) is ColumnTransformer:
-        return (all(_learns_nothing(t) for _, t, _ in step.transformers)
+        # sparse_threshold > 0: sparse_output_ is decided from the density of the transformed data
+        return (step.sparse_threshold == 0
+                and all(_learns_nothing(t) for _, t, _ in step.transformers)
                 and _learns_nothing(step.remainder))
     return False
 
@@ -163,7 +172,9 @@ def _final(estimator):
                     f"estimator: pipeline step {name!r} ({type(step).__name__}) may learn from the data, which "
                     "spends privacy no accountant sees; PrivateSearch accepts preprocessing that learns nothing: "
                     "fasterm.preprocessing.BoundedScaler, FunctionTransformer (a per-record map fixed in "
-                    "advance), OneHotEncoder with declared categories, and Pipeline/ColumnTransformer of these")
+                    "advance), OneHotEncoder with declared categories and no min_frequency, max_categories or "
+                    "handle_unknown='infrequent_if_exist', Pipeline of these and ColumnTransformer of these "
+                    "with sparse_threshold=0")
         final, prefix = estimator.steps[-1][1], estimator.steps[-1][0] + "__"
     else:
         raise TypeError(f"estimator must be a fasterm estimator (DPLogisticRegression, DPLinearSVC, "
@@ -194,9 +205,11 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         whose other steps learn nothing from the data:
         :class:`fasterm.preprocessing.BoundedScaler`, ``FunctionTransformer``
         (its function must be a per-record map fixed in advance, which cannot
-        be checked), ``OneHotEncoder`` with declared ``categories``,
-        "passthrough"/"drop", and ``Pipeline``/``ColumnTransformer`` made of
-        these; anything else (``StandardScaler``, an encoder with
+        be checked), ``OneHotEncoder`` with declared ``categories`` (and
+        ``min_frequency``/``max_categories`` None, ``handle_unknown`` not
+        "infrequent_if_exist": those count rows), "passthrough"/"drop",
+        ``Pipeline`` made of these and ``ColumnTransformer`` made of these
+        with ``sparse_threshold=0``; anything else (``StandardScaler``, an encoder with
         ``categories="auto"``, …) may learn from the private rows and raises
         ``TypeError``, as does ``bounds="private"`` (its ranges are not in the
         search's GDP accounting).  Not fitted; its parameters are the
@@ -206,10 +219,12 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         set epsilon, delta or random_state.
     epsilon, delta : the total budget of the search (training of every run
         and the selection), δ > 0.
-    random_state : None, int or numpy.random.Generator — one stream: K and
-        then one child stream per run (``Generator.spawn``) for the choice of
-        the candidate, the fit's noise and the score's noise.  None in
-        deployment.
+    random_state : None, int or numpy.random.Generator — a fixed-size draw
+        from it seeds an internal ``SeedSequence``, which gives K and one
+        child stream per run (the choice of the candidate, the fit's noise and
+        the score's noise); a Generator advances by the same amount whatever
+        K, and nothing is spawned from it.  An int or a Generator stays on the
+        search as its parameter and reproduces the noise: None in deployment.
     expected_runs : float > 1 or None, default=None
         E[K]; None: 2 × the number of candidates.  Larger values try more
         candidates at a slightly smaller budget per run (log E[K] in the
@@ -320,10 +335,15 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         if not run_eps > 0.0:
             raise ValueError(f"epsilon, delta, eta and expected_runs leave no budget for a run (mu={mu:.3g})")
         classifier = is_classifier(self.estimator)
-        rng = check_random_state(self.random_state)
-        k = _draw_runs(rng, eta, gamma)
+        # The caller's generator (stored on the search as its parameter) gives a FIXED-size draw:
+        # it advances by the same amount whatever K and the data, and spawns nothing (spawning K
+        # children from it would record K in its seed sequence and let it replay every run's noise).
+        # K and the runs' streams come from an internal seed sequence built from that draw.
+        entropy = check_random_state(self.random_state).integers(0, 2**63, size=4, dtype=np.uint64)
+        k_seq, runs_seq = np.random.SeedSequence([int(e) for e in entropy]).spawn(2)
+        k = _draw_runs(np.random.default_rng(k_seq), eta, gamma)
         best = None
-        for child in rng.spawn(k):
+        for child in (np.random.default_rng(c) for c in runs_seq.spawn(k)):
             params = grid[int(child.integers(len(grid)))]
             prefix = _final(self.estimator)[1]
             est = clone(self.estimator).set_params(**params, **{prefix + "epsilon": run_eps, prefix + "delta": run_delta,

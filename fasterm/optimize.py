@@ -137,7 +137,7 @@ class OptimizeResult:
 
 
 def _is_classification(loss) -> bool:
-    """A binary classification loss (Logistic, Hinge): its labels must be ±1 or {0, 1}."""
+    """A binary classification loss (Logistic, Hinge): each label in {−1, 0, +1} (0, −1: negative)."""
     return bool(getattr(loss, "_uses_labels", False)) and not getattr(loss, "_regression", True)
 
 

@@ -277,7 +277,7 @@ def test_private_search_accepts_pipelines_that_learn_nothing():
     df["site"] = np.array(["a", "b"])[np.arange(569) % 2]
     bounds = {n: (lo, hi) for n, lo, hi in zip(FEATURE_NAMES[:6], FEATURE_BOUNDS[0][:6], FEATURE_BOUNDS[1][:6])}
     ct = ColumnTransformer([("num", BoundedScaler(bounds), list(FEATURE_NAMES[:6])),
-                            ("cat", OneHotEncoder(categories=[["a", "b"]]), ["site"])])
+                            ("cat", OneHotEncoder(categories=[["a", "b"]]), ["site"])], sparse_threshold=0)
     pipe = make_pipeline(ct, FunctionTransformer(), fe.DPLogisticRegression(data_norm=math.sqrt(2)))
     grid = {"dplogisticregression__max_steps": [10, 20]}
     s = fe.PrivateSearch(pipe, grid, epsilon=1.0, random_state=0).fit(df, LABELS)
@@ -296,6 +296,16 @@ def test_private_search_accepts_pipelines_that_learn_nothing():
     (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]]), fe.DPLogisticRegression()),
      {"onehotencoder__categories": ["auto"]}),  # a grid may not switch a step to learning
     (make_pipeline(BoundedScaler(FEATURE_BOUNDS), StandardScaler()), {}),
+    # OneHotEncoder's infrequent categories count the rows of each category (stored in
+    # infrequent_categories_), and a ColumnTransformer's sparse_output_ follows the data's density
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]], min_frequency=5), fe.DPLogisticRegression()), {}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]], max_categories=2), fe.DPLogisticRegression()), {}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]], handle_unknown="infrequent_if_exist"),
+                   fe.DPLogisticRegression()), {}),
+    (make_pipeline(OneHotEncoder(categories=[[0.0, 1.0]]), fe.DPLogisticRegression()),
+     {"onehotencoder__min_frequency": [None, 3]}),
+    (make_pipeline(ColumnTransformer([("s", BoundedScaler(FEATURE_BOUNDS), list(range(30)))]),
+                   fe.DPLogisticRegression()), {}),
     (fe.DPLogisticRegression(bounds="private"), {"max_steps": [10]}),
 ])
 def test_private_search_refuses_learning_preprocessing(pipe, grid):
@@ -310,7 +320,7 @@ def test_private_search_pipeline_reserved_names():
 
 
 # ---------------------------------------------------------------------------
-# The functional layer: classification labels in {−1, +1} or {0, 1}, nothing else
+# The functional layer: classification labels in {−1, 0, +1}, each on its own, nothing else
 # ---------------------------------------------------------------------------
 def _functional_calls():
     X = SCALED[:100]
@@ -333,12 +343,28 @@ def test_functional_classification_labels():
     ypm = 2.0 * y01 - 1.0
     for name, call in calls:
         np.testing.assert_array_equal(call(y01), call(ypm), err_msg=name)  # {0, 1} is {−1, +1}
-        for bad in (np.where(y01 == 1, 2, 0), y01 * 0.5, np.where(np.arange(100) < 3, -1, y01)):
+        # a per-record rule: 0 and −1 mixed are both the negative class
+        np.testing.assert_array_equal(call(np.where(np.arange(100) < 3, -1, y01)), call(ypm), err_msg=name)
+        for bad in (np.where(y01 == 1, 2, 0), y01 * 0.5, np.where(np.arange(100) < 3, 2, ypm)):
             with pytest.raises(ValueError, match=r"y: a classification loss takes labels"):
                 call(bad)
     # regression losses take any real label
     fe.noisy_pgd(fe.losses.Squared(), X, 7.5 * ypm, fe.L2Ball(5.0, X.shape[1]), epsilon=1.0, delta=1e-6,
                  data_norm=1.0, label_bound=1.0, steps=2, random_state=0)
+
+
+def test_one_record_never_decides_release_or_refusal():
+    # labels {1, 0, …, 0}: the neighbour that replaces one 0 by −1 (or by +1) is released as well,
+    # and reads the replaced label as the negative class (a whole-data-set rule refused it)
+    X, calls = _functional_calls()
+    y = np.zeros(100)
+    y[0] = 1.0
+    ypm = np.where(y > 0, 1.0, -1.0)
+    for name, call in calls:
+        for target in (-1.0, 0.0):
+            y2 = y.copy()
+            y2[5] = target
+            np.testing.assert_array_equal(call(y2), call(ypm), err_msg=name)
 
 
 def test_declared_bounds_on_a_dask_X_equal_the_pre_mapped_dask_fit():
@@ -350,3 +376,18 @@ def test_declared_bounds_on_a_dask_X_equal_the_pre_mapped_dask_fit():
     np.testing.assert_array_equal(a.coef_, b.coef_)
     with pytest.raises(ValueError, match="bounds='private' needs X in memory"):
         fe.DPLogisticRegression(bounds="private").fit(da.from_array(RAW, chunks=200), y)
+
+
+@pytest.mark.parametrize("est, y", [
+    (fe.DPLogisticRegression(bounds="private"), LABELS[:100]),
+    (fe.DPLogisticRegression(bounds="private"), np.arange(100) % 3),
+    (fe.DPLinearRegression(bounds="private"), SCALED[:100, 0]),
+])
+def test_a_failed_fit_keeps_no_random_state(est, y):
+    # a fit that raises after bounds="private" drew its ranges leaves no working state (the
+    # fit's budget and its Generator) on the object
+    est.set_params(random_state=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="sample_weight"):
+        est.fit(RAW[:100], y, sample_weight=np.ones(99))
+    assert not any(isinstance(v, np.random.Generator) for v in vars(est).values() if v is not est.random_state)
+    assert "_plan" not in vars(est)

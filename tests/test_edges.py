@@ -303,7 +303,7 @@ def test_huge_label_with_float32_X_fits_as_the_label_at_the_bound(big):
     b = fe.noisy_pgd(loss, X, y_bound, random_state=3, **kw)
     assert a.w.dtype == np.float32
     np.testing.assert_array_equal(a.w, b.w)
-    # classification takes labels in {−1, +1} or {0, 1} only: a label of ±1e300 is refused, naming y
+    # classification takes labels in {−1, 0, +1} only: a label of ±1e300 is refused, naming y
     with pytest.raises(ValueError, match="y: a classification loss"):
         fe.noisy_pgd(fe.losses.Logistic(), X, y_big, random_state=4, **kw)
     # the losses' own entry points too

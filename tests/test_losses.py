@@ -468,8 +468,8 @@ def test_overflowing_rows_are_still_scaled_to_data_norm():
 
 
 def test_labels_are_mapped_clipped_or_refused():
-    # Regression labels are clipped, never rejected; classification labels are {−1, +1} or
-    # {0, 1} (0 the negative class, -0.0 too), and any other value is refused naming y.
+    # Regression labels are clipped, never rejected; classification labels are each in
+    # {−1, 0, +1} (0 the negative class, -0.0 too), and any other value is refused naming y.
     rng = np.random.default_rng(8)
     X = rng.standard_normal((40, 3))
     w = rng.standard_normal(3)
@@ -487,6 +487,11 @@ def test_labels_are_mapped_clipped_or_refused():
         np.testing.assert_array_equal(loss.grad(w, X, y01), loss.grad(w, X, pm))
         np.testing.assert_array_equal(loss.grad_sum(w, X, y01), loss.grad_sum(w, X, pm))
         assert loss.value(w, X, y01) == loss.value(w, X, pm)
+        # each label on its own: 0 and −1 mixed are both the negative class
+        ymix = y01.copy()
+        ymix[(raw <= 0) & (np.arange(40) % 2 == 0)] = -1.0
+        np.testing.assert_array_equal(loss.grad(w, X, ymix), loss.grad(w, X, pm))
+        assert loss.value(w, X, ymix) == loss.value(w, X, pm)
     for name in REGRESSION:
         clipped = np.clip(raw, -1.5, 1.5)
         a = LOSSES[name](label_bound=1.5)
@@ -591,7 +596,7 @@ def test_constants_hold_on_random_points(name, R, Xb, Yb):
     # rows up to 3x the declared norm and labels up to 3x the bound: the
     # kernels must clip them back, so the constants still hold.
     Xr = _ball(rng, m, d, 3 * Xb)
-    if name in CLASSIFICATION:  # labels other than ±1 / {0, 1} are refused (check_class_labels)
+    if name in CLASSIFICATION:  # labels outside {−1, 0, +1} are refused (check_class_labels)
         y = rng.choice([-1.0, 1.0], m)
     else:
         y = rng.uniform(-3 * Yb, 3 * Yb, m)

@@ -172,6 +172,25 @@ def test_search_prefers_the_better_candidate_when_the_budget_is_large(cancer):
     assert picks.count(40) >= 19
 
 
+def test_caller_generator_does_not_learn_the_number_of_runs(cancer):
+    # a Generator given as random_state stays on the search: after the fit its state may not
+    # depend on K (hidden by the theorem) nor on the data, and nothing may be spawned from it
+    # (its seed sequence would count K children and re-spawning them would replay every run)
+    Xtr, _, ytr, _ = cancer
+    X2, y2 = Xtr.copy(), ytr.copy()
+    X2[0], y2[0] = -X2[0], 1 - y2[0]
+    for seed in range(3):
+        states = set()
+        for runs, (X, y) in ((2.5, (Xtr, ytr)), (40.0, (Xtr, ytr)), (40.0, (X2, y2))):
+            g = np.random.default_rng(seed)
+            s = PrivateSearch(fe.DPLogisticRegression(solver="gd", max_steps=5), GRID, epsilon=1.0,
+                              expected_runs=runs, random_state=g).fit(X, y)
+            assert s.random_state is g
+            assert g.bit_generator.seed_seq.n_children_spawned == 0
+            states.add(repr(g.bit_generator.state))
+        assert len(states) == 1, seed
+
+
 def test_reproducible_and_delegates(cancer):
     Xtr, Xte, ytr, yte = cancer
     a = PrivateSearch(fe.DPLogisticRegression(), GRID, epsilon=1.0, random_state=5).fit(Xtr, ytr)

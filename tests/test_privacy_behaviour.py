@@ -349,7 +349,9 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(case, solver
     else:
         g = -2.0 * float(np.clip(yy, -1.0, 1.0)) * x0
     # clipped at G/(1 + Θ), the floating-point margin (the regulariser α on the estimator's ball)
-    G_eff = _eff(G, dtype, EN, ED + 1, reg=m.alpha, radius=radius)
+    # alpha None (DPLinearRegression): below 5,000 rows the classifiers' α (fasterm._linear)
+    alpha = m.alpha if m.alpha is not None else fe._linear.DEFAULTS["alpha"]
+    G_eff = _eff(G, dtype, EN, ED + 1, reg=alpha, radius=radius)
     g = _row_clip(g, G_eff)
     expected = -(lr * share) * (2 * g) / EN   # the flipped row's clipped gradient is −g
     # (×2 in float64: the intercept coordinate is read back divided by S = 1/4)

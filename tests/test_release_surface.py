@@ -94,6 +94,10 @@ def _canon(v):
         return (type(v).__name__, repr(v))
     if isinstance(v, float):
         return ("float", v.hex())
+    if isinstance(v, slice):  # a ColumnTransformer's output_indices_
+        return ("slice", _canon(v.start), _canon(v.stop), _canon(v.step))
+    if isinstance(v, type) and issubclass(v, np.generic):  # a dtype parameter (OneHotEncoder's)
+        return ("dtype", np.dtype(v).str)
     raise TypeError(f"no fingerprint for {type(v).__name__}")
 
 
@@ -297,6 +301,12 @@ def _estimator_cases():
                 name = {"auto": "objpert-auto", "default": "noisy_pgd-auto"}.get(method, method)
                 cid = f"est-{kind}-{cls}-{name}-dense-{dt}"
                 cases.append(_param(cid, kind, K, params, "dense", False, dt))
+        # bounds=: declared ranges (bounds_ a constant) and bounds="private" (bounds_ private ranges,
+        # a share of the budget); both declared as output (fasterm._release)
+        for tag, b in (("declared", (-2.0, 2.0)), ("private", "private")):
+            for dt in ("f64", "f32"):
+                cid = f"est-{kind}-{cls}-bounds-{tag}-dense-{dt}"
+                cases.append(_param(cid, kind, K, dict(bounds=b), "dense", False, dt))
         if kind == "squared":
             # AdaSSP (sufficient statistics): Gaussian (GDP) and pure (Laplace), every layout
             for (delta, tag), (layout, weighted, dt) in itertools.product(
@@ -447,6 +457,40 @@ def test_private_search_surface(estimator):
         return PrivateSearch(base, {"alpha": [1e-3]}, expected_runs=3.0, random_state=seed).fit(*data)
 
     check_surface(release, D, D2)
+    # more seeds: the number of runs K varies among them (it may coincide for two), and must not show
+    first = fingerprint(release(D, 0))
+    for seed in range(1, 8):
+        assert_same_constants(first, fingerprint(release(D, seed)), f"seed {seed}")
+
+
+def test_private_search_pipeline_surface():
+    # a pipeline whose steps learn nothing (declared bounds and categories, sparse_threshold=0): the
+    # search's attributes, its best_estimator_ pipeline and every step's fitted attributes are
+    # public constants; the final estimator's model is the output
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from fasterm.preprocessing import BoundedScaler
+
+    # categories 0 x 10, 1 x 6, 2 x 8; the neighbour replaces one 0 by a 2 (and row 0 as usual)
+    cat = np.array([0.0] * 10 + [1.0] * 6 + [2.0] * 8)
+    D, D2 = [(np.c_[X, c], y) for (X, y, _), c in zip(_neighbours("logistic", 2, np.float64, "dense", False),
+                                                        (cat, np.r_[2.0, cat[1:]]))]
+    pipe = make_pipeline(
+        ColumnTransformer([("num", BoundedScaler(([-2.0] * D_FEAT, [2.0] * D_FEAT)), list(range(D_FEAT))),
+                           ("cat", OneHotEncoder(categories=[[0.0, 1.0, 2.0]]), [D_FEAT])], sparse_threshold=0),
+        lm.DPLogisticRegression(solver="gd", data_norm=math.sqrt(2.0)))
+
+    def release(data, seed):
+        return PrivateSearch(pipe, {"dplogisticregression__alpha": [1e-3]}, expected_runs=3.0,
+                             random_state=seed).fit(*data)
+
+    check_surface(release, D, D2)
+    fp = fingerprint(release(D, 0))[0]
+    # the walk reached the steps' fitted attributes
+    assert any(k.endswith("categories_[0]") for k in fp) and any("sparse_output_" in k for k in fp)
+    assert any(k.endswith("bounds_[0]") for k in fp)
 
 
 def _search_level(fp):
@@ -577,8 +621,11 @@ def _docs_table():
             values.update(names)
             continue
         assert names, f"row without an object: {cells[0]!r}"
-        assert names[0] not in table, f"{names[0]} appears twice"
-        table[names[0]] = tuple(re.findall(r"``([A-Za-z_][A-Za-z_0-9.]*)``", cells[1]))
+        # the objects of a row: the names before its first "(" (several share a row)
+        objects = re.findall(r"``([A-Za-z_][A-Za-z_0-9.]*)``", cells[0].split("(")[0]) or names[:1]
+        for name in objects:
+            assert name not in table, f"{name} appears twice"
+            table[name] = tuple(re.findall(r"``([A-Za-z_][A-Za-z_0-9.]*)``", cells[1]))
     return table, values
 
 
@@ -594,7 +641,13 @@ def test_docs_table_mirrors_the_declaration():
 def test_declaration_names_real_classes():
     import fasterm.expmech as em
     import fasterm.optimize as opt
-    modules = (lm, opt, op, em, online, learning, __import__("fasterm.model_selection").model_selection)
+    import sklearn.compose
+    import sklearn.pipeline
+    import sklearn.preprocessing
+
+    import fasterm.preprocessing
+    modules = (lm, opt, op, em, online, learning, __import__("fasterm.model_selection").model_selection,
+               fasterm.preprocessing, sklearn.pipeline, sklearn.compose, sklearn.preprocessing)
     classes = {name for m in modules for name, v in vars(m).items() if isinstance(v, type)}
     missing = [k for k in RELEASED if k not in classes]
     assert not missing

@@ -53,7 +53,7 @@ def declared_pipeline(**params):
         ("num", BoundedScaler(BOUNDS), NUMERIC),
         ("cat", OneHotEncoder(categories=[CATEGORIES[c] for c in CATEGORICAL], handle_unknown="ignore"),
          CATEGORICAL),
-    ])
+    ], sparse_threshold=0)  # PrivateSearch: sparse_output_ may not depend on the data's density
     return make_pipeline(prep, fe.DPLogisticRegression(data_norm=math.sqrt(1 + k), **params))
 
 
