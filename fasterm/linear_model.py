@@ -664,12 +664,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                 if classes.shape[0] > 2:
                     return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
                                                 chunked, sample_weight)
-                y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
-                coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
-                self.classes_ = classes
-                self.coef_ = coef.reshape(1, -1)
-                self.intercept_ = np.array([intercept], dtype=coef.dtype)
-                return self
+                return self._fit_binary(X, y, classes, sample_weight, norms)
             # The target type of a 1-d y is decided by its set of values: checking the
             # unique labels is scikit-learn's check at the cost of one np.unique (its
             # type_of_target on all of y sorts y again).  For dask, only the label set
@@ -683,16 +678,20 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             if classes.shape[0] > 2:
                 index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
                 return self._fit_multiclass(X, index, classes, chunked, sample_weight)
-            y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
-            coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
-            self.classes_ = classes
-            self.coef_ = coef.reshape(1, -1)
-            self.intercept_ = np.array([intercept], dtype=coef.dtype)
-            return self
+            return self._fit_binary(X, y, classes, sample_weight, norms)
         finally:
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
             self.__dict__.pop("_plan", None)
+
+    def _fit_binary(self, X, y, classes, sample_weight, norms):
+        """Two classes: ``classes[1]`` is the positive class, every other label the negative one."""
+        y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
+        coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
+        self.classes_ = classes
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept], dtype=coef.dtype)
+        return self
 
     def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
         """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm._multiclass`)."""

@@ -629,6 +629,7 @@ def _docs_table():
     return table, values
 
 
+@pytest.mark.skipif(not (ROOT / "docs" / "guarantees.rst").exists(), reason="needs the source tree (docs/)")
 def test_docs_table_mirrors_the_declaration():
     table, values = _docs_table()
     assert set(table) == set(RELEASED), sorted(set(table) ^ set(RELEASED))
