@@ -82,6 +82,7 @@ product and sum in double (a float32 × float32 product is exact in double).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -260,6 +261,60 @@ def _check_supported(method, solver, noise, chunked):
                          "method='noisy_pgd' (for delta=0 with noise='laplace', calibration 'pure' or 'l2')")
 
 
+def _row_sums(X):
+    """(Σ_j |x_ij|, Σ_j x_ij²) of each row, in double, added left to right within the row
+    (dense: column by column over blocks of rows; CSR: :func:`numpy.add.at` in storage order):
+    each row's values depend on that row alone, not on the other rows or the alignment."""
+    n = X.shape[0]
+    l1, ss = np.zeros(n), np.zeros(n)
+    if is_sparse(X):
+        rows = np.repeat(np.arange(n), np.diff(X.indptr))
+        v = np.asarray(X.data, dtype=np.float64)
+        np.add.at(l1, rows, np.abs(v))
+        np.add.at(ss, rows, v * v)
+        return l1, ss
+    for lo in range(0, n, 4096):
+        blk = np.asarray(X[lo:lo + 4096], dtype=np.float64).T  # (d, b) view of the widened block
+        a, q = l1[lo:lo + 4096], ss[lo:lo + 4096]
+        for col in blk:
+            a += np.abs(col)
+            q += col * col
+    return l1, ss
+
+
+def class_sums(X, y, K, data_norm, clip, weights=None):
+    """Ŝ = fl(Σ_i o_i x_i e_{y_i}ᵀ), the (d, K) float64 class sums of the δ = 0 release.
+
+    o_i = min(min(1, X/‖x_i‖), fl(c/l_i))·w_i for the row's L1 norm l_i (X = ``data_norm``,
+    no L2 clip when X ≤ 0; c = ``clip``; w_i the weight in [0, B], 1 without ``weights``):
+    the row clipped to X in L2 and then to c in L1.  The float margin
+    (:func:`fasterm._float_margin.class_sums_theta`, which proves it): o_i·‖x_i‖₁ ≤ w_i·c·ρ
+    exactly — l_i ≥ ‖x_i‖₁(1 − γ_{d−1}) (:func:`_row_sums`); fl(c/l_i) and fl(o·w_i) each
+    round up by at most 1 + 2u, and a coefficient below the smallest normal is set to 0
+    (a quotient that overflows means l_i < c/DBL_MAX: the row is negligible; l_i = 0: a zero
+    row).  Each o_i is a function of row i alone (sequential sums, elementwise operations),
+    and the product Xᵀ(o e_yᵀ) is one BLAS (or scipy) product, n terms per entry in an
+    order fasterm does not control: the order-free bound γ_n holds (no Strassen-like
+    algorithm).  Float32 rows are widened to double exactly.
+    """
+    n, d = X.shape
+    tiny = np.finfo(np.float64).tiny
+    l1, ss = _row_sums(X)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        q = np.where(l1 > 0, clip / np.where(l1 > 0, l1, 1.0), 1.0)  # l1 = inf: 0
+        q[q < tiny] = 0.0
+        r2 = np.ones(n) if not data_norm > 0 else np.minimum(1.0, data_norm / np.maximum(np.sqrt(ss), tiny))
+        o = np.minimum(r2, q)
+        if weights is not None:
+            o = o * np.asarray(weights, dtype=np.float64)
+            o[o < tiny] = 0.0
+    O = np.zeros((n, K))
+    O[np.arange(n), np.asarray(y, dtype=np.intp)] = o
+    if is_sparse(X):
+        return np.asarray(X.astype(np.float64).T @ O, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64).T @ O
+
+
 def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept, intercept_scaling,
                     random_state, sample_weight, weight_bound):
     """δ = 0, K > 2 (``method="auto"``): the noisy class sums, one pure-ε Laplace release.
@@ -271,7 +326,10 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     in [0, B] (B = 1 unweighted).  Replacing one record moves S by
     w x̄ e_yᵀ − w′x̄′e_{y′}ᵀ, of L1 norm ≤ Δ₁ = 2B·c₁, so the release is (ε, 0)-DP by the
     Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006, Prop. 1; float
-    Laplace noise, as fasterm's other non-secure Laplace releases).  The model
+    Laplace noise, as fasterm's other non-secure Laplace releases).  Under floating
+    point the rows are clipped in L1 at c₁/(1 + Θ) (:func:`class_sums`,
+    Θ = :func:`fasterm._float_margin.class_sums_theta`), so that the *computed* sums of
+    neighbouring data differ by at most Δ₁ in L1.  The model
     is post-processing of S̃ alone: W = η/n·(S̃ − S̃·11ᵀ/K), the one gradient
     step from W = 0 of the unclipped multinomial loss (−∇ = Σ x̄(e_y − 1/K)ᵀ)
     with η = LR_MULTIPLE/β₀, projected onto the Frobenius ball of radius
@@ -292,17 +350,12 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
         c1 = L1_CLIP * math.sqrt(d) * data_norm  # the rows' L1 clip (≤ the bound √d·X of ‖x̄‖₁)
         l1 = check_derived(2.0 * wb * c1, "the L1 sensitivity", "data_norm")
         b = check_derived(l1 / eps, "the Laplace scale", "epsilon and data_norm")
-    norms = row_norms(X)
-    tiny = np.finfo(float).tiny
-    r = np.ones(n) if not data_norm > 0 else np.minimum(1.0, data_norm / np.maximum(norms, tiny))
-    l1n = np.asarray(abs(X).sum(axis=1), dtype=np.float64).ravel() * r  # ‖x̄_i‖₁
-    r = r * np.minimum(1.0, c1 / np.maximum(l1n, tiny))
-    if weights is not None:
-        r = r * weights
-    onehot = np.zeros((n, K))
-    onehot[np.arange(n), np.asarray(y, dtype=np.intp)] = 1.0
-    onehot *= r[:, None]
-    S = np.asarray(X.T @ onehot, dtype=np.float64) if is_sparse(X) else X.astype(np.float64).T @ onehot
+    with derived_from("data_norm and weight_bound"):
+        if Fraction(wb) * Fraction(c1) < _float_margin.class_sums_floor(n, d):
+            raise ValueError(f"data_norm={data_norm!r} (times weight_bound) is too small for the float margin of "
+                             f"the class sums of {n} rows ({d} columns): their underflow is not covered")
+    c_eff = _float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))
+    S = class_sums(X, y, K, data_norm, c_eff, weights)
     if not np.isfinite(S).all():
         check_array(X, "X", ndim=2)
     noise = np.empty(d * K, dtype=np.float64)

@@ -286,16 +286,18 @@ def test_sgd_output_is_the_tail_average():
 
 def _class_sums_reference(X, y, K, eps, seed, data_norm=1.0, weights=None, B=1.0):
     """The δ = 0 release re-derived from its definition: rows clipped to X in L2, then to
-    c₁ = √d·X/2 in L1; per-class weighted sums; Laplace(2B·c₁/ε) noise from the same stream."""
-    from fasterm import _noise
+    c₁ = √d·X/2 in L1 (c₁/(1 + Θ), the float margin, for the clip; Δ₁ = 2B·c₁); per-class weighted
+    sums; Laplace(2B·c₁/ε) noise from the same stream."""
+    from fasterm import _float_margin, _noise
     from fasterm import noise as noise_mod
     n, d = X.shape
     c1 = 0.5 * math.sqrt(d) * data_norm
+    c = _float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))
     S = np.zeros((d, K))
     for i in range(n):
         x = X[i].astype(np.float64)
         x = x * min(1.0, data_norm / np.linalg.norm(x)) if np.linalg.norm(x) > 0 else x
-        x = x * min(1.0, c1 / np.abs(x).sum()) if np.abs(x).sum() > 0 else x
+        x = x * min(1.0, c / np.abs(x).sum()) if np.abs(x).sum() > 0 else x
         S[:, y[i]] += (1.0 if weights is None else weights[i]) * x
     h = np.empty(d * K)
     _noise.laplace_fill(np.random.default_rng(seed).bit_generator, h,

@@ -381,6 +381,19 @@ MUTANTS = [
         "δ = 0 class sums: Δ₁ = B·c₁ (one row's change counted, not the removal and the addition)",
         (f"{M}::test_delta0_class_sums_against_reference",)),
     Mutant(
+        "class-sums-margin-dropped", "_multiclass.py",
+        (("    c_eff = _float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))\n",
+          "    c_eff = c1\n"),),
+        "δ = 0 class sums: rows clipped in L1 at c₁ itself, so the computed sums of neighbours can "
+        "differ by more than Δ₁ = 2B·c₁",
+        (f"{F}::test_class_sums_fit_clips_at_the_margin",)),
+    Mutant(
+        "class-sums-theta-no-sum-term", "_float_margin.py",
+        (("    return rho * (1 + n * gamma(n, U)) * (1 + U) - 1\n",
+          "    return rho * (1 + U) - 1\n"),),
+        "Θ of the class sums without the n·γ_n of the BLAS product: the sums' rounding uncovered",
+        (f"{F}::test_class_sums_difference_within_reported_sensitivity",)),
+    Mutant(
         "float-margin-dropped", "_float_margin.py",
         (("    if c == 0.0 or theta == 0:\n        return float(c)\n",
           "    if True:\n        return float(c)\n"),),
