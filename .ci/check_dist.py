@@ -25,17 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules() -> list[str]:
-    """Compiled module names, from the fasterm_add_module calls in CMakeLists.txt."""
+    """Compiled modules as wing/name paths, from the fasterm_add_module calls in CMakeLists.txt."""
     text = (ROOT / "CMakeLists.txt").read_text()
-    return re.findall(r"^fasterm_add_module\((\w+)[\s)]", text, flags=re.M)  # with or without GLUE_ONLY
+    return [f"{w}/{m}" for w, m in re.findall(r"^fasterm_add_module\((\w+) (\w+)\b", text, flags=re.M)]
 
 
 def _tracked_sources() -> list[str]:
     """Source files the build needs, relative to the project root."""
     files = ["CMakeLists.txt", "pyproject.toml", "README.md", "cmake/fasterm_config.cmake",
              "cmake/_config.py.in", "fasterm/py.typed", "fasterm/data/breast_cancer.csv.gz"]
-    for pattern in ("src/fasterm/*.pyx", "src/fasterm/*.pxd", "src/cpp/fasterm/*.hpp",
-                    "src/cpp/fasterm/*.cpp", "fasterm/*.py", "fasterm/*.pyi"):
+    for pattern in ("src/fasterm/*.pxd", "src/fasterm/*/*.pyx", "src/fasterm/*/*.pxd", "src/cpp/fasterm/*.hpp",
+                    "src/cpp/fasterm/*.cpp", "fasterm/*.py", "fasterm/*/*.py", "fasterm/*/*.pyi"):
         files += [p.relative_to(ROOT).as_posix() for p in sorted(ROOT.glob(pattern))]
     if (ROOT / "LICENSE").exists():
         files.append("LICENSE")
@@ -66,17 +66,18 @@ def check_wheel(path: Path) -> list[str]:
     problems = []
     for m in _modules():
         if not any(re.fullmatch(rf"fasterm/{m}\..*(so|pyd)", n) for n in pkg):
-            problems.append(f"wheel lacks the compiled module fasterm.{m}")
+            problems.append(f"wheel lacks the compiled module fasterm.{m.replace('/', '.')}")
         if f"fasterm/{m}.pyi" not in names:
             problems.append(f"wheel lacks the stub fasterm/{m}.pyi")
     for f in ("fasterm/py.typed", "fasterm/_config.py", "fasterm/__init__.py",
               "fasterm/data/breast_cancer.csv.gz"):
         if f not in names:
             problems.append(f"wheel lacks {f}")
-    for p in (ROOT / "fasterm").glob("*.py"):
-        if f"fasterm/{p.name}" not in names:
-            problems.append(f"wheel lacks fasterm/{p.name}")
-    allowed = re.compile(r"fasterm/([\w]+\.(py|pyi)|py\.typed|data/[\w.]+|_\w+\..*\.(so|pyd))")
+    for p in [*(ROOT / "fasterm").glob("*.py"), *(ROOT / "fasterm").glob("*/*.py")]:
+        rel = p.relative_to(ROOT).as_posix()
+        if rel not in names:
+            problems.append(f"wheel lacks {rel}")
+    allowed = re.compile(r"fasterm/((\w+/)?\w+\.(py|pyi)|py\.typed|data/[\w.]+|\w+/_\w+\..*\.(so|pyd))")
     for n in pkg:
         if not allowed.fullmatch(n):
             problems.append(f"wheel holds an unexpected file {n}")

@@ -14,7 +14,7 @@ The protocol (declared in docs/solvers.rst before any breast-cancer number
 was looked at): the default ``DPLogisticRegression(epsilon, solver="gd")``
 (step 4/β, T = min(T*, 40), last iterate, δ = 1e-5, the estimator's other
 defaults) with its ``accelerate="auto"`` rule replaced by each candidate of
-``CANDIDATES`` (``fasterm.solvers._auto_momentum`` is swapped; every candidate
+``CANDIDATES`` (``fasterm.erm.solvers._auto_momentum`` is swapped; every candidate
 is a function of T and ν = √(E‖h_t‖²)/c = 2√(Td)/(nμ) only, both public).
 Paired: within a cell (data set, ε, split) every candidate sees the same
 split and the same noise seed.
@@ -48,7 +48,8 @@ import warnings
 import numpy as np
 
 import fasterm as fe
-from fasterm import _linear, solvers
+from fasterm.linear_model import _rules as _linear
+from fasterm.erm import solvers
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 

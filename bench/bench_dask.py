@@ -1,4 +1,4 @@
-"""Noisy PGD on a dask cluster vs in memory (fasterm._dask).
+"""Noisy PGD on a dask cluster vs in memory (fasterm.erm._dask).
 
 Full run (n = 1e6, d = 100, float64, a 2-worker LocalCluster; ~1 GB per copy of X):
 

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _hitrun, expmech
+from fasterm.erm import _hitrun, expmech
 
 N, D = 10_000, 10
 STEPS = 20

@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from fasterm import _losses, losses
+from fasterm import losses
+from fasterm.erm import _losses
 
 N, D = 100_000, 100
 CLIP = 0.5

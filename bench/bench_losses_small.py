@@ -12,7 +12,7 @@ compiled PGD loop runs T = 100 of these per fit.
 import numpy as np
 import pytest
 
-from fasterm import _losses
+from fasterm.erm import _losses
 
 N, D = 398, 31
 CLIP = 0.5

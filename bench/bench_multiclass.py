@@ -4,7 +4,7 @@ and the compiled multiclass gradient kernel beside the numpy way.
     pytest bench/bench_multiclass.py --benchmark-enable --benchmark-group-by=group
 
 Kernel groups ("multiclass-kernel-…"): one clipped per-example gradient sum of
-the (d + 1) × K matrix — :func:`fasterm._multiclass.kernel_sum` (one pass over
+the (d + 1) × K matrix — :func:`fasterm.linear_model._multiclass.kernel_sum` (one pass over
 the raw rows, the design row built on the fly, every product and sum in
 double, src/cpp/fasterm/multiclass.hpp) against the numpy way (two BLAS
 products over the (n, d + 1) design, softmax, norms and clip factors between
@@ -15,7 +15,7 @@ affinity); the kernel is single-threaded.
 scikit-learn's digits (1,257 training rows, 64 pixels, 10 classes, x/128 in
 the unit ball): the private multinomial logistic regression (noisy gradient
 descent; the gradient of the matrix model is two BLAS products per step,
-:mod:`fasterm._multiclass`), the Crammer–Singer SVC (noisy PGD) and
+:mod:`fasterm.linear_model._multiclass`), the Crammer–Singer SVC (noisy PGD) and
 scikit-learn's ``LogisticRegression`` (L-BFGS, multinomial), the fit a user
 would otherwise run.  A larger synthetic problem (n = 1e5, d = 50, K = 10)
 shows the per-step cost.  BLAS threads are pinned by the benchmarks' conftest.
@@ -30,7 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 import fasterm as fe
-from fasterm import _multiclass
+from fasterm.linear_model import _multiclass
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _projections
+from fasterm.erm import _projections
 
 D = 1_000_000
 

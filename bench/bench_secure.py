@@ -55,7 +55,7 @@ def test_discrete_gaussian(benchmark):
 
 @pytest.mark.benchmark(group="laplace-1e5")
 def test_discrete_laplace_numpy_twin(benchmark):
-    from fasterm import _exact
+    from fasterm.mechanisms import _exact
     rng = np.random.default_rng(0)
     benchmark(_exact.discrete_laplace_vec, N, 1000, 1, rng)
 

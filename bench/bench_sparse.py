@@ -11,10 +11,10 @@ n / DENSE_ROWS (both sides are linear in n: one pass over the rows).  The
 sides, in one group per thread count (pinned on both sides by the
 ``threads`` fixture of conftest.py):
 
-* ``csr`` — ``fasterm._sparse.grad_sum`` on the CSR arrays (float32 values,
+* ``csr`` — ``fasterm.erm._sparse.grad_sum`` on the CSR arrays (float32 values,
   int32 indices), row norms cached as a solver caches them;
 * ``csr-norms-in-pass`` — the same, the norms computed in the pass;
-* ``densify+dense`` — ``X.toarray()`` then ``fasterm._losses.grad_sum``
+* ``densify+dense`` — ``X.toarray()`` then ``fasterm.erm._losses.grad_sum``
   (what a user had to write before: the densification is paid once per fit,
   the dense kernel once per step; both are timed, per call);
 * ``dense-kernel-only`` — the dense kernel alone on the densified rows (the
@@ -32,7 +32,7 @@ import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 
-from fasterm import _losses, _sparse  # noqa: E402
+from fasterm.erm import _losses, _sparse  # noqa: E402
 from fasterm.losses import row_norms  # noqa: E402
 
 N, D, DENSITY = 100_000, 10_000, 0.005

@@ -88,7 +88,7 @@ def measure(epsilons, seeds, delta):
                     model = make(eps, s)
                     sec[name][eps].append(_timed_fit(model, X_tr, y_tr))
                     if name == "fasterm":  # again, with no calibration cached (a first fit)
-                        fe.optimize._clear_calibration_caches()
+                        fe.erm.optimize._clear_calibration_caches()
                         sec["fasterm_cold"][eps].append(_timed_fit(make(eps, s), X_tr, y_tr))
                     acc[name][eps].append(model.score(X_te, y_te))
                     if name.startswith("fasterm"):  # the privacy spent is what was asked for
@@ -112,7 +112,7 @@ def measure(epsilons, seeds, delta):
 
 def _nonprivate_pgd(X_tr, y_tr, X_te, y_te, steps=2000):
     """fasterm's non-private reference: PGD on the same loss, ball and intercept column."""
-    from fasterm import _linear
+    from fasterm.linear_model import _rules as _linear
 
     s = _linear.resolve_intercept_scaling("logistic", "noisy_pgd", _linear.DEFAULTS["intercept_scaling"])
     A = _linear.design(X_tr, 1.0, True, s)

@@ -196,11 +196,11 @@ def _two_stage_final_mu(eps, mu_tune, gamma):
     lam = accounting.SEARCH_ORDERS
     L = -math.log(gamma)
     inner = mu_tune * math.sqrt(2 * L) - 0.5 * mu_tune ** 2 if math.sqrt(2 * L) >= mu_tune else L
-    tune = 0.5 * mu_tune ** 2 * lam + inner + math.log(accounting._tnb_expected_runs(0.0, gamma)) / (lam - 1)
+    tune = 0.5 * mu_tune ** 2 * lam + inner + math.log(accounting.search._tnb_expected_runs(0.0, gamma)) / (lam - 1)
     lo, hi = 0.0, 10.0
     for _ in range(80):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if accounting._rdp_to_eps(tune + 0.5 * mid * mid * lam, lam, DELTA) <= eps else (lo, mid)
+        lo, hi = (mid, hi) if accounting.rdp._rdp_to_eps(tune + 0.5 * mid * mid * lam, lam, DELTA) <= eps else (lo, mid)
     return lo
 
 

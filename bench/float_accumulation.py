@@ -18,7 +18,8 @@ import numpy as np
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from fasterm import _losses, losses
+from fasterm import losses
+from fasterm.erm import _losses
 
 os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:1])
 R, K, CLIP = 15, 20, 0.5

@@ -32,7 +32,7 @@ import numpy as np
 from scipy import stats
 
 import fasterm as fe
-from fasterm import expmech
+from fasterm.erm import expmech
 
 R_CHAINS = 400
 

@@ -1,8 +1,8 @@
 """How the multiclass "gd" rules were chosen (docs/multiclass.rst, "Second round"): never on digits.
 
 Multinomial noisy gradient descent with the library's pieces (the clipped
-gradient :func:`fasterm._multiclass.grad_sum`, the step loop
-:func:`fasterm._engine.descend`, the calibrations of
+gradient :func:`fasterm.linear_model._multiclass.grad_sum`, the step loop
+:func:`fasterm.erm._engine.descend`, the calibrations of
 :mod:`fasterm.accounting`), with the step rule, T, the clip, momentum,
 averaging and Poisson subsampling as knobs; ten 70/30 splits of synthetic
 sets, wine and iris, ε = 1 and 2, δ = 1e-5.  Prints each configuration's
@@ -22,11 +22,12 @@ from sklearn.datasets import load_iris, make_blobs
 from sklearn.model_selection import train_test_split
 
 from compare_multiclass import synthetic, wine
-from fasterm import _backends, _engine, accounting
-from fasterm._design import design
-from fasterm._multiclass import GD_STEPS, HORIZON_MAX, HORIZON_NOISE, grad_sum
-from fasterm.constraints import L2Ball
-from fasterm.solvers import _fista
+from fasterm import accounting
+from fasterm.erm import _backends, _engine
+from fasterm.erm._design import design
+from fasterm.linear_model._multiclass import GD_STEPS, HORIZON_MAX, HORIZON_NOISE, grad_sum
+from fasterm.erm.constraints import L2Ball
+from fasterm.erm.solvers import _fista
 
 S, ALPHA, RADIUS, DELTA = 0.25, 1e-4, 50.0, 1e-5
 

@@ -4,7 +4,7 @@
 
 Synthetic multinomial problems (rows in the unit ball, planted W, 80/20
 splits) of other sizes than the benchmark's; ε = 1 and 0.3, two seeds each.
-Candidates set fasterm._multiclass's module constants (LR_MULTIPLE,
+Candidates set fasterm.linear_model._multiclass's module constants (LR_MULTIPLE,
 TAIL_AVERAGE, SGD_EPOCHS) and, for "clip 0.5", clip=0.5·X_aug; the mean
 accuracy of each over the six cells decided the rule.
 """
@@ -15,7 +15,7 @@ import numpy as np
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:1])
 import fasterm as fe
-from fasterm import _multiclass as M
+from fasterm.linear_model import _multiclass as M
 def synth(n, d, K, scale, seed):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)); X /= np.linalg.norm(X, axis=1, keepdims=True); X *= rng.uniform(0.3, 1.0, (n, 1))

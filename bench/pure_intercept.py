@@ -13,7 +13,7 @@ X_aug = √(X² + s²) sets L, c and μ (all derived by the estimator); and
 the same with μ = max(a·X²/(εn), Jacobian floor) taken from X rather than
 X_aug, so that a larger s weakens only the intercept's ridge.
 The data sets are those the objective-perturbation defaults were chosen on
-(:mod:`fasterm.objpert`): digits (< 5), wine (class 0), diabetes (> 140)
+(:mod:`fasterm.erm.objpert`): digits (< 5), wine (class 0), diabetes (> 140)
 and two synthetic problems, rows scaled into the unit ball with public (or
 rounded, widened) ranges.
 """

@@ -19,12 +19,12 @@ Candidates (δ > 0):
     b   "gd-nrule": noisy GD with a step/T/radius rule scaling with n:
         ``solver="gd"``, radius R = clamp(n·μ/(10·p), 5, 100), T = clamp(⌈n/50⌉, 200, 1000)
         steps (``steps=T, max_steps=T``), μ = gaussian_mu(ε, δ), p = d + 1 (public);
-    c   "adassp": ``method="adassp"`` (AdaSSP, Wang 2018 Alg. 2, fasterm.ssp), intercept column s = 0.25;
+    c   "adassp": ``method="adassp"`` (AdaSSP, Wang 2018 Alg. 2, fasterm.erm.ssp), intercept column s = 0.25;
     c2  "adassp-s0.5": the same with the intercept column s = 0.5.
     The Tukey-depth mechanism of Amin et al. (2023) was not measured (time).
     d   "default" (ADDED AFTER the first run, see below): the estimator's defaults after the
         change — below n = 5,000 candidate a, from n = 5,000 on candidate b (the rule
-        fasterm._linear.regression_gd_rule) with no ridge (alpha=None is 0 there);
+        fasterm.linear_model._rules.regression_gd_rule) with no ridge (alpha=None is 0 there);
     d'  "default-alpha1e-4": d with the ridge alpha = 1e-4 of the other paths (d as first
         measured: the two tied on the four sets, within 0.001 of R²; alpha = 0 was kept for the
         set "synthetic" below, where the least-squares norm is 22 and the ridge cost 0.02).
@@ -36,7 +36,7 @@ keeps a there.  Candidate d was therefore chosen after seeing these data: the fu
 below (10 splits, three ε) is its confirmation on the same sets, not a held-out test.
 Candidates (δ = 0):
     p1  "objpert": ``method="objpert"``, the previous δ = 0 default (LogCosh surrogate);
-    p2  "adassp-laplace": ``method="adassp"`` with δ = 0 (Laplace releases, fasterm.ssp);
+    p2  "adassp-laplace": ``method="adassp"`` with δ = 0 (Laplace releases, fasterm.erm.ssp);
     p3  "gd-nrule-laplace": candidate b with Laplace noise (calibration "l2", δ = 0): the pure
         variant of the winner;
     p4  "gd-laplace" (ADDED AFTER the full run, when p3 lost by far: Laplace noise composes

@@ -45,7 +45,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import fasterm as fe
-from fasterm import _linear, accounting
+from fasterm import accounting
+from fasterm.linear_model import _rules as _linear
 from fasterm.datasets import train_test_split
 
 DELTA = 1e-5
@@ -114,7 +115,7 @@ ORIG_CAL = accounting.calibrate_sgd_sigma
 
 
 def _rdp_calibration(sample_rate, steps, epsilon, delta, neighbors="replace_one"):
-    return accounting._calibrate_sgd_sigma_rdp(float(sample_rate), int(steps), float(epsilon), float(delta), neighbors)
+    return accounting.sgd._calibrate_sgd_sigma_rdp(float(sample_rate), int(steps), float(epsilon), float(delta), neighbors)
 
 
 def run(which, X, y, n_train, eps, seed):

@@ -47,7 +47,8 @@ endif()
 function(_fasterm_isa_dispatch name out_var)
   set(_isa "")
   # The C++ headers the module's .pyx declares its kernels from.
-  file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/src/fasterm/${name}.pyx" _externs
+  get_target_property(_wing ${name} FASTERM_WING)
+  file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/src/fasterm/${_wing}/${name}.pyx" _externs
        REGEX "^cdef extern from \"fasterm/[A-Za-z0-9_]+\\.hpp\"")
   set(_includes "")
   foreach(_e IN LISTS _externs)
@@ -109,6 +110,7 @@ endforeach()
 get_property(_fasterm_modules GLOBAL PROPERTY FASTERM_MODULES)
 set(FASTERM_MODULES_PY "")
 foreach(_m IN LISTS _fasterm_modules)
+  get_target_property(_wing ${_m} FASTERM_WING)
   _fasterm_isa_dispatch(${_m} _isa)
   list(JOIN _isa "', '" _isa_py)
   if(_isa_py)
@@ -116,7 +118,7 @@ foreach(_m IN LISTS _fasterm_modules)
   endif()
   # Generator expressions: evaluated by file(GENERATE) below, per configuration.
   string(APPEND FASTERM_MODULES_PY
-    "    '${_m}': {\n"
+    "    '${_wing}.${_m}': {\n"
     "        'cxx_flags': '''${CMAKE_CXX_FLAGS} ${_fasterm_config_flags} ${_fasterm_std_flag} ${CMAKE_CXX_COMPILE_OPTIONS_PIC} $<JOIN:$<TARGET_PROPERTY:${_m},COMPILE_OPTIONS>, >'''.split(),\n"
     "        'definitions': '''$<JOIN:$<TARGET_PROPERTY:${_m},COMPILE_DEFINITIONS>, > ${_m}_EXPORTS'''.split(),\n"
     "        'isa_dispatch': [${_isa_py}],\n"

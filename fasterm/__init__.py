@@ -15,14 +15,25 @@ def _check_built() -> None:
     ``fasterm/`` instead of the installed package.  That folder holds no compiled
     modules unless they were built into it, and the first compiled import would
     die as a misleading "circular import".  Every compiled module has a ``.pyi``
-    stub beside it, so the stubs name what must be importable.
+    stub beside it (in its wing: erm/, mechanisms/, learning/), so the stubs name
+    what must be importable.
     """
-    import importlib.util
     import os
+    import sys
 
     here = os.path.dirname(os.path.abspath(__file__))
-    names = sorted(f[:-4] for f in os.listdir(here) if f.startswith("_") and f.endswith(".pyi"))
-    missing = [n for n in ("_config", *names) if importlib.util.find_spec(f"{__name__}.{n}") is None]
+
+    def built(folder: str, name: str) -> bool:
+        # Asked of the import system's finders (an editable install maps
+        # modules elsewhere), without importing the wing: its __init__ would
+        # die on the first missing module.
+        return any(getattr(f, "find_spec", None) and f.find_spec(name, [folder]) is not None for f in sys.meta_path)
+
+    missing = [] if built(here, f"{__name__}._config") else ["_config"]
+    for wing in ("erm", "mechanisms", "learning"):
+        folder = os.path.join(here, wing)
+        missing += [f"{wing}.{f[:-4]}" for f in sorted(os.listdir(folder))
+                    if f.startswith("_") and f.endswith(".pyi") and not built(folder, f"{__name__}.{wing}.{f[:-4]}")]
     if missing:
         raise ImportError(
             f"fasterm: {here} is the source folder, without its compiled modules "
@@ -34,14 +45,16 @@ def _check_built() -> None:
 _check_built()
 del _check_built
 
-from . import accounting, datasets, learning, losses, mechanisms, noise, objpert, online, secure, ssp
-from .constraints import Box, L1Ball, L2Ball, Simplex
-from .expmech import expmech_erm
-from .objpert import objective_perturbation
-from .optimize import OptimizeResult, noisy_pgd, pgd
-from .solvers import noisy_gd, noisy_sgd
-from .secure import secure_mode, set_secure
-from .univariate import mean, median, quantile
+from . import accounting, datasets, learning, losses, mechanisms, online
+from .erm import objpert, ssp
+from .erm.constraints import Box, L1Ball, L2Ball, Simplex
+from .erm.expmech import expmech_erm
+from .erm.objpert import objective_perturbation
+from .erm.optimize import OptimizeResult, noisy_pgd, pgd
+from .erm.solvers import noisy_gd, noisy_sgd
+from .mechanisms import noise, secure
+from .mechanisms.secure import secure_mode, set_secure
+from .mechanisms.univariate import mean, median, quantile
 from ._buildinfo import show_config
 from ._warnings import DataWarning
 # Written by CMake at build time from [project] version in pyproject.toml.
@@ -70,10 +83,12 @@ def __getattr__(name: str) -> Any:
                 from . import model_selection as module
             else:
                 from . import linear_model as module
+            return getattr(module, name)  # the estimators' module imports scikit-learn here
         except ImportError as exc:
+            if (exc.name or "").partition(".")[0] != "sklearn":
+                raise
             raise ImportError(
                 f"fasterm.{name} needs scikit-learn: pip install 'fasterm[sklearn]'") from exc
-        return getattr(module, name)
     raise AttributeError(f"module 'fasterm' has no attribute {name!r}")
 
 

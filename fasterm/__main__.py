@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 import fasterm as fe
-from fasterm import _linear
+from fasterm.linear_model import _rules as _linear
 from fasterm.datasets import load_breast_cancer, train_test_split
 
 _MODELS = {"logistic": "logistic", "svm": "hinge"}

@@ -475,59 +475,6 @@ def check_size(size, name: str = "size") -> tuple[int, ...]:
     return tuple(shape)
 
 
-# Rows of X whose norms are compared with a caller's row_norms (see check_row_norms).
-_ROW_NORM_PROBES = 16
-# How far (relative) a probed row's given norm may be from its recomputed one.
-_ROW_NORM_RTOL = 1e-6
-
-
-@functools.lru_cache(maxsize=16)
-def _row_norm_probes(n: int) -> np.ndarray:
-    """The rows check_row_norms recomputes: a function of n alone (memoised: 8 µs a call)."""
-    idx = np.unique(np.linspace(0, n - 1, min(n, _ROW_NORM_PROBES)).astype(np.intp))
-    idx.flags.writeable = False
-    return idx
-
-
-def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.ndarray:
-    """Caller-supplied Euclidean norms of the rows of X: shape (n,), finite, >= 0, spot-checked.
-
-    A full check would cost the pass over X that caching the norms saves, so
-    up to 16 rows (evenly spaced, a data-independent choice) are recomputed
-    and must agree to 1e-6 relative: norms computed for another matrix are
-    caught; a deliberately forged vector need not be (the clipping that
-    bounds the sensitivity trusts these norms — compute them with
-    :func:`fasterm.losses.row_norms`).
-    """
-    n = X.shape[0]
-    norms = check_array(row_norms, name, ndim=1, dtype=np.float64, shape=(n,), allow_empty=True)
-    if n and float(norms.min()) < 0:
-        raise ValueError(f"{name} must be non-negative (the norms of the rows of X)")
-    idx = _row_norm_probes(n)
-    if not idx.size:
-        return norms
-    if isinstance(X, np.ndarray) and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous:
-        # Compiled: ~10 small numpy operations took 0.12 ms right after a pass
-        # over a 40 MB X (n = 1e5, d = 100), this a few µs.
-        from fasterm import _losses
-
-        ok = _losses.check_probed_row_norms(X, norms, idx, _ROW_NORM_RTOL)
-    else:  # a CSR X: its 16 probed rows densified
-        with np.errstate(over="ignore"):
-            rows = X[idx]
-            rows = (rows.toarray() if is_sparse(rows) else rows).astype(np.float64)  # 16 rows at most
-            scale = np.max(np.abs(rows), axis=1)
-            safe = np.where(scale > 0, scale, 1.0)
-            exact = scale * np.sqrt(np.sum((rows / safe[:, None]) ** 2, axis=1))
-        good = ~np.isfinite(exact)  # a non-finite X is reported by the caller's own check
-        with np.errstate(invalid="ignore"):
-            good |= np.abs(norms[idx] - exact) <= _ROW_NORM_RTOL * np.abs(exact)
-        ok = bool(good.all())
-    if not ok:
-        raise ValueError(f"{name} does not match the row norms of X (compute it with fasterm.losses.row_norms(X))")
-    return norms
-
-
 def check_derived(value, what: str, params: str) -> float:
     """A quantity computed from the caller's parameters must be finite and > 0.
 

@@ -79,9 +79,10 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, check_X_y
 
-from . import _linear, accounting
-from .linear_model import _DPLinearModel
-from .secure import resolve as resolve_secure
+from .linear_model import _rules as _linear
+from . import accounting
+from .linear_model._base import _DPLinearModel
+from .mechanisms.secure import resolve as resolve_secure
 from ._validation import check_random_state
 
 __all__ = ["PrivateSearch"]

@@ -267,9 +267,9 @@ def test_solver_brackets_the_root_to_ulps(f, lo, hi, target):
         calls.append(x)
         return f(x)
 
-    x_lo = A._solve_increasing(counted, target, lo, hi)
+    x_lo = A._solve._solve_increasing(counted, target, lo, hi)
     n_lo = len(calls)
-    x_hi = A._solve_increasing(f, target, lo, hi, upper=True)
+    x_hi = A._solve._solve_increasing(f, target, lo, hi, upper=True)
     # The returned sides keep their promise, and nothing lies between them but rounding.
     assert f(x_lo) <= target < f(x_hi)
     assert x_hi - x_lo <= 4.0 * math.ulp(x_lo)
@@ -279,11 +279,11 @@ def test_solver_brackets_the_root_to_ulps(f, lo, hi, target):
 
 
 def test_gaussian_solvers_are_cached_and_agree_with_a_fresh_solve():
-    A._gaussian_mu.cache_clear()
+    A.gaussian._gaussian_mu.cache_clear()
     mu = A.gaussian_mu(0.7, 1e-6)
-    assert A._gaussian_mu.cache_info().misses == 1
-    assert A.gaussian_mu(0.7, 1e-6) == mu and A._gaussian_mu.cache_info().hits == 1
-    fresh = A._solve_increasing(lambda m: A._gaussian_delta_upper(m, 0.7), 1e-6, 1e-3, 1.0)
+    assert A.gaussian._gaussian_mu.cache_info().misses == 1
+    assert A.gaussian_mu(0.7, 1e-6) == mu and A.gaussian._gaussian_mu.cache_info().hits == 1
+    fresh = A._solve._solve_increasing(lambda m: A.gaussian._gaussian_delta_upper(m, 0.7), 1e-6, 1e-3, 1.0)
     assert fresh == mu
 
 
@@ -347,3 +347,23 @@ def test_noise_sq_of_steps_matches_the_calibration():
             exact = A.calibrate_steps(noise, calibration, 0.01, 5, T, 1.0, 1e-6).noise_sq(5)
             # Gaussian: σ_T² = T (Δ/μ)² before σ's rounding up by a few ulps
             assert curve(T) == pytest.approx(exact, rel=1e-12)
+
+
+def test_gaussian_accountant_uses_its_own_16_point_rule():
+    # δ(ε)'s short-interval Φ(b) − Φ(a) is the 16-point Gauss–Legendre rule its docstring and
+    # error bound describe; until 0.3 the PLD code's 8-point rule, defined later in the same
+    # module, re-bound the shared name (CHANGELOG.md).  Each module now has its own.
+    import mpmath
+
+    from fasterm.accounting import gaussian, pld
+
+    assert len(gaussian._GL_NODES) == 16 and len(pld._GL_NODES) == 8
+    mpmath.mp.dps = 50
+    # Intervals short on the density's scale (the quadrature branch): within the error
+    # allowance the accountant adds to δ (8 ulps per unit of log magnitude, _gaussian_delta_terms).
+    for mid, half in [(-0.3, 0.05), (-2.0, 0.1), (0.0, 0.01), (-0.2, 0.2), (-3.0, 0.05)]:
+        assert gaussian._log_ndtr(mid - half) - gaussian._log_ndtr(mid + half) >= -0.5
+        exact = mpmath.ncdf(mid + half) - mpmath.ncdf(mid - half)
+        got = gaussian._ndtr_diff(mid, half)
+        scale = 2.0 + abs(gaussian._log_ndtr(-abs(mid) + half)) + abs(gaussian._log_ndtr(-abs(mid) - half)) + abs(mid)
+        assert abs(mpmath.mpf(got) - exact) <= 8 * 2.0**-52 * scale * exact, (mid, half)

@@ -25,7 +25,8 @@ import pytest
 from scipy import stats
 
 import fasterm as fe
-from fasterm import accounting, audit, mechanisms, univariate
+from fasterm import accounting, audit, mechanisms
+from fasterm.mechanisms import univariate
 from fasterm.audit import clopper_pearson, epsilon_lower_bound
 
 EPS = 1.0
@@ -146,7 +147,7 @@ def _expmech_scores(k):
 def _exponential(half):
     s_d, s_dp = _expmech_scores(100)
     sens, n = (0.5 if half else 1.0), 500_000
-    draw = lambda s, seed: mechanisms._exponential(s, sens, EPS, seed, False, n).astype(float)  # noqa: E731
+    draw = lambda s, seed: mechanisms.releases._exponential(s, sens, EPS, seed, False, n).astype(float)  # noqa: E731
     return draw(s_d, 14), draw(s_dp, 15)
 
 
@@ -157,7 +158,7 @@ def _exponential_monotonic(half):
     s_d[0] = 0.0
     s_dp = np.ones(k)
     sens, n = (0.5 if half else 1.0), 500_000
-    draw = lambda s, seed: mechanisms._exponential(s, sens, EPS, seed, True, n).astype(float)  # noqa: E731
+    draw = lambda s, seed: mechanisms.releases._exponential(s, sens, EPS, seed, True, n).astype(float)  # noqa: E731
     return draw(s_d, 16), draw(s_dp, 17)
 
 
@@ -181,7 +182,7 @@ def _secure_exponential(half):
     # units at γ = 2^-10) swapped, against the calibrated Δ_g = 1025.
     s_d, s_dp = _expmech_scores(100)
     sens, n = (0.5 if half else 1.0), 500_000
-    draw = lambda s, seed: mechanisms._exponential(s, sens, EPS, seed, False, n, True).astype(float)  # noqa: E731
+    draw = lambda s, seed: mechanisms.releases._exponential(s, sens, EPS, seed, False, n, True).astype(float)  # noqa: E731
     return draw(s_d, 34), draw(s_dp, 35)
 
 
@@ -232,12 +233,12 @@ class _ScaleNoise:
             return memo[args]
 
         accounting.calibrate_steps = scaled
-        fe.optimize._clear_calibration_caches()  # noisy_gd memoises its calibration: recompute it scaled
+        fe.erm.optimize._clear_calibration_caches()  # noisy_gd memoises its calibration: recompute it scaled
         return self
 
     def __exit__(self, *exc):
         accounting.calibrate_steps = self._orig
-        fe.optimize._clear_calibration_caches()
+        fe.erm.optimize._clear_calibration_caches()
 
 
 def _noisy_pgd_laplace(half):

@@ -17,7 +17,8 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import _bounds, accounting  # noqa: E402
+from fasterm import accounting
+from fasterm.linear_model import _bounds  # noqa: E402
 from fasterm.datasets import FEATURE_BOUNDS, FEATURE_NAMES, load_breast_cancer  # noqa: E402
 from fasterm.preprocessing import BoundedScaler  # noqa: E402
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fasterm import _hitrun, _losses, constraints, losses
+from fasterm import losses
+from fasterm.erm import _hitrun, _losses, constraints
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ROOT / "src" / "cpp" / "fasterm" / "codes.hpp"

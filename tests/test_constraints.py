@@ -1,4 +1,4 @@
-"""Tests of fasterm.constraints against slow, obviously-correct references.
+"""Tests of fasterm.erm.constraints against slow, obviously-correct references.
 
 References:
 * simplex: the sort-based projection of Held, Wolfe & Crowder (1974) /
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fasterm as fe
-from fasterm import _projections
+from fasterm.erm import _projections
 
 EPS64 = np.finfo(np.float64).eps
 EPS32 = float(np.finfo(np.float32).eps)

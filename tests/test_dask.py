@@ -1,4 +1,4 @@
-"""noisy_pgd and the estimators on row-chunked dask arrays (fasterm._dask).
+"""noisy_pgd and the estimators on row-chunked dask arrays (fasterm.erm._dask).
 
 The reference is the in-memory call with the same seed: the chunked run must
 return the same ŵ (up to the order of a floating-point sum) and report the
@@ -16,7 +16,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 import fasterm as fe  # noqa: E402
-from fasterm import _dask  # noqa: E402
+from fasterm.erm import _dask  # noqa: E402
 
 N, D = 2000, 6
 NOISES = [("laplace", "pure"), ("laplace", "coordinate"), ("laplace", "l2"), ("gaussian", "l2")]
@@ -325,7 +325,7 @@ def test_non_finite_data(client, where, value):
 
 
 def test_import_does_not_load_dask(tmp_path):
-    code = ("import sys, fasterm, fasterm.optimize, fasterm._linear, fasterm.linear_model; "
+    code = ("import sys, fasterm, fasterm.erm.optimize, fasterm.linear_model._rules, fasterm.linear_model; "
             "assert not any(m == 'dask' or m.startswith(('dask.', 'distributed')) "
             "for m in sys.modules), sorted(m for m in sys.modules if 'dask' in m)")
     # cwd outside the checkout: `python -c` puts the working directory first on

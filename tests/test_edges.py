@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _backends, _engine, _losses, _noise, learning, mechanisms, noise, online
+from fasterm import learning, mechanisms, noise, online
+from fasterm.erm import _backends, _engine, _losses
+from fasterm.mechanisms import _noise
 from fasterm import __main__ as job
 from fasterm.audit import epsilon_lower_bound
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fasterm import _expmech, mechanisms
+from fasterm import mechanisms
+from fasterm.mechanisms import _expmech
 
 
 def reference_probs(scores, sensitivity, epsilon, monotonic=False):
@@ -29,7 +30,7 @@ def reference_probs(scores, sensitivity, epsilon, monotonic=False):
 
 
 def draws(scores, sensitivity, epsilon, n, seed, monotonic=False):
-    return mechanisms._exponential(scores, sensitivity, epsilon, seed, monotonic, n)
+    return mechanisms.releases._exponential(scores, sensitivity, epsilon, seed, monotonic, n)
 
 
 def chi2_pvalue(idx, probs, min_expected=5.0):

@@ -26,8 +26,8 @@ import pytest
 from scipy import integrate, stats
 
 import fasterm as fe
-from fasterm import _hitrun, expmech
-from fasterm.expmech import _problem, _sample
+from fasterm.erm import _hitrun, expmech
+from fasterm.erm.expmech import _problem, _sample
 
 KINDS = {"logistic": _hitrun.LOGISTIC, "hinge": _hitrun.HINGE, "squared": _hitrun.SQUARED,
          "absolute": _hitrun.ABSOLUTE, "linear": _hitrun.LINEAR}

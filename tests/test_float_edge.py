@@ -28,7 +28,7 @@ import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 
-from fasterm import _losses, _sparse  # noqa: E402
+from fasterm.erm import _losses, _sparse  # noqa: E402
 
 def exact_sq(x) -> Fraction:
     """Σ x_j² of a float vector, exactly (integers scaled by a common power of two)."""
@@ -281,7 +281,7 @@ def test_neighbouring_sums_differ_by_more_than_exact_but_within_bound(kernel, dt
 
 
 # ---------------------------------------------------------------------------
-# (a) for the multiclass kernel (fasterm._multiclass.grad_sum, the compiled _mclosses)
+# (a) for the multiclass kernel (fasterm.linear_model._multiclass.grad_sum, the compiled erm._mclosses)
 # ---------------------------------------------------------------------------
 
 def _scores_gradient(kind, Z, y):
@@ -305,7 +305,7 @@ def _scores_gradient(kind, Z, y):
 
 def _multiclass_hunt(dtype, sparse, weighted, trials, seed):
     """Violations of ‖a ⊗ u′‖_F ≤ c·w, u′ the scaled scores gradient as grad_sum forms it."""
-    from fasterm import _multiclass
+    from fasterm.linear_model import _multiclass
     from fasterm.losses import row_norms
 
     rng = np.random.default_rng(seed)
@@ -352,7 +352,7 @@ def test_multiclass_clipped_gradient_exact_norm_within_bound(dtype, sparse, weig
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_multiclass_hunt_finds_violations_of_the_naive_clip(dtype, monkeypatch):
     """The same hunt with the clip at c itself (the former code) finds violations."""
-    from fasterm import _multiclass
+    from fasterm.linear_model import _multiclass
 
     monkeypatch.setattr(_multiclass, "inner_clip", lambda clip, p, K, dt: clip)
     assert len(_multiclass_hunt(dtype, False, False, 120, seed=21)) >= 10
@@ -361,11 +361,11 @@ def test_multiclass_hunt_finds_violations_of_the_naive_clip(dtype, monkeypatch):
 # ---------------------------------------------------------------------------
 # (c) The margin: the released pre-noise vector moves by at most the REPORTED sensitivity
 # ---------------------------------------------------------------------------
-# The kernels clip at c/(1 + Θ) (fasterm._float_margin); docs/guarantees.rst proves
+# The kernels clip at c/(1 + Θ) (fasterm.erm._float_margin); docs/guarantees.rst proves
 # ‖V(D) − V(D′)‖ ≤ 2·c·s for the computed pre-noise vector V = fl(fl(Ŝ·s) + fl(ρ·y)).
 
 def margin_formula(kernel, dtype, m, d, scale, bound, reg=0.0, radius=0.0, momentum=False) -> Fraction:
-    """Θ written out from docs/guarantees.rst, independently of fasterm._float_margin."""
+    """Θ written out from docs/guarantees.rst, independently of fasterm.erm._float_margin."""
     v = Fraction(1, 2 ** 24) if np.dtype(dtype) == np.float32 else Fraction(1, 2 ** 53)
     if kernel == "any":
         th = max(theta("dense", dtype, m, d), theta("csr", dtype, m, d))
@@ -386,7 +386,7 @@ def margin_formula(kernel, dtype, m, d, scale, bound, reg=0.0, radius=0.0, momen
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("kernel", ["dense", "csr", "any"])
 def test_margin_is_the_proved_one(dtype, kernel):
-    from fasterm import _float_margin
+    from fasterm.erm import _float_margin
     for m, d in ((1, 1), (57, 9), (4097, 1), (10_000, 100), (160_000, 100), (1_000_000, 30)):
         for scale, reg, radius, mom in ((1.0 / m, 0.0, 0.0, False), (1.0 / (2 * m), 1e-3, 3.0, False),
                                         (1.0 / m, 1e-4, 10.0, True)):
@@ -396,7 +396,7 @@ def test_margin_is_the_proved_one(dtype, kernel):
             c = _float_margin.effective_clip(0.75, got)
             assert Fraction(c) * (1 + got) <= Fraction(0.75) < Fraction(math.nextafter(c, 1.0)) * (1 + got)
     # the multiclass order-free bound and the dask bound
-    from fasterm import _multiclass
+    from fasterm.linear_model import _multiclass
     u = Fraction(1, 2 ** 53)
     for n in (10, 5000):
         g = n * u / (1 - n * u)
@@ -413,7 +413,7 @@ class _Recorder:
     """Swaps the float noise backend for one that records the pre-noise vector of each release."""
 
     def __init__(self, monkeypatch):
-        from fasterm import _backends
+        from fasterm.erm import _backends
         log = self.log = []
 
         class Recording(_backends.FloatNoise):
@@ -510,7 +510,7 @@ def _hunt_violation(path, dtype, monkeypatch, n_values=(4097, 4099, 20_000, 33_3
 def test_without_the_margin_the_hunt_finds_a_violation(path, dtype, monkeypatch):
     """Power: clipping at c itself (Θ = 0), the same search finds neighbours whose computed
     pre-noise vectors differ by more than the reported sensitivity, in float32 and float64."""
-    from fasterm import _float_margin
+    from fasterm.erm import _float_margin
     monkeypatch.setattr(_float_margin, "effective_clip", lambda c, theta: float(c))
     assert _hunt_violation(path, dtype, monkeypatch)
 
@@ -547,7 +547,7 @@ def test_add_remove_refuses_float32():
                      neighbors="add_remove", sample_rate=0.1, batch_size=5.0)
 
 
-# --- δ = 0 class sums (fasterm._multiclass.class_sums, clipped at c₁/(1 + Θ)) ---------------
+# --- δ = 0 class sums (fasterm.linear_model._multiclass.class_sums, clipped at c₁/(1 + Θ)) ---------------
 
 
 def _class_sums_pairs(rng, n, d, K, dtype):
@@ -576,7 +576,8 @@ def _exact_l1_diff(a, b) -> Fraction:
 
 def _class_sums_hunt(clip_of, *, sparse, dtype, weighted, tries):
     """The largest exact ‖Ŝ(D) − Ŝ(D′)‖₁/(2B·c₁) over adversarial neighbours."""
-    from fasterm import _float_margin, _multiclass
+    from fasterm.erm import _float_margin
+    from fasterm.linear_model import _multiclass
     rng = np.random.default_rng(7)
     worst = Fraction(0)
     for t in range(tries):
@@ -601,7 +602,7 @@ def test_class_sums_difference_within_reported_sensitivity(sparse, dtype, weight
     """δ = 0, K > 2: the computed class sums Ŝ of neighbouring data differ by at most the
     reported Δ₁ = 2B·c₁ in L1, exactly (rationals), on swamped neighbours whose exact
     difference is Δ₁ itself, and on hostile replacement rows (zero, huge, subnormal)."""
-    from fasterm import _float_margin
+    from fasterm.erm import _float_margin
     worst = _class_sums_hunt(_float_margin.effective_clip, sparse=sparse, dtype=dtype, weighted=weighted, tries=4)
     assert worst <= 1
     assert worst > Fraction(99, 100)  # the neighbours do reach the bound: the test can see a violation
@@ -617,7 +618,7 @@ def test_class_sums_without_the_margin_the_hunt_finds_a_violation(sparse):
 
 def test_class_sums_theta_is_the_proved_one():
     """Θ recomputed from the formula in class_sums_theta's docstring, and the clip it gives."""
-    from fasterm import _float_margin
+    from fasterm.erm import _float_margin
     u = Fraction(1, 2 ** 53)
 
     def g(k):
@@ -635,7 +636,8 @@ def test_class_sums_fit_clips_at_the_margin(weighted, monkeypatch):
     """The δ = 0 fit (K > 2) hands class_sums the clip c₁/(1 + Θ) of class_sums_theta(n, d),
     and reports Δ₁ = 2B·c₁ of the unmargined c₁."""
     import fasterm as fe
-    from fasterm import _float_margin, _multiclass
+    from fasterm.erm import _float_margin
+    from fasterm.linear_model import _multiclass
     seen = []
     real = _multiclass.class_sums
     monkeypatch.setattr(_multiclass, "class_sums", lambda *a, **k: seen.append(a[4]) or real(*a, **k))

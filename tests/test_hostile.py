@@ -44,7 +44,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import fasterm as fe
-from fasterm.noise import OSRandom
+from fasterm.mechanisms.noise import OSRandom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAN, INF = float("nan"), float("inf")
@@ -632,7 +632,7 @@ def _entries():
                    y=_arrays(Y0, ndim=1), epsilon=eps(), random_state=rs()),
               aliases={"y": ["labels"], "X": ["y"]}),
     ]
-    # secure mode (fasterm.secure, the exact samplers of fasterm.noise, zCDP accounting)
+    # secure mode (fasterm.mechanisms.secure, the exact samplers of fasterm.mechanisms.noise, zCDP accounting)
     srs, gran, flag = _secure_random_state, _granularity, _secure_flag
     for nm, base, extra in [
             ("laplace", dict(value=V0, sensitivity=1.0, epsilon=1.0), dict(sensitivity=pos())),
@@ -921,7 +921,7 @@ def _entries():
                             "y": ["array", "samples", "classes", "labels", "data"],
                             "param_grid": ["parameter", "C", "epsilon", "noise", "alpha", "Gaussian"],
                             "expected_runs": ["calibration", "gamma"]}))
-    for cls in (fe.DPLogisticRegression, fe.DPLinearSVC):  # K > 2 classes: fasterm._multiclass
+    for cls in (fe.DPLogisticRegression, fe.DPLinearSVC):  # K > 2 classes: fasterm.linear_model._multiclass
         for method in ("fit", "predict"):
             E.append(Entry(f"{cls.__name__}.{method}(multiclass)", _estimator(cls, method),
                            dict(X=X0, y=Y3, random_state=0, steps=5),

@@ -1,12 +1,19 @@
-"""The import graph of fasterm's modules: acyclic, and every import points down the layers.
+"""The layout of fasterm: wings by concern whose imports point down, no cycles, small modules.
 
 The graph is read from the source with ``ast`` — module-level *and*
 function-local imports (a function-local import is still a dependency; hiding
 a cycle inside a function does not remove it).  Imports of third-party
-packages are not edges.  Each module sits in one layer of :data:`LAYERS`
-(lowest first) and may import only modules of strictly lower layers, so a new
-module must be placed here, and a responsibility in the wrong place shows up as
-an upward edge.
+packages are not edges.  A module is named by its path under ``fasterm/``
+(``erm.solvers``, ``accounting.gaussian``, ``_validation``; a package by its
+folder, for its ``__init__``); compiled modules are named by their ``.pyi``
+stubs (``erm._losses``).
+
+Each module belongs to a *wing*: the subpackage it lives in (``accounting``,
+``mechanisms``, ``erm``, ``learning``, ``linear_model``) or, at the top
+level, itself.  :data:`WINGS` ranks the wings, lowest first; a module may
+import modules of its own wing or of a strictly lower rank, so ``erm`` and
+``learning`` (one rank) never import each other, and a responsibility in the
+wrong place shows up as an upward edge.
 """
 
 from __future__ import annotations
@@ -16,57 +23,82 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
 
-LAYERS = [
-    # compiled kernels (src/fasterm/*.pyx) and the build record CMake writes
-    {"_discrete", "_expmech", "_hitrun", "_losses", "_mclosses", "_noise", "_online", "_projections", "_sparse", "_config"},
-    {"_validation", "_buildinfo", "_warnings", "_release", "_float_margin"},  # parameter checks; build report; DataWarning; release declaration; the floating-point margin
-    {"_exact"},  # exact integer samplers, the randomness sources
-    {"accounting"},  # composition theorems and every noise calibration
-    {"secure"},  # the exact grid: rounding, grid calibrations, secure-mode setting
-    {"noise", "losses", "constraints", "datasets", "audit"},  # samplers, losses, feasible sets
-    {"_engine", "_backends"},  # the gradient loop; its noise backends
-    {"_dask"},  # the loop over row-chunked dask arrays
-    {"_design", "optimize", "expmech", "mechanisms", "univariate", "online"},  # solvers and mechanisms
-    {"learning", "objpert", "ssp", "_bounds"},  # built on mechanisms (objpert: its private threshold; AdaSSP; _bounds: private ranges)
-    {"solvers"},  # noisy_gd / noisy_sgd: step rules on the engine, built on optimize's checks
-    {"_linear"},  # the linear-model fit (numpy only)
-    {"_multiclass"},  # the K-class fit on one budget, on the binary fit's rules
-    {"linear_model", "preprocessing"},  # scikit-learn estimators; BoundedScaler
-    {"model_selection"},  # private hyperparameter search over the estimators
-    {"__init__"},  # the public namespace
-    {"__main__"},  # the command-line job
-]
-LAYER = {m: i for i, layer in enumerate(LAYERS) for m in layer}
+#: Wing -> rank (lowest first).  README.md's "Where things live" shows the same order.
+WINGS = {
+    "_config": 0,  # the build record CMake writes
+    "_validation": 1, "_warnings": 1, "_release": 1, "_buildinfo": 1,  # checks; DataWarning; release surface
+    "accounting": 2,  # composition and every calibration: pure functions of public numbers
+    "mechanisms": 3,  # Laplace/Gaussian/exponential releases, exact samplers, secure mode
+    "erm": 4, "learning": 4,  # private ERM solvers | online experts, finite classes, SQ (side by side)
+    "linear_model": 5,  # the scikit-learn estimators and their public default rules
+    "audit": 6, "datasets": 6, "losses": 6, "online": 6, "preprocessing": 6,  # tools; the kept public paths
+    "model_selection": 7,  # private hyperparameter search over the estimators (and pipelines)
+    "__init__": 8,  # the public namespace
+    "__main__": 9,  # the command-line job
+}
+SUBPACKAGES = ("accounting", "mechanisms", "erm", "learning", "linear_model")
 
 
-def _imports(module: str) -> set[str]:
+def _module_files(root: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted name under fasterm -> source file (.py, or the .pyi stub of a compiled module)."""
+    out = {}
+    for p in sorted(root.rglob("*.py*")):
+        if p.suffix not in (".py", ".pyi") or "__pycache__" in p.parts or "data" in p.parts:
+            continue
+        rel = p.relative_to(root).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1] or ["__init__"]
+        name = ".".join(parts)
+        if p.suffix == ".py" or name not in out:
+            out[name] = p
+    return out
+
+
+def wing(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _imports(module: str, files: dict[str, Path]) -> set[str]:
     """The fasterm modules that ``module`` imports anywhere in its source."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+    path = files[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.stem == "__init__"
+    package = module if is_pkg else module.rpartition(".")[0]
+    if module == "__init__":
+        package = ""
     out = set()
+
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            parts = (node.module or "").split(".")
             if node.level == 0:
+                parts = (node.module or "").split(".")
                 if parts[0] != "fasterm":
                     continue
-                parts = parts[1:]
-            elif node.level != 1:
-                continue
-            if parts and parts[0]:
-                out.add(parts[0])
-            else:  # from . import a, b / from fasterm import a: modules, or names of the package
-                out |= {a.name if a.name in LAYER else "__init__" for a in node.names}
+                target = ".".join(parts[1:])
+            else:
+                base = package.split(".") if package else []
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            if target == "" or target in SUBPACKAGES:
+                # from a package: its submodules, or names of its __init__
+                for a in node.names:
+                    sub = f"{target}.{a.name}" if target else a.name
+                    out.add(sub if sub in files else (target or "__init__"))
+            else:
+                out.add(target)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
                 if parts[0] == "fasterm":
-                    out.add(parts[1] if len(parts) > 1 else "__init__")
+                    out.add(".".join(parts[1:]) or "__init__")
     out.discard(module)
     return out
 
 
-def _graph() -> dict[str, set[str]]:
-    return {p.stem: _imports(p.stem) for p in sorted(PACKAGE.glob("*.py"))}
+def _graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    files = _module_files(root)
+    return {m: _imports(m, files) for m in files if files[m].suffix == ".py"}
 
 
 def _cycles(graph):
@@ -89,35 +121,71 @@ def _cycles(graph):
     return found
 
 
-def test_every_module_has_a_layer():
-    modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.stem for p in PACKAGE.glob("*.pyi")}
-    assert modules - set(LAYER) == set(), "place the new module in LAYERS"
+def test_every_module_has_a_wing():
+    files = _module_files()
+    assert {wing(m) for m in files} - set(WINGS) == set(), "place the new module's wing in WINGS"
     for imported in _graph().values():
-        assert imported <= set(LAYER), imported - set(LAYER)
+        assert imported <= set(files), imported - set(files)
 
 
 def test_import_graph_is_acyclic():
     assert _cycles(_graph()) == []
 
 
-def test_imports_point_down_the_layers():
-    upward = [f"{m} (layer {LAYER[m]}) imports {v} (layer {LAYER[v]})"
-              for m, imported in _graph().items() for v in sorted(imported) if LAYER[v] >= LAYER[m]]
+def test_imports_point_down_the_wings():
+    upward = [f"{m} ({wing(m)}, rank {WINGS[wing(m)]}) imports {v} ({wing(v)}, rank {WINGS[wing(v)]})"
+              for m, imported in _graph().items() for v in sorted(imported)
+              if wing(v) != wing(m) and WINGS[wing(v)] >= WINGS[wing(m)]]
     assert upward == []
 
 
-def test_the_checks_see_function_local_imports(tmp_path):
-    # The parser must see an import hidden inside a function, and the cycle check must
-    # report a cycle: a tiny graph with one, read the same way.
-    src = "def f():\n    from . import optimize\n    from .accounting import x\n    import fasterm\n"
-    tree = ast.parse(src)
-    assert any(isinstance(n, ast.ImportFrom) for n in ast.walk(tree.body[0]))
+def test_the_layout_is_small_at_the_top_and_no_module_is_long():
+    top = sorted(p.name for p in PACKAGE.iterdir() if p.suffix in (".py", ".so", ".pyd"))
+    assert len(top) <= 14, top
+    subpackages = [p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()]
+    assert sorted(subpackages) == sorted(SUBPACKAGES)
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
+    assert long == {}
+
+
+def test_the_checks_see_function_local_and_relative_imports(tmp_path):
+    # The parser must see imports hidden inside functions and resolve one- and
+    # two-dot relative imports from a wing; the cycle check must report a cycle.
+    (tmp_path / "erm").mkdir()
+    (tmp_path / "accounting").mkdir()
+    (tmp_path / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "_validation.py").write_text("", encoding="utf-8")
+    (tmp_path / "accounting" / "__init__.py").write_text("from .gaussian import x\n", encoding="utf-8")
+    (tmp_path / "accounting" / "gaussian.py").write_text("", encoding="utf-8")
+    (tmp_path / "erm" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "erm" / "_losses.pyi").write_text("", encoding="utf-8")
+    (tmp_path / "erm" / "solvers.py").write_text(
+        "def f():\n    from . import _losses\n    from .. import accounting\n    from .._validation import c\n"
+        "    import fasterm\n", encoding="utf-8")
+    graph = _graph(tmp_path)
+    assert graph["erm.solvers"] == {"erm._losses", "accounting", "_validation", "__init__"}
+    assert graph["accounting"] == {"accounting.gaussian"}
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
-    original = PACKAGE
-    try:
-        globals()["PACKAGE"] = tmp_path
-        (tmp_path / "secure.py").write_text(src, encoding="utf-8")
-        assert _imports("secure") == {"optimize", "accounting", "__init__"}
-    finally:
-        globals()["PACKAGE"] = original
+
+
+def test_the_public_paths_kept_from_the_flat_layout():
+    # Paths people used before the wings (README's tour, the docs): they still import.
+    import importlib
+
+    import fasterm as fe
+
+    for path, names in {"fasterm.accounting": ["advanced_composition", "BudgetAccountant", "calibrate_sgd_sigma"],
+                        "fasterm.mechanisms": ["laplace", "laplace_l2", "gaussian", "exponential"],
+                        "fasterm.losses": ["Logistic", "Hinge", "Squared", "Absolute", "Linear", "row_norms"],
+                        "fasterm.online": ["RWM", "PrivateRWM", "run_rwm", "linear_learner"],
+                        "fasterm.learning": ["private_pac_learner", "SQOracle"],
+                        "fasterm.datasets": ["load_breast_cancer", "train_test_split", "FEATURE_BOUNDS"],
+                        "fasterm.preprocessing": ["BoundedScaler"]}.items():
+        module = importlib.import_module(path)
+        for name in names:
+            assert getattr(module, name) is not None, (path, name)
+    for name in ("noise", "secure", "objpert", "ssp"):  # attributes of the namespace, as before
+        assert getattr(fe, name).__name__.startswith("fasterm.")
+    assert fe.losses.Logistic is importlib.import_module("fasterm.erm.losses").Logistic

@@ -13,7 +13,8 @@ from sklearn.base import clone  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import OptimizeResult, _linear  # noqa: E402
+from fasterm import OptimizeResult
+from fasterm.linear_model import _rules as _linear  # noqa: E402
 from fasterm import accounting as A  # noqa: E402
 from fasterm.datasets import load_breast_cancer, train_test_split  # noqa: E402
 from fasterm.linear_model import EXPECTED_FAILED_CHECKS  # noqa: E402
@@ -194,7 +195,7 @@ def test_intercept_column_and_radius(small):
     (fe.DPLinearRegression, 0.0, "auto", 0.25),         # LogCosh: not part of the comparison
 ])
 def test_intercept_scaling_auto(small, cls, delta, method, s):
-    # "auto" depends on the kind and the resolved method only (fasterm._linear);
+    # "auto" depends on the kind and the resolved method only (fasterm.linear_model._rules);
     # the column it picks is the one the noise is calibrated with.
     X, y = small
     if cls is fe.DPLinearRegression:
@@ -320,7 +321,7 @@ def test_parameter_memo_never_lets_a_bad_value_through(small):
     X, y = small
     fe.DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
     fe.DPLogisticRegression(epsilon=1, random_state=0).fit(X, y)
-    assert any(key[0] is fe.DPLogisticRegression for key in linear_model._PLAIN_PARAMS)
+    assert any(key[0] is fe.DPLogisticRegression for key in linear_model._base._PLAIN_PARAMS)
     for kwargs, match in [(dict(epsilon=True), "epsilon"), (dict(epsilon=math.nan), "epsilon"),
                           (dict(epsilon=-1.0), "epsilon"), (dict(random_state=-1), "random_state"),
                           (dict(random_state=1.5), "random_state"), (dict(max_steps=2.0), "max_steps")]:
@@ -334,14 +335,14 @@ def test_parameter_memo_never_lets_a_bad_value_through(small):
     # unhashable parameters take scikit-learn's validation, and work
     m = fe.DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
     np.testing.assert_array_equal(m.classes_, [0, 1])
-    size = len(linear_model._PLAIN_PARAMS)
+    size = len(linear_model._base._PLAIN_PARAMS)
     try:  # the memo is bounded
-        linear_model._PLAIN_PARAMS_MAX, before = size + 1, linear_model._PLAIN_PARAMS_MAX
+        linear_model._base._PLAIN_PARAMS_MAX, before = size + 1, linear_model._base._PLAIN_PARAMS_MAX
         for eps in (0.5, 0.25, 0.125):
             fe.DPLogisticRegression(epsilon=eps, random_state=0).fit(X, y)
-        assert len(linear_model._PLAIN_PARAMS) <= size + 1
+        assert len(linear_model._base._PLAIN_PARAMS) <= size + 1
     finally:
-        linear_model._PLAIN_PARAMS_MAX = before
+        linear_model._base._PLAIN_PARAMS_MAX = before
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -370,7 +371,7 @@ def test_finiteness_read_off_the_row_norms(cls, dtype, small):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64, np.bool_, np.float64])
 def test_unique_labels_is_np_unique(dtype):
-    from fasterm.linear_model import _COUNTED_LABELS, _unique_labels
+    from fasterm.linear_model._checks import _COUNTED_LABELS, _unique_labels
 
     rng = np.random.default_rng(0)
     for low, high in [(0, 2), (0, 1), (-3, 3), (5, 9), (0, _COUNTED_LABELS + 5), (120, 128)]:
@@ -442,7 +443,7 @@ def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bo
                           label_bound=label_bound))
         return OptimizeResult(w=constraint.center, epsilon=epsilon, delta=0.0, steps=steps or 1, lr=0.0)
 
-    monkeypatch.setattr(fe.expmech, "expmech_erm", recorder)
+    monkeypatch.setattr(fe.erm.expmech, "expmech_erm", recorder)
     kw = {} if label_bound is None else dict(label_bound=label_bound)
     m = cls(method="expmech", epsilon=0.7, radius=3.0, steps=40, random_state=5, **kw).fit(X, y)
     (call,) = calls

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy import special
 
 import fasterm as fe
-from fasterm import _losses
+from fasterm.erm import _losses
 from fasterm.losses import Absolute, Hinge, Linear, Logistic, Squared, row_norms
 
 LOSSES = {
@@ -249,7 +249,7 @@ def test_which_norms_a_streaming_pass_reads(dtype):
     (the pass is then faster than computing them) and double rows recompute
     them.  Seen through a cached vector that passes the spot check but is
     wrong off the probed rows: cached norms are trusted, as documented."""
-    from fasterm._validation import _row_norm_probes
+    from fasterm.erm.losses import _row_norm_probes
 
     n, d = (45_000 if dtype == np.float32 else 22_500), 100  # 18 MB
     X, y, w = make_data("logistic", n, d, dtype, seed=12)
@@ -935,7 +935,7 @@ def test_compiled_probe_check_matches_its_definition(dtype):
     X): true iff every probed row's given norm is within rtol of its norm,
     rows whose norm is not finite passing -- against that definition written
     here with numpy."""
-    from fasterm._validation import _row_norm_probes
+    from fasterm.erm.losses import _row_norm_probes
 
     X, _, _ = make_data("logistic", 700, 11, dtype, seed=3)
     probes = _row_norm_probes(700)

@@ -49,7 +49,7 @@ VARIANTS = [
 
 def _fit(params, data, *, cold):
     if cold:
-        fe.optimize._clear_calibration_caches()
+        fe.erm.optimize._clear_calibration_caches()
     X, y = _data(**{**DATA, **data})
     est = fe.DPLogisticRegression(**{**BASE, **params}, solver="gd", random_state=SEED)
     return est.fit(X, y)

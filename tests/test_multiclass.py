@@ -1,4 +1,4 @@
-"""Multiclass estimators (fasterm._multiclass): the clipped gradient against a per-row reference,
+"""Multiclass estimators (fasterm.linear_model._multiclass): the clipped gradient against a per-row reference,
 the privacy bookkeeping against independent evaluations of the theorems, neighbouring fits,
 labels, the binary path left as it was, and accuracy on scikit-learn's digits."""
 
@@ -16,7 +16,7 @@ from sklearn.datasets import load_digits, make_blobs  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import _linear, _multiclass  # noqa: E402
+from fasterm.linear_model import _rules as _linear, _multiclass  # noqa: E402
 
 S = 0.25  # intercept_scaling="auto" for noisy_pgd
 CLASSIFIERS = [fe.DPLogisticRegression, fe.DPLinearSVC]
@@ -270,8 +270,8 @@ def test_sgd_output_is_the_tail_average():
     assert r.info["solver"] == "sgd" and r.steps == 5
     rng = np.random.default_rng(3)
     scale = r.noise_scale / (r.info["sample_rate"] * n)
-    from fasterm import _noise
-    from fasterm import noise as noise_mod
+    from fasterm.mechanisms import _noise
+    from fasterm.mechanisms import noise as noise_mod
     w, iterates = np.zeros(d * K), []
     for _ in range(5):
         size = int(rng.binomial(n, r.info["sample_rate"]))
@@ -288,8 +288,9 @@ def _class_sums_reference(X, y, K, eps, seed, data_norm=1.0, weights=None, B=1.0
     """The δ = 0 release re-derived from its definition: rows clipped to X in L2, then to
     c₁ = √d·X/2 in L1 (c₁/(1 + Θ), the float margin, for the clip; Δ₁ = 2B·c₁); per-class weighted
     sums; Laplace(2B·c₁/ε) noise from the same stream."""
-    from fasterm import _float_margin, _noise
-    from fasterm import noise as noise_mod
+    from fasterm.erm import _float_margin
+    from fasterm.mechanisms import _noise
+    from fasterm.mechanisms import noise as noise_mod
     n, d = X.shape
     c1 = 0.5 * math.sqrt(d) * data_norm
     c = _float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))
@@ -476,11 +477,11 @@ def test_digits_accuracy_on_one_budget(digits_splits):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sgd_clips_each_batch_at_the_float_margin(dtype, monkeypatch):
     """Multiclass SGD hands the kernel c/(1 + Θ) with Θ recomputed for every batch's size |B|
-    (docs/guarantees.rst, "Floating point"): Θ from fasterm._float_margin for |B| rows summed
+    (docs/guarantees.rst, "Floating point"): Θ from fasterm.erm._float_margin for |B| rows summed
     and scaled by 1/m, written out here from its public inputs."""
     from fractions import Fraction
 
-    from fasterm import _float_margin
+    from fasterm.erm import _float_margin
     seen = []
     real = _multiclass.kernel_sum
 

@@ -1,4 +1,4 @@
-"""The compiled multiclass kernels (fasterm._mclosses, src/cpp/fasterm/multiclass.hpp) against a slow,
+"""The compiled multiclass kernels (fasterm.erm._mclosses, src/cpp/fasterm/multiclass.hpp) against a slow,
 obviously correct per-row reference: dense and CSR, float32 and float64, sample weights, row subsets,
 the design built on the fly (row clipping to data_norm, the intercept column), and the checks that keep
 the kernels inside their buffers."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fasterm import _mclosses
+from fasterm.erm import _mclosses
 
 KINDS = {"logistic": _mclosses.LOGISTIC, "hinge": _mclosses.HINGE}
 

@@ -1,4 +1,4 @@
-"""Objective perturbation (fasterm.objpert): calibration, the theorem's density bound, the certified solve.
+"""Objective perturbation (fasterm.erm.objpert): calibration, the theorem's density bound, the certified solve.
 
 Every privacy number is checked against an independent reference written
 here from the theorem (Chaudhuri–Monteleoni–Sarwate 2011 Thm 9 with the
@@ -21,7 +21,7 @@ import fasterm as fe
 from fasterm import objpert
 from fasterm.datasets import load_breast_cancer, train_test_split
 
-XN = math.hypot(1.0, 0.125)  # the objpert classifiers' intercept column ("auto": fasterm._linear)
+XN = math.hypot(1.0, 0.125)  # the objpert classifiers' intercept column ("auto": fasterm.linear_model._rules)
 
 
 def _sigmoid(t):

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _online, accounting, online
+from fasterm import accounting, online
+from fasterm.learning import _online
 
 # ---------------------------------------------------------------------------
 # Reference

@@ -231,7 +231,7 @@ def test_bad_data(logistic_data):
 
 
 # -- the compiled loop against the numpy reference loop ---------------------------------------
-class _NoKernelBall(fe.constraints.L2Ball):
+class _NoKernelBall(fe.erm.constraints.L2Ball):
     """An L2 ball that hides its compiled projection: the optimisers use the numpy loop."""
 
     def _loop_spec(self, dtype):
@@ -239,12 +239,12 @@ class _NoKernelBall(fe.constraints.L2Ball):
 
 
 _SETS = {
-    "l2": lambda d: fe.constraints.L2Ball(2.0, d),
-    "l2-centred": lambda d: fe.constraints.L2Ball(1.5, d, center=np.linspace(-0.3, 0.3, d)),
-    "box": lambda d: fe.constraints.Box(-0.7, 0.9, d),
-    "box-vec": lambda d: fe.constraints.Box(-np.linspace(0.1, 1, d), np.linspace(0.2, 2, d), d),
-    "simplex": lambda d: fe.constraints.Simplex(d, total=3.0),
-    "l1": lambda d: fe.constraints.L1Ball(1.2, d),
+    "l2": lambda d: fe.erm.constraints.L2Ball(2.0, d),
+    "l2-centred": lambda d: fe.erm.constraints.L2Ball(1.5, d, center=np.linspace(-0.3, 0.3, d)),
+    "box": lambda d: fe.erm.constraints.Box(-0.7, 0.9, d),
+    "box-vec": lambda d: fe.erm.constraints.Box(-np.linspace(0.1, 1, d), np.linspace(0.2, 2, d), d),
+    "simplex": lambda d: fe.erm.constraints.Simplex(d, total=3.0),
+    "l1": lambda d: fe.erm.constraints.L1Ball(1.2, d),
 }
 _LOSSES = {
     "logistic": fe.losses.Logistic(l2=0.05),
@@ -256,7 +256,7 @@ _LOSSES = {
 
 
 def _backend(noise, scale, seed):
-    from fasterm import _backends
+    from fasterm.erm import _backends
 
     if noise is None:
         return _backends.NoNoise()
@@ -266,12 +266,12 @@ def _backend(noise, scale, seed):
 def _reference_run(loss, X, y, constraint, steps, lr, average, noise, scale, seed, clip, data_norm,
                    label_bound=None):
     """The engine's numpy loop around the compiled gradient sum (no fused loop)."""
-    from fasterm import _engine, _losses
+    from fasterm.erm import _engine, _losses
 
     w, X, y, c, dn, ybound, norms, nt = loss._prepare(
         constraint.center.astype(X.dtype), X, y, clip=clip, data_norm=data_norm,
         label_bound=label_bound)
-    # the floating-point margin of a full-batch release (fasterm._float_margin, the one place)
+    # the floating-point margin of a full-batch release (fasterm.erm._float_margin, the one place)
     c = _engine.release_clip(loss, constraint, c, X.dtype, X.shape[0], X.shape[1], scale=1.0 / X.shape[0])
 
     def grad_sum(w, out):
@@ -286,7 +286,7 @@ def _reference_run(loss, X, y, constraint, steps, lr, average, noise, scale, see
 @pytest.mark.parametrize("noise", [None, "laplace", "gaussian"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_loop_matches_numpy_loop(set_name, loss_name, noise, dtype):
-    from fasterm import _engine
+    from fasterm.erm import _engine
 
     rng = np.random.default_rng(7)
     n, d = 57, 9
@@ -313,7 +313,7 @@ def test_compiled_loop_matches_numpy_loop(set_name, loss_name, noise, dtype):
 
 def test_set_without_compiled_projection_uses_numpy_loop(logistic_data):
     X, y = logistic_data(200, 4, 3)
-    base = fe.constraints.L2Ball(1.0, 4)
+    base = fe.erm.constraints.L2Ball(1.0, 4)
     kw = dict(epsilon=1.0, delta=1e-6, noise="gaussian", data_norm=1.0, random_state=5, steps=40)
     a = fe.noisy_pgd(fe.losses.Logistic(), X, y, base, **kw)
     b = fe.noisy_pgd(fe.losses.Logistic(), X, y, _NoKernelBall(1.0, 4), **kw)
@@ -326,8 +326,8 @@ def test_noise_stream_is_d_draws_per_step():
     (Linear loss on zero data) and no projection binding, w_T = −η Σ_t h_t exactly."""
     d, T, lr, scale = 5, 17, 0.01, 0.3
     X = np.zeros((10, d))
-    C = fe.constraints.L2Ball(1e6, d)
-    from fasterm import _engine
+    C = fe.erm.constraints.L2Ball(1e6, d)
+    from fasterm.erm import _engine
 
     for noise, draw in (("laplace", fe.noise.laplace), ("gaussian", fe.noise.gaussian)):
         w = _engine.run(fe.losses.Linear(), X, None, C, T, lr, False, data_norm=1.0, clip=1.0,
@@ -340,7 +340,7 @@ def test_noise_stream_is_d_draws_per_step():
 
 
 def test_compiled_loop_rejects_bad_buffers():
-    from fasterm import _losses
+    from fasterm.erm import _losses
 
     X = np.ones((4, 3))
     y = np.ones(4)
@@ -360,13 +360,13 @@ def test_compiled_loop_rejects_bad_buffers():
 def test_engine_schedule_and_momentum_hooks():
     """The hooks the solvers plug into: a step-size schedule (a constant schedule is the
     constant step, bit for bit) and Nesterov momentum (against a plain reference loop)."""
-    from fasterm import _backends, _engine
+    from fasterm.erm import _backends, _engine
 
     rng = np.random.default_rng(8)
     n, d, T = 80, 4, 30
     X = rng.normal(size=(n, d)) * 0.4
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    loss, C = fe.losses.Logistic(l2=0.05), fe.constraints.L2Ball(1.5, d)
+    loss, C = fe.losses.Logistic(l2=0.05), fe.erm.constraints.L2Ball(1.5, d)
 
     def data_grad(w):  # Σ_i ∇ℓ_i(w) of the logistic loss
         return -(y / (1.0 + np.exp(y * (X @ w)))) @ X

@@ -104,10 +104,10 @@ def test_one_step_epsilon_is_a_tight_upper_bound(q, sigma, delta):
 def test_one_step_discrete_pld_dominates_the_exact_profile(q, sigma):
     # The discretised one-step PLD's δ(ε) is ≥ the exact δ(ε) at every ε (connect-the-dots
     # is a dominating pair), and only slightly above it.
-    pld = A._sgd_pld(q, sigma, 1, A._pld_grid_step(1))
+    pld = A.pld._sgd_pld(q, sigma, 1, A.pld._pld_grid_step(1))
     for eps in np.linspace(0.0, 6.0, 37):
         exact = _exact_delta(q, sigma, float(eps))
-        mine = A._pld_delta(pld, float(eps))
+        mine = A.pld._pld_delta(pld, float(eps))
         assert mine >= exact - 1e-15
         assert mine <= exact * 1.01 + 1e-11
 
@@ -208,7 +208,7 @@ def test_fft_composition_dominates_exact_convolution():
         b = rng.exponential(size=n_b) ** 4
         a[::7] *= 1e-12  # a wide dynamic range, as in real tails
         a, b = a / a.sum() * (1 - 1e-9), b / b.sum()
-        off, pmf, inf = A._pld_convolve((-5, a, 1e-9), (3, b, 0.0))
+        off, pmf, inf = A.pld._pld_convolve((-5, a, 1e-9), (3, b, 0.0))
         exact = np.convolve(a, b)  # offset −2
         # for every threshold t: exact mass at losses ≥ t ≤ ours at ≥ t plus ours at +∞
         ours = np.zeros(exact.size)
@@ -221,28 +221,28 @@ def test_fft_composition_dominates_exact_convolution():
 
 
 def test_epsilon_reading_inverts_delta():
-    pld = A._sgd_pld(0.02, 1.0, 100, A._pld_grid_step(100))
+    pld = A.pld._sgd_pld(0.02, 1.0, 100, A.pld._pld_grid_step(100))
     for delta in (1e-3, 1e-5, 1e-7):
-        eps = A._pld_epsilon(pld, delta)
-        assert A._pld_delta(pld, eps) <= delta
-        assert A._pld_delta(pld, eps * (1 - 1e-6)) > delta
+        eps = A.pld._pld_epsilon(pld, delta)
+        assert A.pld._pld_delta(pld, eps) <= delta
+        assert A.pld._pld_delta(pld, eps * (1 - 1e-6)) > delta
 
 
 def test_sgd_epsilon_is_the_smaller_of_the_pld_and_rdp_bounds():
     q, sigma, T = 0.02, 1.3, 50
     for delta in (1e-5, 1e-12):
-        pld = A._sgd_epsilon_pld(q, sigma, T, delta)
-        rdp = A._sgd_epsilon_rdp(q, sigma, T, delta, "replace_one")
+        pld = A.sgd._sgd_epsilon_pld(q, sigma, T, delta)
+        rdp = A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "replace_one")
         assert A.sgd_epsilon(q, sigma, T, delta) == min(pld, rdp)
-    assert A._sgd_epsilon_pld(q, sigma, T, 1e-5) < 0.8 * A._sgd_epsilon_rdp(q, sigma, T, 1e-5, "replace_one")
+    assert A.sgd._sgd_epsilon_pld(q, sigma, T, 1e-5) < 0.8 * A.sgd._sgd_epsilon_rdp(q, sigma, T, 1e-5, "replace_one")
     # at δ = 1e-12 the PLD's numerical allowance is not small against δ; the RDP bound remains
-    assert A.sgd_epsilon(q, sigma, T, 1e-12) <= A._sgd_epsilon_rdp(q, sigma, T, 1e-12, "replace_one")
+    assert A.sgd_epsilon(q, sigma, T, 1e-12) <= A.sgd._sgd_epsilon_rdp(q, sigma, T, 1e-12, "replace_one")
     # add/remove: the same, with the larger ε of the two orderings of the add/remove pair
-    pld = A._sgd_epsilon_pld(q, sigma, T, 1e-5, "add_remove")
-    assert pld == pytest.approx(max(A._sgd_epsilon_pld_kind(q, sigma, T, 1e-5, k) for k in ("remove", "add")),
+    pld = A.sgd._sgd_epsilon_pld(q, sigma, T, 1e-5, "add_remove")
+    assert pld == pytest.approx(max(A.sgd._sgd_epsilon_pld_kind(q, sigma, T, 1e-5, k) for k in ("remove", "add")),
                                 abs=1e-8)
     assert A.sgd_epsilon(q, sigma, T, 1e-5, "add_remove") == min(
-        pld, A._sgd_epsilon_rdp(q, sigma, T, 1e-5, "add_remove"))
+        pld, A.sgd._sgd_epsilon_rdp(q, sigma, T, 1e-5, "add_remove"))
 
 
 # ---------------------------------------------------------------------------
@@ -357,17 +357,18 @@ def test_calibration_meets_the_budget_and_stops_within_tolerance(q, T, eps, delt
 
 
 def test_quadrature_is_far_below_its_allowance():
-    # The one-step masses with 8 Gauss–Legendre nodes per piece against 16 nodes: per grid
+    # The one-step masses with 8 Gauss–Legendre nodes per piece against 16 nodes (the PLD's own
+    # rule; the Gaussian accountant has its 16 in fasterm.accounting.gaussian): per grid
     # point and in total far below the 1e-12 the accountant adds at +∞ for them.
     q, sigma = 0.02, 0.9
-    h = A._pld_grid_step(100)
-    off, pmf, inf, _ = A._pld_replace_one_step(q, sigma, h)
-    nodes, weights = A._GL_NODES, A._GL_WEIGHTS
+    h = A.pld._pld_grid_step(100)
+    off, pmf, inf, _ = A.pld._pld_replace_one_step(q, sigma, h)
+    nodes, weights = A.pld._GL_NODES, A.pld._GL_WEIGHTS
     try:
-        A._GL_NODES, A._GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
-        off16, pmf16, _, _ = A._pld_replace_one_step(q, sigma, h)
+        A.pld._GL_NODES, A.pld._GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
+        off16, pmf16, _, _ = A.pld._pld_replace_one_step(q, sigma, h)
     finally:
-        A._GL_NODES, A._GL_WEIGHTS = nodes, weights
+        A.pld._GL_NODES, A.pld._GL_WEIGHTS = nodes, weights
     assert off == off16
     assert np.abs(pmf - pmf16).sum() < 1e-14
     assert math.fsum(pmf.tolist()) + inf >= 1.0

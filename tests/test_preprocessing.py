@@ -16,7 +16,7 @@ from sklearn.preprocessing import OneHotEncoder  # noqa: E402
 from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 import fasterm as fe  # noqa: E402
-from fasterm import _bounds  # noqa: E402
+from fasterm.linear_model import _bounds  # noqa: E402
 from fasterm.datasets import FEATURE_BOUNDS, FEATURE_NAMES, load_breast_cancer, scale_to_unit_ball  # noqa: E402
 from fasterm.preprocessing import BoundedScaler  # noqa: E402
 

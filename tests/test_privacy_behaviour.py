@@ -67,8 +67,8 @@ def _grad_at_zero(kind, x, y, clip):
 
 def _eff(clip, dtype, n, d, *, scale=None, reg=0.0, radius=BIG, rows=None):
     """The clip the kernels apply for a release of ``rows`` (default n) summed rows at
-    ``scale`` (default 1/n): c/(1 + Θ), the floating-point margin (fasterm._float_margin)."""
-    from fasterm import _float_margin
+    ``scale`` (default 1/n): c/(1 + Θ), the floating-point margin (fasterm.erm._float_margin)."""
+    from fasterm.erm import _float_margin
 
     if clip is None:
         return None
@@ -349,8 +349,8 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(case, solver
     else:
         g = -2.0 * float(np.clip(yy, -1.0, 1.0)) * x0
     # clipped at G/(1 + Θ), the floating-point margin (the regulariser α on the estimator's ball)
-    # alpha None (DPLinearRegression): below 5,000 rows the classifiers' α (fasterm._linear)
-    alpha = m.alpha if m.alpha is not None else fe._linear.DEFAULTS["alpha"]
+    # alpha None (DPLinearRegression): below 5,000 rows the classifiers' α (fasterm.linear_model._rules)
+    alpha = m.alpha if m.alpha is not None else fe.linear_model._rules.DEFAULTS["alpha"]
     G_eff = _eff(G, dtype, EN, ED + 1, reg=alpha, radius=radius)
     g = _row_clip(g, G_eff)
     expected = -(lr * share) * (2 * g) / EN   # the flipped row's clipped gradient is −g
@@ -472,7 +472,7 @@ def test_exponential_mechanism_rate():
 
     eps, n = 1.0, 400_000
     for monotonic, rate in ((False, eps / 2), (True, eps)):
-        idx = mechanisms._exponential(np.array([0.0, 1.0]), 1.0, eps, 9, monotonic, n)
+        idx = mechanisms.releases._exponential(np.array([0.0, 1.0]), 1.0, eps, 9, monotonic, n)
         p1 = float(np.mean(idx == 1))
         expected = math.exp(-rate) / (1 + math.exp(-rate))
         se = math.sqrt(expected * (1 - expected) / n)

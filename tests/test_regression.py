@@ -1,4 +1,4 @@
-"""Private regression: the default rule from n = 5,000, AdaSSP (fasterm.ssp), the boundary DataWarning.
+"""Private regression: the default rule from n = 5,000, AdaSSP (fasterm.erm.ssp), the boundary DataWarning.
 
 References here are written from the theorems (mpmath, plain Python loops) and
 never call the code they check:
@@ -9,7 +9,7 @@ never call the code they check:
   (Dong, Roth & Su 2022, Cor. 3.3), and μ-GDP is (ε, δ)-DP iff
   Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) ≤ δ (Cor. 2.13), evaluated in mpmath;
   δ = 0: three Laplace mechanisms with their L1 sensitivities, basic composition;
-* the sensitivity bounds of fasterm.ssp checked on random and extreme pairs of records;
+* the sensitivity bounds of fasterm.erm.ssp checked on random and extreme pairs of records;
 * the regression rule's T, R and noise scale against the formulas of docs/solvers.rst.
 """
 
@@ -49,7 +49,7 @@ def ref_mu(eps, delta):
 
 
 def ref_adassp(X, y, eps, delta, Xb, Yb, seed, weights=None, B=1.0, rho=0.05):
-    """Wang's Algorithm 2 with replace-one sensitivities, loop by loop (module docstring of fasterm.ssp)."""
+    """Wang's Algorithm 2 with replace-one sensitivities, loop by loop (module docstring of fasterm.erm.ssp)."""
     rng = np.random.default_rng(seed)
     n, p = X.shape
     rows, labels = [], []
@@ -219,7 +219,7 @@ def test_adassp_zero_data_releases_only_noise():
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("n,p,eps", [(5000, 3, 1.0), (20000, 13, 1.0), (60000, 30, 0.5), (5000, 200, 3.0)])
 def test_regression_rule_constants(n, p, eps):
-    steps, radius = fe._linear.regression_gd_rule(n, p, eps, 1e-5)
+    steps, radius = fe.linear_model._rules.regression_gd_rule(n, p, eps, 1e-5)
     assert steps == min(1000, max(200, -(-n // 50)))
     assert radius == pytest.approx(min(100.0, max(5.0, n * ref_mu(eps, 1e-5) / (10 * p))), rel=1e-9)
 
@@ -230,7 +230,7 @@ def test_default_regression_from_5000_rows_is_the_rule_with_the_calibrated_noise
     X = rng.uniform(0, 1, (n, d)) / 2
     y = np.clip(X @ [1.0, -0.5, 0.3, 0.0], -1, 1)
     m = fe.DPLinearRegression(random_state=0).fit(X, y)
-    steps, radius = fe._linear.regression_gd_rule(n, d + 1, 1.0, 1e-5)
+    steps, radius = fe.linear_model._rules.regression_gd_rule(n, d + 1, 1.0, 1e-5)
     assert m.n_iter_ == steps and m.result_.info["solver"] == "gd"
     assert m.result_.info["radius"] == radius
     c = math.hypot(1.0, 0.25) / 2  # clip "auto": Y·X_aug/2

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _losses
+from fasterm.erm import _losses
 
 KINDS = {"logistic": _losses.LOGISTIC, "hinge": _losses.HINGE, "squared": _losses.SQUARED,
          "absolute": _losses.ABSOLUTE, "linear": _losses.LINEAR}
@@ -355,7 +355,7 @@ def test_multiclass_weights(est):
 
 
 def test_multiclass_weighted_gradient_against_reference():
-    from fasterm import _multiclass
+    from fasterm.linear_model import _multiclass
 
     rng = np.random.default_rng(3)
     A = rng.normal(size=(40, 4)) / 2

@@ -9,8 +9,9 @@ import pytest
 from scipy import stats
 
 import fasterm
-from fasterm import _exact, accounting, losses, mechanisms, noise, secure
-from fasterm.constraints import L2Ball
+from fasterm import accounting, losses, mechanisms, noise, secure
+from fasterm.mechanisms import _exact
+from fasterm.erm.constraints import L2Ball
 
 
 # ---------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import pytest
 from scipy import stats
 
 import fasterm
-from fasterm import _discrete, _exact, mechanisms, secure
+from fasterm import mechanisms, secure
+from fasterm.mechanisms import _discrete, _exact
 
 
 def target_pmf(scores, sensitivity, epsilon, monotonic=False, granularity=None, rate_factor=1.0):
@@ -40,7 +41,7 @@ def chi2_p(draws, pmf):
 
 
 def draws(scores, sens, eps, n, seed, monotonic=False, granularity=None):
-    return mechanisms._exponential(np.asarray(scores, float), sens, eps, seed, monotonic, n, True, granularity)
+    return mechanisms.releases._exponential(np.asarray(scores, float), sens, eps, seed, monotonic, n, True, granularity)
 
 
 CASES = {
@@ -138,8 +139,8 @@ def test_outputs_identical_for_neighbours_with_the_same_rounded_scores():
     np.testing.assert_array_equal(a, draws(s_near, 1.0, 1.0, 5000, 11))
     np.testing.assert_array_equal(a, draws(s_shift, 1.0, 1.0, 5000, 11))
     # ... whereas the fast path's draws depend on the unrounded values
-    f = mechanisms._exponential(s, 1.0, 1.0, 11, False, 5000)
-    f_near = mechanisms._exponential(s_near, 1.0, 1.0, 11, False, 5000)
+    f = mechanisms.releases._exponential(s, 1.0, 1.0, 11, False, 5000)
+    f_near = mechanisms.releases._exponential(s_near, 1.0, 1.0, 11, False, 5000)
     assert not np.array_equal(f, f_near)
 
 
@@ -151,7 +152,7 @@ def test_seed_reproducibility_and_generator_stream():
     seq = [mechanisms.exponential(scores, 1.0, 2.0, random_state=g1, secure=True) for _ in range(30)]
     assert seq == [mechanisms.exponential(scores, 1.0, 2.0, random_state=g2, secure=True) for _ in range(30)]
     assert len(set(seq)) > 3 and all(isinstance(i, int) for i in seq)
-    assert isinstance(mechanisms.exponential(scores, 1.0, 2.0, random_state=fasterm.noise.OSRandom(), secure=True),
+    assert isinstance(mechanisms.exponential(scores, 1.0, 2.0, random_state=fasterm.mechanisms.noise.OSRandom(), secure=True),
                       int)
 
 

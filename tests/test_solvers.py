@@ -8,7 +8,7 @@ from scipy import integrate, optimize as sopt, stats
 
 import fasterm as fe
 from fasterm import accounting as A
-from fasterm import solvers
+from fasterm.erm import solvers
 
 
 # ---------------------------------------------------------------------------
@@ -68,8 +68,8 @@ def _reference_gd(X, y, R, steps, lr, sigma, l2, clip, seed, accelerate=False, o
     ``cap``: FISTA's momentum coefficient is min((k_{t−1} − 1)/k_t, cap)."""
     rng = np.random.default_rng(seed)
     n, d = X.shape
-    # the kernels clip at c/(1 + Θ), the floating-point margin of a release (fasterm._float_margin)
-    from fasterm import _float_margin
+    # the kernels clip at c/(1 + Θ), the floating-point margin of a release (fasterm.erm._float_margin)
+    from fasterm.erm import _float_margin
     clip = _float_margin.effective_clip(clip, _float_margin.margin(
         "any", X.dtype, n, d, scale=1.0 / n, bound=clip, reg=l2, radius=R, momentum=accelerate))
 
@@ -231,11 +231,11 @@ def test_sgd_replace_one_is_weak_triangle_of_add_remove():
     ar = lambda a: A.rdp_subsampled_gaussian(q, sigma, T, a)  # noqa: E731
     rep = (orders - 0.5) / (orders - 1) * ar(2 * orders) + ar(2 * orders - 1)
     weak_triangle = A.rdp_epsilon(rep, orders, delta)
-    assert A._sgd_epsilon_rdp(q, sigma, T, delta, "replace_one") == pytest.approx(weak_triangle, rel=1e-10)
+    assert A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "replace_one") == pytest.approx(weak_triangle, rel=1e-10)
     # at δ = 1e-12 the reported ε is the RDP one (the PLD's error allowance rivals δ)
     assert A.sgd_epsilon(q, sigma, T, 1e-12) == pytest.approx(A.rdp_epsilon(rep, orders, 1e-12), rel=1e-10)
     assert A.sgd_epsilon(q, sigma, T, delta) <= weak_triangle
-    assert A._sgd_epsilon_rdp(q, sigma, T, delta, "add_remove") == pytest.approx(
+    assert A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "add_remove") == pytest.approx(
         A.rdp_epsilon(ar(orders), orders, delta), rel=1e-10)
     assert A.sgd_epsilon(q, sigma, T, delta, "add_remove") <= A.rdp_epsilon(ar(orders), orders, delta)
 
@@ -272,7 +272,7 @@ def test_accountant_matches_dp_accounting():
         acc = rdp.RdpAccountant(orders=orders)
         acc.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), T))
         np.testing.assert_allclose(A.rdp_subsampled_gaussian(q, sigma, T), acc._rdp, rtol=1e-9)
-        assert A._sgd_epsilon_rdp(q, sigma, T, 1e-5, "add_remove") == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
+        assert A.sgd._sgd_epsilon_rdp(q, sigma, T, 1e-5, "add_remove") == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
 
 
 def test_accounting_rejects_bad_input():
@@ -333,7 +333,7 @@ def test_noisy_sgd_defaults_and_float32(logistic_data):
 def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, logistic_data):
     # fit_linear's sgd builds each minibatch's design rows itself; the result must be
     # that of noisy_sgd on the full design matrix (rows clipped, constant column).
-    from fasterm import _linear
+    from fasterm.linear_model import _rules as _linear
 
     X, y = logistic_data(6000, 5, seed=8, dtype=dtype)
     X[:50] *= 3.0  # rows beyond data_norm = 1: clipped in both paths
@@ -358,7 +358,7 @@ def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logist
     # The estimators hand their validated data to noisy_gd unchecked a second time
     # (checked=True) and memoise the calibration: the fit must be bit for bit that of
     # the public noisy_gd on the design matrix, on a cold and on a warm cache.
-    from fasterm import _linear
+    from fasterm.linear_model import _rules as _linear
 
     X, y = logistic_data(400, 6, seed=5, dtype=dtype)
     X[:20] *= 2.5  # rows beyond data_norm = 1
@@ -373,7 +373,7 @@ def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logist
                       max_steps=_linear.gd_budget("logistic", 400))
     for cold in (True, False):
         if cold:
-            fe.optimize._clear_calibration_caches()
+            fe.erm.optimize._clear_calibration_caches()
         m = fe.DPLogisticRegression(random_state=3, fit_intercept=fit_intercept).fit(X, y01)
         w = np.append(m.coef_.ravel(), m.intercept_[0] / s) if fit_intercept else m.coef_.ravel()
         np.testing.assert_array_equal(w, ref.w.astype(dtype))
@@ -390,7 +390,7 @@ def test_estimator_gd_equals_noisy_gd_on_the_design(dtype, fit_intercept, logist
 # ---------------------------------------------------------------------------
 def test_estimator_solver_rule_and_refusals(logistic_data):
     pytest.importorskip("sklearn")
-    from fasterm._linear import gd_budget as _linear_gd_budget
+    from fasterm.linear_model._rules import gd_budget as _linear_gd_budget
 
     X, y = logistic_data(6000, 5, seed=9)
     y01 = (y > 0).astype(int)

@@ -1,4 +1,4 @@
-"""scipy.sparse CSR input: the compiled CSR kernels (fasterm._sparse) and the fits that use them.
+"""scipy.sparse CSR input: the compiled CSR kernels (fasterm.erm._sparse) and the fits that use them.
 
 The CSR kernel reuses the per-row calculus of the dense kernel (losses.hpp's
 coefficients: row scale, label map, derivative, clip, sample weight) but sums
@@ -26,7 +26,7 @@ import pytest
 sp = pytest.importorskip("scipy.sparse")
 
 import fasterm as fe  # noqa: E402
-from fasterm import _losses, _sparse  # noqa: E402
+from fasterm.erm import _losses, _sparse  # noqa: E402
 
 KINDS = {"logistic": _losses.LOGISTIC, "hinge": _losses.HINGE, "squared": _losses.SQUARED,
          "absolute": _losses.ABSOLUTE, "linear": _losses.LINEAR}
@@ -267,7 +267,7 @@ def test_refusals_name_X():
 
 
 def test_intercept_design_stays_sparse():
-    from fasterm._design import design
+    from fasterm.erm._design import design
 
     X, _, _ = _csr(n=50, d=7)
     A = design(X, 1.0, True, 0.25)

@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 
 import fasterm as fe
-from fasterm import _noise, mechanisms, univariate
+from fasterm import mechanisms
+from fasterm.mechanisms import _noise, univariate
 
 THREADS = 8
 TASKS = 16
@@ -56,8 +57,8 @@ def _task_functions():
         "grad_sum(n_threads=2)": lambda i: loss.grad_sum(np.full(20, 0.01 * i), X, Y, clip=0.5, n_threads=2),
         "simplex.project": lambda i: simplex.project(np.random.default_rng(i).standard_normal(50_000)),
         "ball.project": lambda i: ball.project(np.random.default_rng(i).standard_normal((500, 20))),
-        "exponential": lambda i: mechanisms._exponential(scores, 1.0, 1.0, np.random.default_rng(i), False, 5000),
-        "exponential(secure)": lambda i: mechanisms._exponential(scores, 1.0, 1.0, np.random.default_rng(i), False,
+        "exponential": lambda i: mechanisms.releases._exponential(scores, 1.0, 1.0, np.random.default_rng(i), False, 5000),
+        "exponential(secure)": lambda i: mechanisms.releases._exponential(scores, 1.0, 1.0, np.random.default_rng(i), False,
                                                                   20_000, True),
         "median": lambda i: univariate._sample("median", data, (0.0, 1.0), 1.0, random_state=i, size=2000),
         "noisy_pgd": lambda i: fe.noisy_pgd(loss, XS, YS, ball, 1.0, 1e-5, steps=50, noise="gaussian",
@@ -138,7 +139,7 @@ _GIL_KERNELS = {  # name -> factory of a zero-argument call whose inputs are bui
                                          np.empty(5_000_000)),
     "run_rwm": lambda: _prepared(fe.online.run_rwm, np.random.default_rng(0).random((20_000, 500)), 0.1,
                                  np.random.default_rng(0)),
-    "exponential": lambda: _prepared(mechanisms._exponential, np.random.default_rng(0).random(1000), 1.0, 1.0,
+    "exponential": lambda: _prepared(mechanisms.releases._exponential, np.random.default_rng(0).random(1000), 1.0, 1.0,
                                      np.random.default_rng(0), False, 300_000),
     "median": lambda: _prepared(univariate._sample, "median", np.sort(np.random.default_rng(0).random(100_000)),
                                 (0.0, 1.0), 1.0, random_state=0, size=40_000),

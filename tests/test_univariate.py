@@ -16,7 +16,7 @@ import pytest
 from scipy import special, stats
 
 import fasterm as fe
-from fasterm import _expmech, univariate
+from fasterm.mechanisms import _expmech, univariate
 
 N_DRAWS = 100_000
 

@@ -46,7 +46,7 @@ class Mutant:
 MUTANTS = [
     # --- the four survivors of the audit in issue #18 -------------------------
     Mutant(
-        "gaussian-noise-x0.95", "_backends.py",
+        "gaussian-noise-x0.95", "erm/_backends.py",
         (("        self.scale = self.cal.noise_scale\n",
           "        self.scale = self.cal.noise_scale * (0.95 if self.noise == 'gaussian' else 1.0)\n"),),
         "noisy_pgd hands the loop 0.95 σ for Gaussian noise, and reports σ",
@@ -54,19 +54,19 @@ MUTANTS = [
          f"{B}::test_estimator_applied_noise_matches_reported_scale",
          f"{A}::test_gaussian_mu_estimate_matches_claim")),
     Mutant(
-        "laplace-l2-factor-2-dropped", "accounting.py",
+        "laplace-l2-factor-2-dropped", "accounting/laplace.py",
         (("adv = math.sqrt(2.0 * steps * -math.log(delta)) * s", "adv = math.sqrt(steps * -math.log(delta)) * s"),
          ("root = math.sqrt(2.0 * steps * -math.log(delta))", "root = math.sqrt(steps * -math.log(delta))")),
         "√(2T ln 1/δ) → √(T ln 1/δ) in both laplace_l2_epsilon and calibrate_laplace_l2",
         (f"{C}::test_laplace_l2",)),
     Mutant(
-        "loop-clips-at-1.1x", "optimize.py",
+        "loop-clips-at-1.1x", "erm/optimize.py",
         (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,",
           "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=1.1 * G_clip,"),),
         "the loop clips per-example gradients at 1.1 × the clip used for Δ₂",
         (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
     Mutant(
-        "loop-ignores-user-clip", "optimize.py",
+        "loop-ignores-user-clip", "erm/optimize.py",
         (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,",
           "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_loss,"),),
         "the loop clips at the loss's Lipschitz constant, not the user's clip",
@@ -74,37 +74,37 @@ MUTANTS = [
          f"{B}::test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity")),
     # --- clip / sensitivity hand-offs -----------------------------------------
     Mutant(
-        "secure-loop-ignores-user-clip", "optimize.py",
+        "secure-loop-ignores-user-clip", "erm/optimize.py",
         (("run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, clip=G_clip,",
           "run(loss, X, y, constraint, steps, lr, average, data_norm=data_norm, "
           "clip=G_loss if backend.secure_calibration is not None else G_clip,"),),
         "secure mode's loop clips at the Lipschitz constant, not the user's clip",
         (f"{B}::test_secure_noisy_pgd_one_step_difference_within_grid_sensitivity",)),
     Mutant(
-        "dask-loop-no-clip", "_dask.py",
+        "dask-loop-no-clip", "erm/_dask.py",
         (("c = 0.0 if clip is None or math.isinf(clip) else float(clip)", "c = 0.0"),),
         "the chunked (dask) loop does not clip per-example gradients",
         (f"{B}::test_dask_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
     Mutant(
-        "sensitivity-over-n-plus-1", "optimize.py",
+        "sensitivity-over-n-plus-1", "erm/optimize.py",
         (("sens = 2.0 * G_priv / n", "sens = 2.0 * G_priv / (n + 1)"),),
         "Δ₂ = 2G/(n+1) instead of 2G/n (noise for a weaker neighbouring relation)",
         (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
     Mutant(
-        "dask-noise-x0.95", "_backends.py",
+        "dask-noise-x0.95", "erm/_backends.py",
         (("self._fill(self.rng.bit_generator, self._row, self._row_scale)",
           "self._fill(self.rng.bit_generator, self._row, 0.95 * self._row_scale)"),),
         "the Python/dask loop adds 0.95 × the reported noise",
         (f"{B}::test_noisy_pgd_applied_noise_dask_path",)),
     # --- constants and composition counts --------------------------------------
     Mutant(
-        "laplace-pure-sqrt-T", "accounting.py",
+        "laplace-pure-sqrt-T", "accounting/laplace.py",
         (("b = check_derived(steps * root_d * sens / eps,", "b = check_derived(math.sqrt(steps) * root_d * sens / eps,"),
          ("lambda b: steps * (root_d * sens / b)", "lambda b: math.sqrt(steps) * (root_d * sens / b)")),
         "pure Laplace composes T steps as √T (basic composition needs T)",
         (f"{C}::test_laplace_pure",)),
     Mutant(
-        "laplace-coordinate-count-T-not-Td", "accounting.py",
+        "laplace-coordinate-count-T-not-Td", "accounting/laplace.py",
         (("""    k = steps * dim
     with derived_from("l2_sensitivity, dim, steps, epsilon and delta"):""",
           """    k = steps
@@ -112,152 +112,152 @@ MUTANTS = [
         "the coordinate calibration composes T mechanisms instead of T·d",
         (f"{C}::test_laplace_coordinate",)),
     Mutant(
-        "laplace-l2-T-dropped-from-second-term", "accounting.py",
+        "laplace-l2-T-dropped-from-second-term", "accounting/laplace.py",
         (("adv = math.sqrt(2.0 * steps * -math.log(delta)) * s + steps * s * math.expm1(s)",
           "adv = math.sqrt(2.0 * steps * -math.log(delta)) * s + s * math.expm1(s)"),
          ("lambda s: root * s + steps * s * math.expm1(s)", "lambda s: root * s + s * math.expm1(s)")),
         "the L2 Laplace bound's T·s(e^s − 1) term loses its factor T (both places)",
         (f"{C}::test_laplace_l2",)),
     Mutant(
-        "laplace-l2-delta-reported-0", "accounting.py",
+        "laplace-l2-delta-reported-0", "accounting/steps.py",
         (("0.0 if basic <= eps_spent else delta", "0.0 if basic <= 2.0 * eps_spent else delta"),),
         "the L2 Laplace calibration reports δ = 0 although the advanced branch spends δ",
         (f"{C}::test_laplace_l2",)),
     Mutant(
-        "advanced-composition-no-2", "accounting.py",
+        "advanced-composition-no-2", "accounting/composition.py",
         (("return math.sqrt(2.0 * k * -math.log(delta_prime)) * eps0", "return math.sqrt(k * -math.log(delta_prime)) * eps0"),),
         "advanced composition with √(k ln 1/δ') instead of √(2k ln 1/δ')",
         (f"{C}::test_laplace_coordinate", f"{C}::test_composition_functions_against_theorems")),
     Mutant(
-        "heterogeneous-composition-no-2", "accounting.py",
+        "heterogeneous-composition-no-2", "accounting/composition.py",
         (("math.sqrt(2.0 * -math.log(delta_prime) * sq)", "math.sqrt(-math.log(delta_prime) * sq)"),),
         "heterogeneous composition with √(ln 1/δ' Σε²) instead of √(2 ln 1/δ' Σε²)",
         (f"{C}::test_composition_functions_against_theorems",)),
     Mutant(
-        "basic-composition-max", "accounting.py",
+        "basic-composition-max", "accounting/composition.py",
         (("total = math.fsum(eps)", "total = max(eps)"),),
         "basic composition reports max ε_i instead of Σ ε_i",
         (f"{C}::test_composition_functions_against_theorems",)),
     Mutant(
-        "budget-accountant-slack", "accounting.py",
+        "budget-accountant-slack", "accounting/composition.py",
         (("fits_e = math.fsum([e, eps]) <= self.epsilon * (1.0 + 1e-12)",
           "fits_e = math.fsum([e, eps]) <= self.epsilon * (1.0 + 1e-4)"),),
         "the accountant lets ε be overspent by 0.01%",
         (f"{C}::test_budget_accountant_refuses_overspend",)),
     Mutant(
-        "gaussian-no-sqrt-T", "accounting.py",
+        "gaussian-no-sqrt-T", "accounting/gaussian.py",
         (("    root_t = math.sqrt(steps)\n    sigma = check_derived(", "    root_t = 1.0\n    sigma = check_derived("),),
         "σ calibrated for one Gaussian step whatever T (μ = Δ/σ instead of √T·Δ/σ)",
         (f"{C}::test_gaussian_gdp",)),
     Mutant(
-        "gdp-delta-curve", "accounting.py",
+        "gdp-delta-curve", "accounting/gaussian.py",
         (("mid, half = -eps / mu, mu / 2.0", "mid, half = -eps / mu, mu / 2.2"),),
         "δ(ε; μ) evaluated with μ/2.2 for μ/2 (Dong–Roth–Su Cor. 2.13 misread)",
         (f"{C}::test_gaussian_gdp", f"{C}::test_gaussian_epsilon_and_delta_curve_against_reference")),
     Mutant(
-        "gaussian-mechanism-sens-x0.95", "mechanisms.py",
+        "gaussian-mechanism-sens-x0.95", "mechanisms/releases.py",
         (("sigma = accounting.calibrate_gaussian(sens, 1, eps, delta)",
           "sigma = accounting.calibrate_gaussian(0.95 * sens, 1, eps, delta)"),),
         "mechanisms.gaussian calibrates for 0.95 × the sensitivity",
         (f"{B}::test_mechanisms_applied_noise_matches_calibration",)),
     Mutant(
-        "laplace-mechanism-scale-x0.95", "mechanisms.py",
+        "laplace-mechanism-scale-x0.95", "mechanisms/releases.py",
         (("return _release(arr, scalar, noise.laplace, sens / eps, rng)",
           "return _release(arr, scalar, noise.laplace, sens / (1.05 * eps), rng)"),),
         "mechanisms.laplace adds Lap(Δ/(1.05 ε))",
         (f"{B}::test_mechanisms_applied_noise_matches_calibration",)),
     Mutant(
-        "expmech-rate-x1.1", "mechanisms.py",
+        "expmech-rate-x1.1", "mechanisms/releases.py",
         (("k = eps / sens if monotonic else (0.5 * eps) / sens", "k = eps / sens if monotonic else (0.55 * eps) / sens"),),
         "exponential mechanism with rate 0.55 ε/Δ instead of ε/(2Δ)",
         (f"{B}::test_exponential_mechanism_rate",)),
     # --- float32 casts ---------------------------------------------------------
     Mutant(
-        "float32-scale-round-to-nearest", "noise.py",
+        "float32-scale-round-to-nearest", "mechanisms/noise.py",
         (("    if float(s) < scale:\n        s = np.nextafter(s, np.float32(np.inf))",
           "    if False:\n        s = np.nextafter(s, np.float32(np.inf))"),),
         "float32 noise scales rounded to nearest (half the time below the certified scale)",
         (f"{E}::test_scale_rounding_helper", f"{E}::test_float32_mechanism_scale_rounds_up")),
     Mutant(
-        "float32-loop-scale-cast-to-nearest", "_backends.py",
+        "float32-loop-scale-cast-to-nearest", "erm/_backends.py",
         (("return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator",
           "return code, self.scale, self.rng.bit_generator"),),
         "noisy_pgd hands the float64 scale to the float32 loop, which rounds it to nearest",
         (f"{E}::test_float32_noisy_pgd_sigma_used_is_at_least_sigma_reported",)),
     # --- zCDP and the secure grid ---------------------------------------------
     Mutant(
-        "grid-backend-float32-sums", "_backends.py",
+        "grid-backend-float32-sums", "erm/_backends.py",
         (("        return np.float64\n", "        return dtype\n"),),
         "secure mode sums float32 gradients in float32 (error beyond the grid's rounding allowance)",
         ("tests/test_secure.py::test_secure_noisy_pgd_sums_in_float64_for_float32_data",)),
     Mutant(
-        "zcdp-conversion-1-over-alpha", "accounting.py",
+        "zcdp-conversion-1-over-alpha", "accounting/gaussian.py",
         (("            - math.log(alpha - 1.0))", "            - math.log(alpha))"),),
         "CKS conversion with 1/α in place of 1/(α − 1): δ under-reported",
         (f"{C}::test_zcdp_delta_against_cks_conversion", f"{C}::test_secure_gaussian_zcdp")),
     Mutant(
-        "secure-gaussian-steps-dropped", "secure.py",
+        "secure-gaussian-steps-dropped", "mechanisms/secure.py",
         (("sigma2 = Fraction(sens_sq * steps) / (2 * _frac(rho))", "sigma2 = Fraction(sens_sq) / (2 * _frac(rho))"),
          ("used = Fraction(sens_sq * steps, 2 * params.sigma2)", "used = Fraction(sens_sq, 2 * params.sigma2)")),
         "secure Gaussian: ρ of one step, not T (zCDP composition count)",
         (f"{C}::test_secure_gaussian_zcdp",)),
     Mutant(
-        "secure-l1-grid-no-d", "secure.py",
+        "secure-l1-grid-no-d", "mechanisms/secure.py",
         (("return int(_frac(sensitivity) / _frac(granularity)) + int(dim)",
           "return int(_frac(sensitivity) / _frac(granularity)) + 1"),),
         "L1 grid sensitivity ⌊Δ/γ⌋ + 1 instead of ⌊Δ/γ⌋ + d (rounding of d coordinates)",
         (f"{C}::test_secure_l1_laplace_grid",)),
     Mutant(
-        "secure-expmech-grid-no-plus-1", "secure.py",
+        "secure-expmech-grid-no-plus-1", "mechanisms/secure.py",
         (("    sens = l1_grid_sensitivity(sensitivity, g, 1)\n    rate", "    sens = l1_grid_sensitivity(sensitivity, g, 0)\n    rate"),),
         "secure exponential mechanism: grid sensitivity ⌊Δ/γ⌋ without the rounding's +1",
         (f"{C}::test_secure_exponential_grid",)),
     Mutant(
-        "secure-l2-grid-no-sqrt-d", "secure.py",
+        "secure-l2-grid-no-sqrt-d", "mechanisms/secure.py",
         (("r = _frac(sensitivity) / _frac(granularity) + _sqrt_up(int(dim))", "r = _frac(sensitivity) / _frac(granularity)"),),
         "L2 grid sensitivity without the rounding's √d",
         (f"{C}::test_secure_gaussian_zcdp", f"{C}::test_secure_laplace_l2_grid")),
     Mutant(
-        "secure-laplace-scale-rounded-down", "secure.py",
+        "secure-laplace-scale-rounded-down", "mechanisms/secure.py",
         (("n = -(-(t * (1 << k)).numerator // (t * (1 << k)).denominator)",
           "n = (t * (1 << k)).numerator // (t * (1 << k)).denominator"),),
         "discrete Laplace scale rounded down to n/2^K (less noise than the budget allows)",
         (f"{C}::test_secure_l1_laplace_grid",)),
     Mutant(
-        "secure-gaussian-sigma-rounded-down", "secure.py",
+        "secure-gaussian-sigma-rounded-down", "mechanisms/secure.py",
         (("return DiscreteGaussian(t, max(1, -(-q.numerator // q.denominator)))",
           "return DiscreteGaussian(t, max(1, q.numerator // q.denominator))"),),
         "discrete Gaussian σ² rounded down to t·m",
         (f"{C}::test_secure_gaussian_zcdp",)),
     # --- the smooth solvers and the SGD accountant (issue #17) -------------------
     Mutant(
-        "gd-gaussian-noise-x0.95", "solvers.py",
+        "gd-gaussian-noise-x0.95", "erm/solvers.py",
         (("backend = _backends.FloatNoise(noise, plan[\"calibration\"], rng, scale=scale)",
           "backend = _backends.FloatNoise(noise, plan[\"calibration\"], rng, scale=scale * 0.95)"),),
         "noisy_gd hands the engine 0.95 × the calibrated scale, and reports the scale",
         (f"{B}::test_noisy_gd_and_sgd_applied_noise_match_reported_scale",
          f"{B}::test_estimator_applied_noise_matches_reported_scale")),
     Mutant(
-        "gd-sensitivity-halved", "solvers.py",
+        "gd-sensitivity-halved", "erm/solvers.py",
         (("    sens = 2.0 * c / n\n", "    sens = c / n\n"),),
         "noisy_gd calibrates to c/n (add/remove) instead of 2c/n (replace-one)",
         (f"{S}::test_noisy_gd_gaussian_calibration",
          f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
     Mutant(
-        "sgd-loop-clips-at-1.1x", "solvers.py",
+        "sgd-loop-clips-at-1.1x", "erm/solvers.py",
         (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,",
           "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_b, ybound, out, nt,"),),
         "noisy_sgd's minibatch sum clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
     Mutant(
-        "sgd-replace-one-as-add-remove", "accounting.py",
+        "sgd-replace-one-as-add-remove", "accounting/rdp.py",
         (("return orders, (orders - 0.5) / (orders - 1.0) * a_2a + a_2a1",
           "return orders, steps * _rdp_sampled_gaussian_int(q, sigma, orders)"),),
         "replace-one SGD reported with the add/remove RDP (no weak triangle inequality)",
         (f"{S}::test_sgd_replace_one_bound_is_sound_for_one_step",
          f"{S}::test_sgd_replace_one_is_weak_triangle_of_add_remove")),
     Mutant(
-        "pld-dots-rounded-down", "accounting.py",
+        "pld-dots-rounded-down", "accounting/pld.py",
         (("    lower_share = np.clip(np.expm1(upper_loss - loss_fn(x)) / math.expm1(h), 0.0, 1.0)\n",
           "    lower_share = np.ones_like(x)\n"),),
         "the PLD rounds every loss down to the grid point below (optimistic discretisation)",
@@ -265,37 +265,37 @@ MUTANTS = [
          f"{L}::test_one_step_discrete_pld_dominates_the_exact_profile",
          f"{L}::test_no_subsampling_matches_gaussian_dp")),
     Mutant(
-        "pld-add-remove-one-ordering", "accounting.py",
+        "pld-add-remove-one-ordering", "accounting/sgd.py",
         (('kinds = ("replace",) if neighbors == "replace_one" else ("remove", "add")',
           'kinds = ("replace",) if neighbors == "replace_one" else ("add",)'),),
         "add/remove SGD accounted with the \"add\" ordering of the pair only",
         (f"{L}::test_one_step_add_remove_epsilon_is_a_tight_upper_bound",
          f"{L}::test_no_subsampling_add_remove_matches_gaussian_dp")),
     Mutant(
-        "pld-calibration-returns-lo", "accounting.py",
-        (("    return hi\n\n\n# ----", "    return lo\n\n\n# ----"),),
+        "pld-calibration-returns-lo", "accounting/sgd.py",
+        (("            side = -1\n    return hi\n", "            side = -1\n    return lo\n"),),
         "calibrate_sgd_sigma returns the bracket end that does not meet ε (σ up to 1e-4 too small)",
         (f"{S}::test_calibrate_sgd_sigma_is_tight",
          f"{L}::test_calibration_meets_the_budget_and_stops_within_tolerance")),
     Mutant(
-        "rdp-conversion-term-doubled", "accounting.py",
+        "rdp-conversion-term-doubled", "accounting/rdp.py",
         (("eps = rdp + np.log1p(-1.0 / orders) - (math.log(delta)", "eps = rdp + 2 * np.log1p(-1.0 / orders) - (math.log(delta)"),),
         "RDP → (ε, δ): the negative log((α−1)/α) term doubled (under-reports ε)",
         (f"{S}::test_rdp_conversion_formula", f"{S}::test_accountant_matches_dp_accounting")),
-    # --- objective perturbation (fasterm.objpert, issue #19) -------------------
+    # --- objective perturbation (fasterm.erm.objpert, issue #19) -------------------
     Mutant(
-        "objpert-noise-x0.95", "objpert.py",
+        "objpert-noise-x0.95", "erm/objpert.py",
         (("b, b_norm = _norm_noise(rng, d, b_scale)", "b, b_norm = _norm_noise(rng, d, 0.95 * b_scale)"),),
         "objective perturbation draws ‖b‖ at 0.95 × the reported scale",
         (f"{O}::test_applied_noise_matches_the_reported_scale",)),
     Mutant(
-        "objpert-sensitivity-L", "objpert.py",
+        "objpert-sensitivity-L", "erm/objpert.py",
         (("b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)",
           "b_scale = accounting.norm_laplace_scale(L, eps_b)"),),
         "b calibrated to L instead of the replace-one sensitivity 2L of the data gradient",
         (f"{O}::test_calibration_matches_the_theorem",)),
     Mutant(
-        "objpert-jacobian-dropped", "accounting.py",
+        "objpert-jacobian-dropped", "accounting/objpert.py",
         (("total = math.fsum([eps_b, _objpert_log_det(c, n, reg), eps_out])",
           "total = math.fsum([eps_b, eps_out])"),
          ("eps_b = eps - eps_out - _objpert_log_det(c, n, reg)", "eps_b = eps - eps_out")),
@@ -303,20 +303,20 @@ MUTANTS = [
         (f"{O}::test_calibration_matches_the_theorem",
          f"{O}::test_exact_minimiser_density_ratio_in_one_dimension")),
     Mutant(
-        "objpert-uncertified-solve", "objpert.py",
+        "objpert-uncertified-solve", "erm/objpert.py",
         (("return bound if bound <= tol else None", "return bound"),
          ("if _norm(g) > 0.5 * tol:", "if _norm(g) > 1e6 * tol:")),
         "the solver stops at a gradient norm far above the tolerance the output noise covers",
         (f"{O}::test_certified_solve_is_within_tolerance_of_the_exact_minimiser",)),
     Mutant(
-        "threshold-without-factor-2", "objpert.py",
+        "threshold-without-factor-2", "erm/objpert.py",
         (("k = mechanisms.exponential(errors, 1.0, eps, random_state=random_state)",
           "k = mechanisms.exponential(errors, 0.5, eps, random_state=random_state)"),),
         "the private threshold's exponential mechanism at half its sensitivity",
         (f"{O}::test_private_threshold_samples_the_exponential_mechanism",)),
     # --- the release boundary of objective perturbation (issue #26) -----------
     Mutant(
-        "objpert-true-count-released", "objpert.py",
+        "objpert-true-count-released", "erm/objpert.py",
         (("tolerance=tol, output_scale=out_scale, steps=MAX_STEPS,",
           "tolerance=tol, output_scale=out_scale, steps=steps,"),),
         "the result (and the estimators' n_iter_) reports the Newton iterations run, not the public cap",
@@ -324,7 +324,7 @@ MUTANTS = [
          f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds",
          f"{R}::test_estimator_count_attack_is_within_epsilon")),
     Mutant(
-        "objpert-noise-norm-released", "objpert.py",
+        "objpert-noise-norm-released", "erm/objpert.py",
         (('info={"n": n, "d": d, "loss": repr(sloss)},',
           'info={"n": n, "d": d, "loss": repr(sloss), "noise_norm": b_norm},'),),
         "the norm of the secret perturbation b stored on the default result",
@@ -332,7 +332,7 @@ MUTANTS = [
          f"{R}::test_default_result_fields_are_identical_across_neighbours_and_seeds",
          f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds")),
     Mutant(
-        "objpert-diagnostics-by-default", "objpert.py",
+        "objpert-diagnostics-by-default", "erm/objpert.py",
         (("    if nonprivate_diagnostics:\n        diagnostics = {",
           "    if True:\n        diagnostics = {"),),
         "the non-private diagnostics (‖b‖, residual, true count) attached without the opt-in",
@@ -340,7 +340,7 @@ MUTANTS = [
          f"{R}::test_nonprivate_diagnostics_hold_the_true_values",
          f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds")),
     Mutant(
-        "expmech-pass-count-released", "expmech.py",
+        "expmech-pass-count-released", "erm/expmech.py",
         (("w, _, _, _ = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])",
           "w, _, _, evals = _sample(prob, rng, steps, directions=_DIRECTIONS[directions])"),
          ('info={"n": n, "d": d, "affine_dim": m, "directions": directions},',
@@ -348,19 +348,19 @@ MUTANTS = [
         "the hit-and-run line samplers' pass count (data- and draw-dependent) in the result's info",
         ("tests/test_expmech_erm.py::test_result_info_is_the_same_across_neighbours_and_seeds",)),
     Mutant(
-        "expmech-chain-claims-pure", "expmech.py",
+        "expmech-chain-claims-pure", "erm/expmech.py",
         (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
         "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
         ("tests/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
     Mutant(
-        "estimator-expmech-delta0-accepted", "_linear.py",
+        "estimator-expmech-delta0-accepted", "linear_model/_rules.py",
         (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
           "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
         "method='expmech' accepts delta=0 for an inexact chain",
         ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
-        "multiclass-loop-clips-at-1.1x", "_multiclass.py",
+        "multiclass-loop-clips-at-1.1x", "linear_model/_multiclass.py",
         (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)",
           "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_eff, out.reshape(p, K), "
           "weights)"),),
@@ -368,44 +368,44 @@ MUTANTS = [
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
     Mutant(
-        "multiclass-sgd-clips-at-1.1x", "_multiclass.py",
+        "multiclass-sgd-clips-at-1.1x", "linear_model/_multiclass.py",
         (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_b, out.reshape(p, K),\n",
           "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_b, out.reshape(p, K),\n"),),
         "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
     Mutant(
-        "multiclass-class-sums-half-sensitivity", "_multiclass.py",
+        "multiclass-class-sums-half-sensitivity", "linear_model/_multiclass.py",
         (("        l1 = check_derived(2.0 * wb * c1, \"the L1 sensitivity\", \"data_norm\")\n",
           "        l1 = check_derived(wb * c1, \"the L1 sensitivity\", \"data_norm\")\n"),),
         "δ = 0 class sums: Δ₁ = B·c₁ (one row's change counted, not the removal and the addition)",
         (f"{M}::test_delta0_class_sums_against_reference",)),
     Mutant(
-        "class-sums-margin-dropped", "_multiclass.py",
+        "class-sums-margin-dropped", "linear_model/_multiclass.py",
         (("    c_eff = _float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))\n",
           "    c_eff = c1\n"),),
         "δ = 0 class sums: rows clipped in L1 at c₁ itself, so the computed sums of neighbours can "
         "differ by more than Δ₁ = 2B·c₁",
         (f"{F}::test_class_sums_fit_clips_at_the_margin",)),
     Mutant(
-        "class-sums-theta-no-sum-term", "_float_margin.py",
+        "class-sums-theta-no-sum-term", "erm/_float_margin.py",
         (("    return rho * (1 + n * gamma(n, U)) * (1 + U) - 1\n",
           "    return rho * (1 + U) - 1\n"),),
         "Θ of the class sums without the n·γ_n of the BLAS product: the sums' rounding uncovered",
         (f"{F}::test_class_sums_difference_within_reported_sensitivity",)),
     Mutant(
-        "float-margin-dropped", "_float_margin.py",
+        "float-margin-dropped", "erm/_float_margin.py",
         (("    if c == 0.0 or theta == 0:\n        return float(c)\n",
           "    if True:\n        return float(c)\n"),),
         "the kernels clip at c itself (Θ = 0): float rounding moves the release beyond 2c·s",
         (f"{F}::test_released_difference_within_reported_sensitivity",)),
     Mutant(
-        "multiclass-lipschitz-no-sqrt2", "_multiclass.py",
+        "multiclass-lipschitz-no-sqrt2", "linear_model/_multiclass.py",
         (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
         "G = X for the matrix gradient (‖p − e_y‖ ≤ 1 assumed; it reaches √2): clip=None under-noised",
         (f"{M}::test_per_example_gradient_norm_bound_and_start_curvature",)),
     Mutant(
-        "multiclass-sensitivity-per-class", "_multiclass.py",
+        "multiclass-sensitivity-per-class", "linear_model/_multiclass.py",
         (("    sens = 2.0 * c / n\n", "    sens = 2.0 * c / (n * math.sqrt(K))\n"),),
         "Δ₂ divided by √K (as if each class's column were a separate release)",
         (f"{M}::test_gaussian_calibration_against_gdp_reference",
@@ -413,13 +413,13 @@ MUTANTS = [
 
     # --- private hyperparameter search (random stopping) -----------------------
     Mutant(
-        "search-inner-term-without-1-plus-eta", "accounting.py",
+        "search-inner-term-without-1-plus-eta", "accounting/search.py",
         (("rdp = 0.5 * mu * mu * lam + (1.0 + eta) * inner + math.log(",
           "rdp = 0.5 * mu * mu * lam + inner + math.log("),),
         "the search's RDP drops the factor 1 + η of Papernot–Steinke's second and third terms",
         (f"{P}::test_private_search_epsilon_against_reference",)),
     Mutant(
-        "search-no-log-expected-runs", "accounting.py",
+        "search-no-log-expected-runs", "accounting/search.py",
         (("math.log(_tnb_expected_runs(eta, gamma)) / (lam - 1.0)", "0.0 / (lam - 1.0)"),),
         "the search's RDP leaves out log E[K]/(λ − 1)",
         (f"{P}::test_private_search_epsilon_against_reference",)),
@@ -442,14 +442,14 @@ MUTANTS = [
         (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
     # --- the release surface: nothing but the output and public constants on a released object --
     Mutant(
-        "estimator-stores-data-statistic", "linear_model.py",
+        "estimator-stores-data-statistic", "linear_model/_base.py",
         (("        self._record(result)\n        return coef, intercept\n",
           "        self._record(result)\n        self.max_abs_feature_ = float(abs(X).max())\n"
           "        return coef, intercept\n"),),
         "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
-        "multiclass-stores-noise-norm", "_multiclass.py",
+        "multiclass-stores-noise-norm", "linear_model/_multiclass.py",
         (("            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n",
           "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
           "            \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
@@ -470,20 +470,20 @@ MUTANTS = [
         (f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity",
          f"{W}::test_weights_are_mapped_into_the_bound_never_refused")),
     Mutant(
-        "pgd-sensitivity-ignores-weight-bound", "optimize.py",
+        "pgd-sensitivity-ignores-weight-bound", "erm/optimize.py",
         (("    G_priv = wb * G_clip\n", "    G_priv = G_clip\n"),),
         "noisy_pgd calibrates its noise to weight 1 whatever weight_bound declares",
         (f"{W}::test_gaussian_calibration_scales_with_weight_bound",
          f"{W}::test_one_step_difference_is_eta_times_weighted_sensitivity")),
     Mutant(
-        "gd-sensitivity-ignores-weight-bound", "solvers.py",
+        "gd-sensitivity-ignores-weight-bound", "erm/solvers.py",
         (("    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c\n    sens = 2.0 * c / n\n    R = _start_distance(constraint)\n",
           "    c = c_clip\n    sens = 2.0 * c / n\n    R = _start_distance(constraint)\n"),),
         "noisy_gd takes B = 1 for its sensitivity while the weights go up to weight_bound",
         (f"{W}::test_gd_and_sgd_calibration_scale_with_weight_bound",)),
     # --- issue #26: add/remove SGD uses no private count; CSR canonical form checked for real --
     Mutant(
-        "sgd-add-remove-divides-by-qn", "solvers.py",
+        "sgd-add-remove-divides-by-qn", "erm/solvers.py",
         (("        if neighbors == \"replace_one\":\n            m = q * n  #",
           "        if True:\n            m = q * n  #"),),
         "noisy_sgd(neighbors='add_remove') divides by q·n again (n is private under add/remove)",
@@ -496,20 +496,20 @@ MUTANTS = [
         (f"{SP}::test_stale_canonical_flag_is_not_trusted", f"{SP}::test_canonical_check_against_reference")),
     # --- memos of public work: a key that misses a quantity hands out another plan --
     Mutant(
-        "gd-plan-memo-ignores-dimension", "_linear.py",
+        "gd-plan-memo-ignores-dimension", "linear_model/_rules.py",
         (("        key = (ball.dim,) + config + tuple(map(type, config))\n",
           "        key = config + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan made for another number of features (E‖h‖², momentum)",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
     Mutant(
-        "gd-plan-memo-ignores-epsilon", "_linear.py",
+        "gd-plan-memo-ignores-epsilon", "linear_model/_rules.py",
         (("        key = (ball.dim,) + config + tuple(map(type, config))\n",
           "        key = (ball.dim,) + config[:7] + config[8:] + tuple(map(type, config))\n"),),
         "the estimators reuse a noisy_gd plan (its σ) made for another ε",
         (f"{K}::test_each_public_quantity_gets_its_own_plan",)),
     # --- regression: AdaSSP and the n-scaled rule (issue 30) ----------------------
     Mutant(
-        "adassp-add-remove-gram-sensitivity", "ssp.py",
+        "adassp-add-remove-gram-sensitivity", "erm/ssp.py",
         (("sens = (B * X * X, math.sqrt(2.0) * B * X * X, 2.0 * B * X * Y)",
           "sens = (B * X * X, B * X * X, 2.0 * B * X * Y)"),),
         "AdaSSP calibrates the Gram release to the add/remove sensitivity X² under replace-one",
@@ -517,40 +517,40 @@ MUTANTS = [
          f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records",
          f"{RG}::test_adassp_matches_loop_reference")),
     Mutant(
-        "adassp-two-releases-accounted", "ssp.py",
+        "adassp-two-releases-accounted", "erm/ssp.py",
         (("sigma = accounting.calibrate_gaussian(1.0, 3, eps, delta)",
           "sigma = accounting.calibrate_gaussian(1.0, 2, eps, delta)"),),
         "AdaSSP composes only two of its three Gaussian releases",
         (f"{RG}::test_adassp_gaussian_calibration_is_the_gdp_composition",
          f"{RG}::test_adassp_matches_loop_reference")),
     Mutant(
-        "adassp-laplace-l1-gram-sensitivity", "ssp.py",
+        "adassp-laplace-l1-gram-sensitivity", "erm/ssp.py",
         (("sens = (B * X * X, B * (p + 1) * X * X, 2.0 * B * math.sqrt(p) * X * Y)",
           "sens = (B * X * X, B * X * X, 2.0 * B * math.sqrt(p) * X * Y)"),),
         "AdaSSP's δ = 0 Gram release uses the L2 bound where the Laplace mechanism needs L1",
         (f"{RG}::test_adassp_laplace_calibration_is_basic_composition",
          f"{RG}::test_adassp_sensitivity_bounds_hold_on_pairs_of_records")),
     Mutant(
-        "adassp-weights-unbounded", "ssp.py",
+        "adassp-weights-unbounded", "erm/ssp.py",
         (("cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)",
           "cal = adassp_scales(eps, delta, p, Xb, Yb, 1.0, rho)"),),
         "AdaSSP ignores weight_bound: a record of weight B moves the statistics B times more than the noise covers",
         (f"{RG}::test_adassp_weights_match_reference_and_ones_match_unweighted",)),
     # --- bounds="private": the ranges' share of the budget (issue 28) ---------------
     Mutant(
-        "private-ranges-cost-not-reported", "linear_model.py",
+        "private-ranges-cost-not-reported", "linear_model/_base.py",
         (("        self.epsilon_ = float(result.epsilon) + eps_r\n",
           "        self.epsilon_ = float(result.epsilon)\n"),),
         "bounds='private' reports the fit's ε only, not the ranges' share",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
-        "private-ranges-fit-spends-whole-epsilon", "linear_model.py",
+        "private-ranges-fit-spends-whole-epsilon", "linear_model/_base.py",
         (("            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)\n",
           "            self._plan = (self.epsilon, _rest(self.delta, delta_r), rng, eps_r, delta_r)\n"),),
         "bounds='private' spends ε on the ranges and the whole ε again on the fit",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
-        "private-quantiles-not-composed-over-features", "_bounds.py",
+        "private-quantiles-not-composed-over-features", "linear_model/_bounds.py",
         (("    k = len(PRIVATE_QUANTILES) * int(n_features)\n",
           "    k = len(PRIVATE_QUANTILES)\n"),),
         "each feature's quantiles get the whole range budget (d-fold composition forgotten)",

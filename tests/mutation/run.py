@@ -54,10 +54,10 @@ def _compiled_dir(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit)
     src = ROOT / "fasterm"
-    if any(p.name.startswith("_losses") and p.suffix in EXT for p in src.iterdir()):
+    if any(p.name.startswith("_losses") and p.suffix in EXT for p in (src / "erm").iterdir()):
         return src
     out = subprocess.run([sys.executable, "-P", "-c",
-                          "import os, fasterm._losses as m; print(os.path.dirname(m.__file__))"],
+                          "import os, fasterm as m; print(os.path.dirname(m.__file__))"],
                          capture_output=True, text=True, cwd=tempfile.gettempdir())
     if out.returncode != 0:
         sys.exit("no compiled fasterm modules found: build in place, copy the prebuilt modules into "
@@ -69,10 +69,12 @@ def _make_base(tmp: Path, compiled: Path) -> Path:
     base = tmp / "base"
     shutil.copytree(ROOT / "fasterm", base / "fasterm",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for p in compiled.iterdir():
-        if p.suffix in EXT or p.name == "_config.py":
-            if not (base / "fasterm" / p.name).exists():
-                shutil.copy2(p, base / "fasterm" / p.name)
+    # The compiled modules live in the wings (fasterm/erm/_losses...), _config.py at the top.
+    for p in [compiled / "_config.py", *compiled.glob("*/*")]:
+        if p.exists() and (p.suffix in EXT or p.name == "_config.py"):
+            dest = base / "fasterm" / p.relative_to(compiled)
+            if not dest.exists():
+                shutil.copy2(p, dest)
     return base
 
 

@@ -12,8 +12,8 @@ import numpy.typing as npt
 
 import fasterm as fe
 from fasterm import accounting, datasets, learning, losses, mechanisms, noise, online
-from fasterm.expmech import ExpMechResult
-from fasterm.optimize import OptimizeResult
+from fasterm.erm.expmech import ExpMechResult
+from fasterm.erm.optimize import OptimizeResult
 
 
 def main() -> dict[str, float]:

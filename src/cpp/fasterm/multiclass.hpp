@@ -4,7 +4,7 @@
 // optionally over a subset of the rows (a Poisson minibatch) read in place.
 //
 // Header-only, no Python.h.  For the row x_i (n x d data) the kernel builds
-// the design row a_i of fasterm._design.design on the fly:
+// the design row a_i of fasterm.erm._design.design on the fly:
 //     a_i = (x_i * r_i, s),  r_i = min(1, X / ||x_i||)   (data_norm X > 0)
 // with the constant column s when intercept > 0 (W then has p = d + 1 rows,
 // the last multiplying s; p = d without it).  Then, all in double:

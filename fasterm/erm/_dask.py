@@ -1,0 +1,370 @@
+"""Noisy PGD over row-chunked ``dask.array`` data (``pip install "fasterm[dask]"``).
+
+:func:`fasterm.noisy_pgd` (and the estimators' ``fit``) hand a dask array to
+this module; everything else about the call — parameter checks, the
+calibration of T, η and the noise, the result — stays in
+:mod:`fasterm.optimize` and is the same for in-memory and chunked data.
+Nothing here imports dask until a dask collection has been passed (none can
+exist before dask is imported), so ``import fasterm`` does not need dask.
+
+The map-reduce.  The averaged gradient is a sum over rows,
+
+    ∇L(w) = (1/n) Σ_k Σ_{i ∈ chunk k} ψ'_i(⟨w, x_i⟩) x_i + l2·w,
+
+so each row chunk k is a map task: the compiled, clipped gradient sum of the
+chunk (``fasterm._losses.grad_sum`` with the same data norm, clip and label
+bound as the in-memory loop) on the worker that holds it, d numbers out.  The
+client adds the K partial sums in chunk order (a fixed order: the result does
+not depend on which worker finishes first) and hands them to the engine's
+loop (:func:`fasterm._engine.descend`), which divides by n, adds the
+regularizer's term and **the noise, once**, through the fit's noise backend
+(:mod:`fasterm._backends`), and takes the projected step exactly as in
+memory.  The released quantity of each step is therefore the same noisy
+averaged gradient as in memory — only the order of a floating-point sum
+differs — and the privacy accounting of :func:`fasterm.noisy_pgd` applies
+unchanged.  The noise stream is the in-memory one as well: with float noise
+step t adds the next d values that ``laplace_fill``/``gaussian_fill`` draw
+from the Generator's bit generator in X's dtype, so the same seed gives the
+same ŵ up to summation order; in secure mode the chunks are summed in float64
+(the backend's work dtype) and the exact grid release happens at the client,
+so the rounded releases — and ŵ — are those of the in-memory secure fit.
+
+Per iteration the network carries w to each task (d numbers per chunk) and
+the partial sums back (d numbers per chunk); X and its row norms are prepared
+once (C-contiguous, X's dtype, row norms for clipping) and stay in worker
+memory for the whole run: with a ``dask.distributed`` cluster as futures
+held by the client (spread over the workers in proportion to their threads,
+:func:`balance`, since every step waits for the busiest worker), with the
+local scheduler as persisted in-process arrays.  They are released when the
+run returns.
+
+Validation follows the in-memory path without pulling data to the client:
+shapes, dtypes and chunking are checked from the array's metadata; the
+finiteness check of X and y (the only data-dependent check of the in-memory
+path, with the same message) runs on the workers, one boolean per chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from . import _engine, _float_margin, _losses
+from .._validation import FLOAT_DTYPES, _all_finite, check_array, labels_as
+
+__all__ = ["check_client", "check_X_y", "check_y", "is_dask_collection", "run", "unique"]
+
+
+def is_dask_collection(x) -> bool:
+    """True if ``x`` is a dask collection; never imports dask."""
+    if "dask" not in sys.modules:
+        return False
+    import dask
+
+    return bool(dask.is_dask_collection(x))
+
+
+def _client_type():
+    dist = sys.modules.get("distributed")
+    return None if dist is None else dist.Client
+
+
+def check_client(client):
+    """``client``: None, a ``dask.distributed.Client`` or a scheduler address (str)."""
+    if client is None or isinstance(client, str):
+        if isinstance(client, str) and not client:
+            raise ValueError("client must be a non-empty scheduler address, e.g. 'tcp://host:8786'")
+        return client
+    Client = _client_type()
+    if Client is not None and isinstance(client, Client):
+        return client
+    raise TypeError("client must be None, a dask.distributed.Client or a scheduler address "
+                    f"(str), got {type(client).__name__}")
+
+
+def _check_chunked(a, name, ndim):
+    """A dask array of numpy chunks with known chunk sizes, real dtype (ints → float64)."""
+    import dask.array as da
+
+    if not isinstance(a, da.Array):
+        raise TypeError(f"{name} must be a dask.array.Array (or a numpy array), got "
+                        f"{type(a).__name__}; convert a dask DataFrame with "
+                        ".to_dask_array(lengths=True)")
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got {a.ndim}")
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    meta = getattr(a, "_meta", None)
+    if meta is not None and type(meta) is not np.ndarray:
+        raise TypeError(f"{name} must be a dask array of numpy chunks, got chunks of type "
+                        f"{type(meta).__name__}")
+    if any(math.isnan(s) for s in a.shape):
+        raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() "
+                         "first (n is needed to calibrate the noise)")
+    return a
+
+
+def check_X_y(X, y, *, y_required=False):
+    """The dask counterpart of ``_validation.check_X_y``, from metadata only.
+
+    X: a 2-d dask array chunked along rows only (each chunk holds whole rows;
+    a column-chunked X is refused rather than silently reshuffled across the
+    cluster — ``X.rechunk({1: -1})`` does that explicitly).  float32/float64
+    are kept, other real dtypes become float64 (lazily, chunk by chunk), as in
+    memory.  y: a 1-d dask or numpy array of n entries, converted to X's
+    dtype; a dask y is rechunked to X's row chunks (y is d times smaller than
+    X), a numpy y is checked in memory and split into X's row chunks.
+    """
+    X = _check_chunked(X, "X", 2)
+    n, d = X.shape
+    if n == 0 or d == 0:
+        raise ValueError(f"X must not be empty (shape {X.shape})")
+    if len(X.chunks[1]) != 1:
+        raise ValueError(
+            f"X must be chunked along rows only (every chunk holding all {d} columns), got "
+            f"{len(X.chunks[1])} column chunks; rechunk it with X.rechunk({{1: -1}})")
+    if X.dtype not in FLOAT_DTYPES:
+        X = X.astype(np.float64)
+    if y is None:
+        if y_required:
+            raise ValueError("y is required for this loss")
+        return X, None
+    y = check_y(y, X)
+    # labels_as chunk by chunk: a huge finite label is clipped, not cast to inf
+    return X, (y if y.dtype == X.dtype else y.map_blocks(labels_as, X.dtype, dtype=X.dtype))
+
+
+def check_y(y, X):
+    """y as a 1-d dask array in X's row chunks (dtype unchanged; numpy y checked in memory)."""
+    import dask.array as da
+
+    n = X.shape[0]
+    if is_dask_collection(y):
+        y = _check_chunked(y, "y", 1)
+    else:
+        y = check_array(y, "y", ndim=1, dtype=None)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+    if isinstance(y, np.ndarray):
+        return da.from_array(y, chunks=(X.chunks[0],))
+    return y if y.chunks[0] == X.chunks[0] else y.rechunk((X.chunks[0],))
+
+
+def unique(y):
+    """The sorted distinct values of a dask y: only the label set reaches the client."""
+    import dask.array as da
+
+    return np.asarray(da.unique(y).compute())
+
+
+# -- tasks run on the workers ----------------------------------------------------------
+
+
+def _prepare_chunk(xb, yb, dtype, with_norms):
+    """(X_k, y_k, row norms of X_k) as the kernel wants them; no copy of a clean chunk."""
+    Xk = np.ascontiguousarray(xb, dtype=dtype)
+    yk = None if yb is None else np.ascontiguousarray(yb, dtype=dtype)
+    norms = None
+    if with_norms:
+        norms = np.empty(Xk.shape[0], dtype=np.float64)
+        _losses.row_norms(Xk, norms, 1)
+    return Xk, yk, norms
+
+
+def _chunk_finite(part):
+    Xk, yk, _ = part
+    return _all_finite(Xk), yk is None or _all_finite(yk)
+
+
+def _chunk_grad(part, kind, w, dn, c, ybound):
+    """The clipped per-example gradient sum of one chunk (d numbers, X's dtype)."""
+    Xk, yk, norms = part
+    out = np.empty(Xk.shape[1], dtype=Xk.dtype)
+    # One thread per task: dask runs tasks in parallel (threads_per_worker);
+    # the kernel's result does not depend on its thread count.
+    _losses.grad_sum(kind, Xk, yk, w, norms, dn, c, ybound, out, 1)
+    return out
+
+
+def _nbytes(part):
+    return sum(a.nbytes for a in part if a is not None)
+
+
+def _identity(part):
+    return part
+
+
+# -- schedulers ----------------------------------------------------------------------------
+
+
+class _Distributed:
+    """Chunks held as futures on a dask.distributed cluster; one map per step."""
+
+    def __init__(self, client, owned=False):
+        self.client = client
+        self.owned = owned
+
+    def persist(self, tasks, rows):
+        parts = self.client.compute(tasks)
+        self.client.gather(self.client.map(_nbytes, parts, pure=False))  # wait for the parts
+        return balance(self.client, parts, rows)
+
+    def map(self, fn, parts, **kwargs):
+        return self.client.gather(self.client.map(fn, parts, pure=False, **kwargs))
+
+    def close(self):
+        if self.owned:
+            self.client.close()
+
+
+class _Local:
+    """Dask's local scheduler (threads unless configured otherwise): chunks persisted in process."""
+
+    def persist(self, tasks, rows):
+        import dask
+
+        return list(dask.persist(*tasks))
+
+    def map(self, fn, parts, **kwargs):
+        import dask
+
+        return dask.compute(*[dask.delayed(fn, pure=False)(p, **kwargs) for p in parts])
+
+    def close(self):
+        pass
+
+
+def balance(client, parts, rows, slack=1.1):
+    """Spread the prepared chunks over the workers in proportion to their threads.
+
+    Every step waits for the busiest worker, and a step's tasks run where
+    their chunk lives, so chunks piled on a few workers (as a rechunk or a
+    persist can leave them) would serialise the step.  Chunks stay where they
+    are as long as their worker's share of rows stays within ``slack`` of
+    its fair share; the others (largest first) move, once, to the worker
+    with the least rows per thread.  Returns the futures to use.
+    """
+    nthreads = client.nthreads()
+    if len(nthreads) < 2:
+        return parts
+    holder = {k: ws[0] for k, ws in client.who_has(parts).items() if ws}
+    total_threads = sum(nthreads.values())
+    fair = {w: slack * sum(rows) * t / total_threads for w, t in nthreads.items()}
+    load = dict.fromkeys(nthreads, 0)
+    out = list(parts)
+    for i in sorted(range(len(parts)), key=lambda i: -rows[i]):
+        here = holder.get(parts[i].key)
+        if here in load and load[here] + rows[i] <= fair[here]:
+            load[here] += rows[i]
+            continue
+        target = min(load, key=lambda w: (load[w] + rows[i]) / nthreads[w])
+        load[target] += rows[i]
+        if target != here:
+            out[i] = client.submit(_identity, parts[i], workers=[target], allow_other_workers=False,
+                                   pure=False)
+    moved = [f for f, p in zip(out, parts) if f is not p]
+    if moved:
+        client.gather(client.map(_nbytes, moved, pure=False))
+    return out
+
+
+def _check_address(address):
+    """A malformed scheduler address is the caller's ``client`` parameter: say so, and
+    before a Client is built (a half-started Client blocks for a minute when collected)."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, loc = parse_address(address)
+        try:
+            get_backend(scheme).get_address_host_port(loc)
+        except NotImplementedError:  # e.g. inproc://: no host and port to check
+            pass
+    except ValueError as exc:
+        raise ValueError(f"client is not a scheduler address such as 'tcp://host:8786' "
+                         f"({exc})") from None
+
+
+def _scheduler(client):
+    """The user's client, a client connected to an address, the default client, or local."""
+    if isinstance(client, str):
+        from distributed import Client
+
+        _check_address(client)
+        return _Distributed(Client(client, set_as_default=False), owned=True)
+    if client is not None:
+        return _Distributed(client)
+    dist = sys.modules.get("distributed")
+    if dist is not None:
+        try:
+            return _Distributed(dist.default_client())
+        except ValueError:  # no client running: the local scheduler
+            pass
+    return _Local()
+
+
+# -- the loop --------------------------------------------------------------------------------
+
+
+def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
+        momentum=None, client=None):
+    """:func:`fasterm._engine.run` for chunked X (validated by :func:`check_X_y`): same steps, same noise.
+
+    Each step: the chunks' gradient sums on the workers (:func:`_chunk_grad`,
+    in the backend's work dtype), their sum in chunk order at the client,
+    then — at the client, by :func:`fasterm._engine.descend` as for in-memory
+    data — division by n, the regularizer's term, the noise backend's
+    release, the step and the projection.
+    """
+    import dask
+
+    n, d = X.shape
+    out_dtype = X.dtype
+    dtype = np.dtype(noise.work_dtype(X.dtype))
+    if y is None and loss._uses_labels:
+        raise ValueError(f"y is required for {type(loss).__name__}")
+    c = 0.0 if clip is None or math.isinf(clip) else float(clip)
+    dn = 0.0 if data_norm is None or math.isinf(data_norm) else float(data_norm)
+    ybound = loss._label_bound_for_kernel(label_bound)
+    w = check_array(constraint.center, "w", ndim=1, dtype=dtype, shape=(d,))
+    w = w.copy()  # updated in place below; the constraint's centre is not ours
+    # The floating-point margin of a release (docs/guarantees.rst): the chunks' kernel sums,
+    # added in float64 in chunk order and rounded to the work dtype (public: the chunk sizes).
+    # (At least the in-memory solvers' θ, so that one chunk gives the in-memory clip and bits.)
+    theta = max(_float_margin.dask_sum_theta(dtype, X.chunks[0], d), _float_margin.sum_theta("any", dtype, n, d))
+    c = _engine.release_clip(loss, constraint, c, dtype, n, d, scale=1.0 / n, momentum=momentum is not None,
+                             theta=theta)
+
+    xblocks = X.to_delayed().ravel()
+    yblocks = [None] * len(xblocks) if y is None else list(y.to_delayed().ravel())
+    keep = [k for k, size in enumerate(X.chunks[0]) if size > 0]  # the kernel needs rows
+    tasks = [dask.delayed(_prepare_chunk, pure=True)(xblocks[k], yblocks[k], dtype, c > 0 or dn > 0)
+             for k in keep]
+
+    sched = _scheduler(client)
+    try:
+        parts = sched.persist(tasks, [X.chunks[0][k] for k in keep])
+        flags = sched.map(_chunk_finite, parts)
+        if not all(fx for fx, _ in flags):
+            raise ValueError("X must contain only finite values (found NaN or inf)")
+        if not all(fy for _, fy in flags):
+            raise ValueError("y must contain only finite values (found NaN or inf)")
+
+        kind = loss._kind
+        total = np.empty(d, dtype=np.float64)
+
+        def grad_sum(w, out):
+            partial = sched.map(_chunk_grad, parts, kind=kind, w=w.copy(), dn=dn, c=c,
+                                ybound=ybound)
+            total[:] = partial[0]  # summed in chunk order, whichever worker finished first
+            for p in partial[1:]:
+                np.add(total, p, out=total)
+            out[:] = total
+
+        return _engine.descend(grad_sum, w, constraint, steps, lr, scale=1.0 / n, noise=noise,
+                               reg=float(loss.l2), average=average, momentum=momentum,
+                               out_dtype=out_dtype)
+    finally:
+        sched.close()

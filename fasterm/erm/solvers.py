@@ -1,0 +1,649 @@
+"""Private solvers for smooth losses: noisy gradient descent and noisy minibatch SGD.
+
+Both drive the step loop of :mod:`fasterm._engine` with a float noise backend
+(:class:`fasterm._backends.FloatNoise`): noisy_gd with the full clipped
+gradient sum, noisy_sgd with a Poisson-minibatch gradient sum; what is new
+here is the step rule (1/β from the loss's smoothness), the momentum, the
+default T and, for SGD, the sampling and its accounting.
+
+Problem: minimise L(w; S) = (1/n) Σ ψ_i(w) + Λ(w) over a convex set C, where
+ψ_i is the loss of example i with its gradient clipped at c (for a linear
+model this is the loss itself when c ≥ G, and otherwise a Huberized surrogate:
+ψ_i'(z) = φ'(z) clamped to [−c/‖x_i‖, c/‖x_i‖]; Song, Thakkar & Thakurta 2020,
+see :mod:`fasterm.optimize`) and Λ(w) = l2/2·‖w‖².
+
+Smoothness.  If φ'' ≤ b (logistic b = 1/4, squared b = 2) then ψ_i is
+β-smooth with β = b·X², X the declared row bound: clamping a function to an
+interval is 1-Lipschitz, so the clamped derivative is still b-Lipschitz in z,
+and ∇ψ_i(w) = ψ_i'(⟨w, x_i⟩)·x_i changes by at most b·‖x_i‖²·‖w − w'‖.  L is
+then β_L = b·X² + l2 smooth (:meth:`fasterm.losses.Logistic.smoothness`).
+The hinge and absolute losses are not smooth: use :func:`fasterm.noisy_pgd`.
+
+**Theorem A** (projected noisy gradient descent on a smooth convex function;
+the standard stochastic-gradient argument, e.g. Bubeck 2015, Thm. 6.3, written
+out here with its constants).  Let L be convex and β_L-smooth on C, w_0 ∈ C,
+w_{t+1} = Π_C(w_t − η(∇L(w_t) + h_t)) with η ≤ 1/β_L and h_t independent,
+zero-mean, E‖h_t‖² ≤ s².  Then for every w* ∈ C and w̄ = (1/T) Σ_{t=1}^{T} w_t
+
+    E L(w̄) − L(w*) ≤ ‖w_0 − w*‖²/(2ηT) + η s².
+
+Proof sketch: smoothness and convexity give L(w_{t+1}) ≤ L(w*) +
+⟨∇L(w_t), w_{t+1} − w*⟩ + β_L/2·‖w_{t+1} − w_t‖²; the projection's
+obtuse-angle property bounds ⟨g̃_t, w_{t+1} − w*⟩ by
+(‖w_t − w*‖² − ‖w_{t+1} − w*‖² − ‖w_{t+1} − w_t‖²)/(2η); the noise term
+−⟨h_t, w_{t+1} − w*⟩ has expectation ≤ η E‖h_t‖² (compare w_{t+1} with the
+noiseless step, independent of h_t, and use that Π_C is 1-Lipschitz); sum
+over t and use convexity for w̄.  With η = 1/β_L and ‖w_0 − w*‖ ≤ R
+(w_0 = ``constraint.center``; R the radius of an L2 ball, the diameter of
+any other set) the bound is β_L R²/(2T) + s²/β_L —
+reported as ``utility_bound`` (for the clipped objective; for the original
+loss when no clipping binds, c ≥ G).  The same bound holds for the last
+iterate up to a log T factor in the non-smooth analysis; here ``output``
+``"average"`` is the point the theorem bounds and ``"last"`` the
+point usually best in practice (docs/solvers.rst).
+
+:func:`noisy_gd` (full batch).  Each step releases the averaged clipped
+gradient ḡ_t = (1/n) Σ ψ_i'(...) x_i + N(0, σ²I): L2 sensitivity Δ₂ = 2c/n
+under replace-one neighbours (fasterm's relation; one example's clipped
+gradient changes by at most 2c).  T adaptive Gaussian releases are exactly
+μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022, Thm. 2.7 and Cor. 3.3); σ comes
+from :func:`fasterm.accounting.calibrate_gaussian` (the exact μ-GDP → (ε, δ)
+curve).  Everything else — the regularizer's gradient, the step, the
+projection, the momentum of ``accelerate=True`` — is post-processing of the
+releases, so the query points may depend on earlier releases.  Laplace noise
+(``noise="laplace"``) is calibrated as in :func:`fasterm.noisy_pgd`.  In
+s² = d·σ² of Theorem A, σ² = T·Δ₂²/μ² grows with T: the bound
+β_L R²/(2T) + d T Δ₂²/(μ² β_L) is smallest at T* = β_L R μ/(Δ₂ √(2d)), and
+the default T is min(T*, the compute budget ``max_steps``) (docs/solvers.rst
+for the budget chosen by experiments).
+
+:func:`noisy_sgd` (Poisson-subsampled minibatches).  Each step includes each
+row independently with probability q (public), releases
+Σ_{i∈B} clipped gradient + N(0, σ²c²I), divides by the *expected* batch size
+q·n (public, so the division is post-processing) and steps.  Privacy: the
+privacy loss distribution of the Poisson-subsampled Gaussian's dominating
+pair — for replace-one neighbours (fasterm's default) or add/remove —
+composed over the T steps (Zhu, Dong & Wang 2022, Thm. 10; discretised
+pessimistically, Doroshenko et al. 2022), or its Rényi DP (Mironov, Talwar &
+Zhang 2019; Balle et al. 2020, Thm. 21) where that is smaller — see
+:func:`fasterm.accounting.sgd_epsilon`.  The stochastic gradient is unbiased
+for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
+from the noise: Theorem A applies with that s².
+
+Under add/remove neighbours (``neighbors="add_remove"``) the number of rows n
+is itself private, so q·n is not a public normaliser and neither q = 512/n
+nor T = epochs·n/512 is a public parameter: the caller gives q
+(``sample_rate``) and a public expected batch size m (``batch_size``) that
+replaces q·n as the divisor — as Opacus does with its ``expected_batch_size``
+— and nothing computed from n is used outside the sampling or stored.  Each
+step is then the Poisson-subsampled Gaussian release with parameters (q, σ)
+alone, and the divisor, step, projection and T are public constants, so the
+iterates are a post-processing of the releases.  The stochastic gradient then
+has mean (qn/m)·∇ of the data term, a scale that depends on n: Theorem A's
+bound is not reported (``utility_bound`` and ``surrogate_utility_bound`` are
+None).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from . import _backends, _engine
+from .. import accounting
+from . import optimize as _optimize
+from . import constraints as _constraints
+from . import losses as _losses_mod
+from ._design import _design_block
+from .losses import _grad_sum_kernel, _row_norms_kernel
+from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz, _sample_weights
+from .._validation import (
+    check_derived,
+    check_array,
+    check_random_state,
+    check_scalar,
+    check_X_y,
+    is_sparse,
+    derived_from,
+)
+
+__all__ = ["noisy_gd", "noisy_sgd", "gd_default_steps"]
+
+_OUTPUTS = ("last", "average")
+_USER_SCALES = "epsilon, delta, data_norm, clip, label_bound, lr, steps and weight_bound"
+
+#: The default compute budget of :func:`noisy_gd` (chosen in docs/solvers.rst).
+GD_MAX_STEPS = 40
+#: ``accelerate="auto"`` of :func:`noisy_gd` caps FISTA's momentum coefficient at
+#: 1 − this × ν, ν = √(E‖h_t‖²)/c (no momentum from ν = 1/3 on; docs/solvers.rst).
+MOMENTUM_CAP_SLOPE = 3.0
+#: The one-vs-rest gd rule of :mod:`fasterm._multiclass`: momentum when ν ≤ this (the binary
+#: rule before the momentum cap; docs/solvers.rst).
+ACCELERATE_BELOW = 0.2
+
+
+def _smoothness(loss, data_norm, label_bound, weight_bound=1.0):
+    """β_L = B·β + l2: weights in [0, B] scale each loss term, and its curvature, by at most B."""
+    if not hasattr(loss, "smoothness"):
+        raise ValueError(f"{type(loss).__name__} loss is not smooth; use fasterm.noisy_pgd")
+    beta = float(loss.smoothness(data_norm, label_bound=label_bound))
+    if beta > 0.0 and weight_bound != 1.0:
+        beta = check_derived(beta * weight_bound, "the weighted smoothness", "data_norm, label_bound and weight_bound")
+    return beta + float(loss.l2)
+
+
+
+
+def _check_output(output):
+    if output not in _OUTPUTS:
+        raise ValueError(f"output must be one of {_OUTPUTS}, got {output!r}")
+    return output
+
+
+def _privacy_constants(loss, constraint, data_norm, clip, label_bound):
+    """(G of the loss on C, the clip level c = min(clip, G) the sensitivity uses)."""
+    G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))
+    c = G_loss if clip is None else min(clip, G_loss)
+    return G_loss, c
+
+
+@functools.lru_cache(maxsize=256)
+def gd_default_steps(beta: float, radius: float, sensitivity: float, dim: int, epsilon: float,
+                     delta: float, max_steps: int = GD_MAX_STEPS) -> int:
+    """The default T of :func:`noisy_gd` (Gaussian noise): min(T*, ``max_steps``), T* ≥ 1.
+
+    T* = β R μ/(Δ₂ √(2d)) minimises Theorem A's bound β R²/(2T) + d T Δ₂²/(μ² β)
+    (module docstring), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ).
+    A pure function of public numbers (cached).
+    """
+    mu = accounting.gaussian_mu(epsilon, delta)
+    t_star = beta * radius * mu / (sensitivity * math.sqrt(2.0 * dim))
+    if not math.isfinite(t_star):
+        return int(max_steps)
+    return int(max(1, min(int(max_steps), math.ceil(t_star))))
+
+
+def _start_distance(constraint) -> float:
+    """A bound on ‖w_0 − w*‖ for w_0 = ``constraint.center`` and any w* ∈ C (Theorem A's R):
+    the radius of an L2 ball (w_0 its centre), the diameter of any other set."""
+    if isinstance(constraint, _constraints.L2Ball):
+        return float(constraint.radius)
+    return float(constraint.diameter)
+
+
+def _prepare(loss, X, y, constraint, data_norm, c, label_bound):
+    """The start point, the kernel constants and the row norms (computed once per fit) for
+    X and y from :func:`fasterm._validation.check_X_y` (checked once, not again here)."""
+    return loss._prepare(constraint.center.astype(X.dtype), X, y, clip=c, data_norm=data_norm,
+                         label_bound=label_bound, accept_sparse=True, checked=True)
+
+
+def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+             constraint: _constraints.Constraint, epsilon: float, delta: float = 1e-5,
+             steps: int | None = None, noise: str = "gaussian", data_norm: float | None = None,
+             clip: float | None = None, random_state: None | int | np.random.Generator = None, *,
+             label_bound: float | None = None, lr: float | None = None, accelerate: bool | str = False,
+             output: str = "last", max_steps: int = GD_MAX_STEPS, calibration: str = "l2",
+             sample_weight: np.typing.ArrayLike | None = None, weight_bound: float = 1.0) -> OptimizeResult:
+    """Differentially private full-batch gradient descent for smooth losses.
+
+    Parameters are those of :func:`fasterm.noisy_pgd` (``X``, ``y`` — X may
+    be a scipy.sparse CSR matrix —, the declared ``data_norm`` and
+    ``label_bound``, per-example ``clip``), and:
+
+    steps : T; default min(T*, ``max_steps``) with T* the minimiser of
+        Theorem A's bound (:func:`gd_default_steps`; Laplace noise uses the
+        same rule with its own noise level).
+    lr : step size; default 1/β_L, β_L = ``loss.smoothness(data_norm)`` + l2
+        (module docstring) — the largest step Theorem A covers.  Losses
+        without ``smoothness`` (hinge, absolute) are rejected; for the linear
+        loss (β = 0) give ``lr``.
+    accelerate : Nesterov/FISTA momentum (the query point
+        y_t = w_t + (k_{t−1} − 1)/k_t·(w_t − w_{t−1}), post-processing of the
+        releases, so the privacy is unchanged).  Theorem A does not cover it:
+        ``utility_bound`` is then None.  ``"auto"``: FISTA's coefficient
+        capped at 1 − 3ν, ν = √(E‖h_t‖²)/c the noise per step against the
+        clipped gradients (public: σ√d/c = 2√(Td)/(nμ) for Gaussian noise),
+        so no momentum from ν = 1/3 on (``MOMENTUM_CAP_SLOPE``); momentum
+        accumulates noise, and this cap beat the other rules tried in the
+        experiments of docs/solvers.rst.  ``info["accelerate"]`` says whether
+        momentum was used.
+    output : "last" (w_T, the default) or "average" (the mean of
+        w_1 … w_T, the point Theorem A bounds; with momentum, of the query
+        points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
+        (:mod:`fasterm._engine`): plain steps with the last iterate in its
+        fused compiled loop, the other variants around the compiled gradient
+        sum.
+    sample_weight, weight_bound : per-record weights, mapped into the
+        declared range [0, B] (as in :func:`fasterm.noisy_pgd`): the
+        objective is (1/n) Σ w_i ψ_i + Λ, its smoothness B·β + l2 (the
+        default step), and Δ₂ = 2B·c/n.
+
+    Privacy: (ε, δ)-DP under replace-one neighbours — T Gaussian releases of
+    sensitivity Δ₂ = 2c/n (2B·c/n with weights), μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022),
+    σ from :func:`fasterm.accounting.calibrate_gaussian`; or Laplace noise
+    calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
+    ``epsilon``/``delta`` are what was spent.  Floating point: the kernels clip at
+    c/(1 + Θ), Θ the proven relative rounding excess of a release
+    (:mod:`fasterm._float_margin`, docs/guarantees.rst "Floating point"), so Δ₂
+    holds for the computed pre-noise vector, float32 and float64.
+    """
+    return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
+                     label_bound=label_bound, lr=lr, accelerate=accelerate, output=output,
+                     max_steps=max_steps, calibration=calibration, sample_weight=sample_weight,
+                     weight_bound=weight_bound)
+
+
+def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state, *,
+              label_bound, lr, accelerate, output, max_steps, calibration, sample_weight, weight_bound,
+              checked=False):
+    """:func:`noisy_gd`; ``checked``: X and y come from :func:`fasterm._validation.check_X_y`
+    (``accept_sparse=True``; the estimators' design matrix, built from validated data), so
+    they are not checked again.  Every parameter is checked either way.
+
+    Three stages, so that a caller fitting one public configuration repeatedly
+    can keep the first two (:func:`fasterm._linear.fit_linear`): the parameter
+    checks (:func:`_gd_params`), the public calibration for n rows
+    (:func:`_gd_plan`), and the steps on the data (:func:`_gd_run`).
+    """
+    params = _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+                        accelerate, output, max_steps, calibration)
+    rng = check_random_state(random_state)
+    if not checked:
+        X, y = check_X_y(X, y, y_required=False, accept_sparse=True,
+                         classification=_optimize._is_classification(loss))
+    n, d = X.shape
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    return _gd_run(loss, constraint, _gd_plan(loss, constraint, n, wb, params), X, y, rng, weights)
+
+
+def _gd_params(loss, constraint, epsilon, delta, steps, noise, data_norm, clip, label_bound, lr,
+               accelerate, output, max_steps, calibration) -> dict:
+    """:func:`noisy_gd`'s parameter checks (before any data check): the checked values."""
+    eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
+        loss, constraint, epsilon, delta, noise, data_norm, clip, label_bound, lr)
+    if noise == "gaussian" and delta == 0.0:
+        raise ValueError("delta must be > 0 for noise='gaussian'")
+    if calibration not in ("pure", "coordinate", "l2"):
+        raise ValueError(f"calibration must be one of ('pure', 'coordinate', 'l2'), got {calibration!r}")
+    if noise == "laplace" and delta == 0.0 and calibration == "coordinate":
+        raise ValueError("delta must be > 0 for calibration='coordinate'")
+    output = _check_output(output)
+    if not (accelerate == "auto" or isinstance(accelerate, (bool, np.bool_))):
+        raise TypeError(f"accelerate must be True, False or 'auto', got {accelerate!r}")
+    max_steps = check_scalar(max_steps, "max_steps", low=1, integer=True)
+    if steps is not None:
+        steps = check_scalar(steps, "steps", low=1, integer=True)
+    return dict(eps=eps, delta=delta, data_norm=data_norm, clip=clip, label_bound=label_bound, lr=lr,
+                steps=steps, noise=noise, calibration=calibration, output=output, accelerate=accelerate,
+                max_steps=max_steps)
+
+
+def _gd_plan(loss, constraint, n, wb, params) -> dict:
+    """Everything :func:`noisy_gd` derives from public numbers for n rows and the weight
+    bound B (1 unweighted): smoothness, clip level, sensitivity, step, T and the noise
+    calibration (``params`` from :func:`_gd_params`).  No data enters it."""
+    p = params
+    beta = _smoothness(loss, p["data_norm"], p["label_bound"], wb)
+    if beta == 0.0 and p["lr"] is None:
+        raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
+    G_loss, c_clip = _privacy_constants(loss, constraint, p["data_norm"], p["clip"], p["label_bound"])
+    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
+    sens = 2.0 * c / n
+    R = _start_distance(constraint)
+    d = constraint.dim
+    lr, steps, cal, noise_sq, accelerate, auto_nu = _gd_calibration(
+        p["noise"], p["calibration"], beta, p["lr"], p["steps"], p["max_steps"], p["accelerate"], R, sens, c,
+        c + _reg_lipschitz(loss, constraint), d, p["eps"], p["delta"])
+    return dict(p, n=n, d=d, wb=wb, beta=beta, G_loss=G_loss, c_clip=c_clip, c=c, sens=sens, R=R, lr=lr,
+                steps=steps, cal=cal, noise_sq=noise_sq, accelerate=accelerate, auto_nu=auto_nu)
+
+
+def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
+    """The steps of :func:`noisy_gd` on checked X (n × d, as planned) and y, noise from ``rng``;
+    ``weights``: the checked sample weights or None."""
+    n, d, steps, lr, accelerate, output = plan["n"], plan["d"], plan["steps"], plan["lr"], plan["accelerate"], \
+        plan["output"]
+    data_norm, label_bound, c_clip, noise = plan["data_norm"], plan["label_bound"], plan["c_clip"], plan["noise"]
+    cal = plan["cal"]
+    scale = cal.noise_scale
+    backend = _backends.FloatNoise(noise, plan["calibration"], rng, scale=scale)
+    momentum = (None if not accelerate else _fista(steps) if plan["auto_nu"] is None
+                else _auto_momentum(steps, plan["auto_nu"]))
+    if output == "last":
+        # the engine's fused compiled loop for plain steps, its numpy loop with momentum
+        w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
+                        label_bound=label_bound, momentum=momentum, weights=weights, checked=True,
+                        weight_bound=plan["wb"])
+    else:
+        w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
+        c_k = _engine.release_clip(loss, constraint, c_k, X.dtype, n, d, scale=1.0 / n, weight_bound=plan["wb"],
+                                   sparse=is_sparse(X), momentum=momentum is not None)
+        kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
+
+        def grad_sum(point, out):
+            # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps): Theorem A's average
+            if calls[0]:
+                np.add(acc, point, out=acc)
+            calls[0] += 1
+            _grad_sum_kernel(kind, X, y, point, norms, dn, c_k, ybound, out, nt, weights)
+
+        last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
+                               reg=float(loss.l2), average=False, momentum=momentum)
+        acc += last
+        w = constraint.project((acc / steps).astype(X.dtype))
+    if not np.isfinite(w).all():
+        loss._check_finite_output(w, X)
+
+    bound = surrogate = None
+    if not accelerate and output == "average" and lr <= 1.0 / plan["beta"] * (1 + 1e-12):
+        surrogate = plan["R"] * plan["R"] / (2.0 * lr * steps) + lr * plan["noise_sq"]
+        if plan["clip"] is None or plan["clip"] >= plan["G_loss"]:
+            bound = surrogate
+    return OptimizeResult(
+        w=w, epsilon=cal.epsilon, delta=cal.delta, steps=steps, lr=lr, noise=noise,
+        calibration=None if noise == "gaussian" else plan["calibration"], noise_scale=scale, lipschitz=plan["c"],
+        sensitivity=plan["sens"], noise_norm_sq=plan["noise_sq"], utility_bound=bound,
+        info={"n": n, "d": d, "solver": "gd", "smoothness": plan["beta"], "accelerate": accelerate,
+              "output": output, "lipschitz_loss": plan["G_loss"], "surrogate_utility_bound": surrogate,
+              "secure": None, "weight_bound": None if weights is None else plan["wb"]},
+    )
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _gd_calibration(noise, calibration, beta, lr, steps, max_steps, accelerate, R, sens, c, G_step, d, eps, delta):
+    """The step, T, the noise calibration, E‖h‖² and the momentum switch of :func:`noisy_gd`.
+
+    A pure function of public numbers (the checked parameters and the
+    constants derived from them), so repeated fits of one configuration —
+    a model-selection loop, a benchmark — compute it once.  Returns
+    ``(lr, steps, calibration, noise_sq, accelerate, ν)``, ν = √(E‖h‖²)/c for
+    ``accelerate="auto"`` (None otherwise).
+    """
+    with derived_from(_USER_SCALES):
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        if steps is None:
+            if noise == "gaussian":
+                steps = gd_default_steps(max(beta, 1.0 / lr), R, sens, d, eps, delta, max_steps)
+            else:
+                steps = _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps)
+        cal = accounting.calibrate_steps(noise, calibration, sens, d, steps, eps, delta)
+        noise_sq = cal.noise_sq(d)
+        auto_nu = None
+        if accelerate == "auto":  # the schedule itself is made by _gd_run (_auto_momentum)
+            auto_nu = math.sqrt(noise_sq) / c
+            accelerate = _auto_momentum(steps, auto_nu) is not None
+        accelerate = bool(accelerate)
+        check_derived(1.0 + lr * (G_step + 64.0 * cal.noise_scale * math.sqrt(d)), "the largest step",
+                      "lr, " + _USER_SCALES)
+    return lr, steps, cal, noise_sq, accelerate, auto_nu
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps):
+    """T minimising Theorem A's bound R²/(2ηT) + η s²(T) for Laplace noise, within the budget."""
+    noise_sq_of = accounting.noise_sq_of_steps("laplace", calibration, sens, d, eps, delta)
+    best, best_T = math.inf, 1
+    for T in range(1, max_steps + 1):
+        b = R * R / (2.0 * lr * T) + lr * noise_sq_of(T)
+        if b < best * (1 - 1e-12):
+            best, best_T = b, T
+    return best_T
+
+
+_optimize._CACHE_CLEARERS.extend([_gd_calibration.cache_clear, gd_default_steps.cache_clear,
+                                  _laplace_steps.cache_clear])
+
+
+def _fista(steps):
+    """The momentum of FISTA (Beck & Teboulle 2009) as the engine's β_t:
+    β_t = (k_{t−1} − 1)/k_t, k_0 = 1, k_{t+1} = (1 + √(1 + 4k_t²))/2."""
+    k = [1.0]
+    for _ in range(steps):
+        k.append(0.5 * (1.0 + math.sqrt(1.0 + 4.0 * k[-1] * k[-1])))
+    return lambda t: (k[t - 1] - 1.0) / k[t] if t > 0 else 0.0
+
+
+def _auto_momentum(steps, nu):
+    """``accelerate="auto"``: the momentum schedule for T steps at the public relative noise
+    ν = √(E‖h_t‖²)/c — FISTA's β_t capped at 1 − ``MOMENTUM_CAP_SLOPE``·ν — or None when the cap
+    is ≤ 0.  Momentum adds up the noise of past steps (with coefficient b, about 1/(1 − b) of
+    them), so the noisier the step the less of it; the cap is continuous in ν (docs/solvers.rst:
+    a threshold rule lost 2 points for 10% less budget, and this rule beat it on 26 data sets)."""
+    cap = 1.0 - MOMENTUM_CAP_SLOPE * nu
+    if not cap > 0.0:
+        return None
+    fista = _fista(steps)
+    return lambda t: min(fista(t), cap)
+
+
+def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.typing.ArrayLike | None,
+              constraint: _constraints.Constraint, epsilon: float, delta: float = 1e-5,
+              steps: int | None = None, *, sample_rate: float | None = None,
+              batch_size: float | None = None, epochs: float = 1.0, data_norm: float | None = None,
+              clip: float | None = None, random_state: None | int | np.random.Generator = None,
+              label_bound: float | None = None, lr: float | None = None, output: str = "last",
+              neighbors: str = "replace_one", sample_weight: np.typing.ArrayLike | None = None,
+              weight_bound: float = 1.0) -> OptimizeResult:
+    """Differentially private minibatch SGD with Poisson subsampling (DP-SGD).
+
+    Each of the T steps samples every row independently with probability q,
+    releases the clipped gradient sum of the sampled rows plus N(0, σ²c²I),
+    divides it by the expected batch size q·n (under add/remove neighbours
+    by the caller's public ``batch_size``) and takes a projected step η
+    (default 1/β_L, Theorem A of the module docstring).
+
+    steps : T; default ⌈``epochs``/q⌉ (``epochs`` passes over the data in
+        expectation).
+    sample_rate / batch_size : q, or the expected batch size q·n (give at
+        most one; default q = min(1, 512/n)).  Under
+        ``neighbors="add_remove"`` both are required and mean something
+        else: q is ``sample_rate`` and ``batch_size`` is the public
+        normaliser m (the expected batch size the caller assumes, e.g. q
+        times a public estimate of n) that the gradient sum is divided by in
+        place of q·n.
+    neighbors : "replace_one" (fasterm's relation) or "add_remove": the
+        relation the reported (ε, δ) holds for.  Under add/remove the number
+        of rows n is private and is used only to draw the minibatches: the
+        step count T = ⌈``epochs``/q⌉, the divisor m and every field of the
+        result are functions of the caller's public parameters (no
+        ``info["n"]``; no utility bound, whose scale q·n/m depends on n).
+        Combinations that would need n raise ``ValueError``.
+    sample_weight, weight_bound : per-record weights mapped into [0, B]
+        (:func:`fasterm.noisy_pgd`); a record's contribution is then at most
+        B·c, so the noise is N(0, σ²B²c²I) with the same σ (the accountant's
+        noise multiplier is relative to the contribution bound), and the
+        default step uses the smoothness B·β + l2.
+
+    Other parameters as :func:`noisy_gd` (Gaussian noise only).
+
+    Privacy: σ = :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε, δ,
+    ``neighbors``) — the privacy loss distribution of the Poisson-subsampled
+    Gaussian's dominating pair for that relation, composed over T steps
+    (Zhu, Dong & Wang 2022, Thm. 10; the Rényi DP bound of Mironov, Talwar &
+    Zhang 2019 where smaller).  The sampling and the noise come
+    from ``random_state``'s single stream; the privacy proof assumes the
+    sampling is hidden (only the final model, or the noisy steps, are seen).
+
+    Add/remove neighbours (D′ = D plus or minus one row).  The sum released at
+    a step, Σ_{i∈B} clipped g_i + N(0, σ²c²I) with B Poisson(q), is the
+    sampled Gaussian mechanism of sensitivity c, whose privacy is a function
+    of (q, σ) alone, whatever n is: :func:`fasterm.accounting.sgd_epsilon`
+    (q, σ, T, δ, "add_remove") bounds both directions — adding and removing
+    a row (for the Rényi bound: A_α of Mironov, Talwar & Zhang 2019, Thm. 4,
+    dominates the reverse divergence B_α, their Thm. 5).  Dividing by the
+    caller's m, stepping, projecting and averaging use only public constants
+    and earlier releases (post-processing), and T is fixed by (q,
+    ``epochs``) or ``steps``; so the released w is (ε, δ)-DP for add/remove
+    neighbours with ε the reported ``epsilon``, and the other fields are
+    public constants.
+
+    Floating point: each minibatch of |B| rows is clipped at c/(1 + Θ) for
+    |B| (:mod:`fasterm._float_margin`), which bounds the computed release by
+    the reported sensitivity under replace-one neighbours (docs/guarantees.rst,
+    "Floating point").  Under add/remove the batch sizes of neighbours differ
+    and that proof does not apply: float32 X raises ``ValueError`` there.
+    """
+    return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
+                      batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
+                      random_state=random_state, label_bound=label_bound, lr=lr, output=output,
+                      neighbors=neighbors, sample_weight=sample_weight, weight_bound=weight_bound)
+
+
+def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
+               data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None,
+               sample_weight=None, weight_bound=1.0):
+    """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
+    minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
+    ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
+    eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
+        loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
+    if delta == 0.0:
+        raise ValueError("delta must be > 0 for noisy_sgd (Rényi DP gives no pure ε)")
+    output = _check_output(output)
+    if neighbors not in ("replace_one", "add_remove"):
+        raise ValueError(f"neighbors must be 'replace_one' or 'add_remove', got {neighbors!r}")
+    epochs = check_scalar(epochs, "epochs", low=0.0, low_inclusive=False)
+    if steps is not None:
+        steps = check_scalar(steps, "steps", low=1, integer=True)
+    if neighbors == "add_remove":
+        # n is private: q and the divisor m must be public, from the caller (no default from n).
+        if sample_rate is None:
+            raise ValueError("neighbors='add_remove' needs sample_rate: under add/remove neighbours the number "
+                             "of rows n is private, and the default q = min(1, 512/n) (or batch_size/n) would "
+                             "depend on it; give sample_rate=q and batch_size=m (a public expected batch size)")
+        if batch_size is None:
+            raise ValueError("neighbors='add_remove' needs batch_size: the gradient sum is divided by a public "
+                             "expected batch size m, not by q·n (n is private under add/remove); give "
+                             "batch_size=m, e.g. sample_rate times a public estimate of n")
+        m = check_scalar(batch_size, "batch_size", low=0.0, low_inclusive=False)
+    elif sample_rate is not None and batch_size is not None:
+        raise ValueError("give sample_rate or batch_size, not both")
+    rng = check_random_state(random_state)
+    X, y = check_X_y(X, y, y_required=False, accept_sparse=True,
+                     classification=_optimize._is_classification(loss))
+    n, d = X.shape
+    if intercept is not None:
+        d += 1
+    if d != constraint.dim:
+        raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
+    if neighbors == "add_remove" and X.dtype == np.float32:
+        # The floating-point margin (docs/guarantees.rst, "Floating point") is proved for
+        # replace-one batches of equal size; under add/remove the neighbours' batch sizes
+        # differ, and float32 rounding is not negligible next to the sensitivity.
+        raise ValueError("neighbors='add_remove' needs float64 X: the float32 rounding of the minibatch "
+                         "sums is only bounded below the sensitivity for replace-one neighbours")
+    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    if sample_rate is not None:
+        q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
+    else:
+        b = 512.0 if batch_size is None else check_scalar(batch_size, "batch_size", low=0.0,
+                                                             low_inclusive=False)
+        q = min(1.0, b / n)
+    beta = _smoothness(loss, data_norm, label_bound, wb)
+    if beta == 0.0 and lr is None:
+        raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
+    G_loss, c_clip = _privacy_constants(loss, constraint, data_norm, clip, label_bound)
+    c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
+    R = _start_distance(constraint)
+    scales = _USER_SCALES + ", sample_rate, batch_size and epochs"
+    with derived_from(scales):
+        if steps is None:
+            steps = int(check_derived(math.ceil(epochs / q), "the number of steps", "epochs and sample_rate"))
+            if steps > 10_000_000:
+                raise ValueError(f"epochs/sample_rate gives {steps} steps; lower epochs or raise sample_rate")
+        if lr is None:
+            lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
+        sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta, neighbors)
+        eps_spent = min(eps, accounting.sgd_epsilon(q, sigma, steps, delta, neighbors))
+        if neighbors == "replace_one":
+            m = q * n  # the expected batch size: a public normaliser (n is public under replace-one)
+        scale = sigma * c
+        noise_sq = d * scale * scale / (m * m)
+        sampling_var = (1.0 - q) * c * c / m
+        check_derived(1.0 + lr * (c / q + _reg_lipschitz(loss, constraint) + 64.0 * scale / m * math.sqrt(d)),
+                      "the largest step", "lr, " + scales)
+
+    kind = loss._kind
+    if intercept is None:
+        w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
+
+        def gather(rows):
+            return X[rows], None if y is None else y[rows], None if norms is None else norms[rows]
+    else:
+        row_bound, s_col = intercept
+        w = constraint.center.astype(X.dtype)
+        _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:-1], X[:1], None if y is None else y[:1],
+                                                         clip=c_clip, data_norm=data_norm, label_bound=label_bound,
+                                                         accept_sparse=True)
+        if y is not None:
+            y = check_array(y, "y", ndim=1, dtype=X.dtype)
+            if y.shape[0] != n:
+                raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+
+        def gather(rows):
+            # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
+            A = _design_block(X[rows], row_bound, s_col)
+            nb = np.empty(rows.shape[0], dtype=np.float64)
+            _row_norms_kernel(A, nb, nt)
+            return A, None if y is None else y[rows], nb
+
+    def batch(point, out):
+        # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size —
+        # the same law as n independent q-coins, drawn in O(|B|).
+        size = int(rng.binomial(n, q))
+        if size == 0:
+            out.fill(0.0)
+            return
+        rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
+        Xb, yb, nb = gather(rows)
+        # The floating-point margin of this release: |B| = size rows summed, divided by m
+        # (size is the same for replace-one neighbours under the same coins).
+        c_b = _engine.release_clip(loss, constraint, c_k, Xb.dtype, size, Xb.shape[1], scale=1.0 / m,
+                                   weight_bound=wb, sparse=is_sparse(Xb))
+        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,
+                         None if weights is None else weights[rows])
+
+    backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
+    if output == "last":
+        w = _engine.descend(batch, w, constraint, steps, lr, scale=1.0 / m, noise=backend, reg=float(loss.l2),
+                            average=False)
+    else:
+        acc, calls = np.zeros(d, dtype=np.float64), [0]
+
+        def recorded(point, out):
+            if calls[0]:
+                np.add(acc, point, out=acc)
+            calls[0] += 1
+            batch(point, out)
+
+        last = _engine.descend(recorded, w, constraint, steps, lr, scale=1.0 / m, noise=backend,
+                               reg=float(loss.l2), average=False)
+        acc += last
+        w = constraint.project((acc / steps).astype(X.dtype))
+    if not np.isfinite(w).all():
+        loss._check_finite_output(w, X)
+    bound = surrogate = None
+    # Theorem A needs an unbiased step: E[sum/m] = (q·n/m)·∇, which holds (m = q·n) under replace-one
+    # only; under add/remove the bound's scale would be a function of the private n.
+    if neighbors == "replace_one" and output == "average" and lr <= 1.0 / beta * (1 + 1e-12):
+        surrogate = R * R / (2.0 * lr * steps) + lr * (noise_sq + sampling_var)
+        if clip is None or clip >= G_loss:
+            bound = surrogate
+    if neighbors == "replace_one":
+        info = {"n": n, "d": d}
+    else:  # n is private: nothing computed from it is released; m is the caller's
+        info = {"d": d, "batch_size": m}
+    info.update({"solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
+                 "neighbors": neighbors, "smoothness": beta, "output": output,
+                 "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None,
+                 "weight_bound": None if weights is None else wb})
+    return OptimizeResult(
+        w=w, epsilon=eps_spent, delta=delta, steps=steps, lr=lr, noise="gaussian", noise_scale=scale,
+        lipschitz=c, sensitivity=c, noise_norm_sq=noise_sq, utility_bound=bound, info=info,
+    )

@@ -1,0 +1,260 @@
+"""Private least squares by sufficient-statistics perturbation: AdaSSP.
+
+:func:`adassp` is Algorithm 2 ("AdaSSP") of Y.-X. Wang, *Revisiting
+differentially private linear regression: optimal and adaptive prediction &
+estimation in unbounded domain*, UAI 2018 (arXiv:1803.02596).  The least-squares
+solution depends on the data only through G = Σ wᵢ aᵢaᵢᵀ and b = Σ wᵢ yᵢ aᵢ
+(the *sufficient statistics*); AdaSSP releases both with noise, together with a
+private lower bound on the smallest eigenvalue of G, and returns the ridge
+solution θ = (Ĝ + λI)⁻¹ b̂ with a ridge λ chosen from that bound only.  There is
+no parameter ball, no step size and no iteration count: where n ≫ d the noise
+on G and b is small against G and b themselves, and θ reaches the
+least-squares fit whatever the conditioning or the norm of the solution
+(docs/solvers.rst, "Regression").
+
+Algorithm (rows aᵢ ∈ R^p clipped to ‖a‖₂ ≤ X, labels clipped to |y| ≤ Y,
+weights mapped into [0, B]; B = 1 without weights):
+
+1. λ̃ = max(0, λ_min(G) + s₁·z₁ − s₁·t), the released lower bound of λ_min(G);
+2. λ = max(0, s₂·√(p·log(2p²/ρ)) − λ̃), ρ = :data:`ADASSP_RHO` = 0.05
+   (the failure probability of Wang's Theorem 3, the value of his experiments);
+3. Ĝ = G + s₂·Z, Z symmetric with independent upper triangle (diagonal
+   included), b̂ = b + s₃·z₃;
+4. θ = (Ĝ + λI)⁻¹ b̂ (a least-squares solve if that matrix is singular).
+
+Steps 2 and 4 are post-processing of the three releases of steps 1 and 3.
+
+Sensitivities, replace-one neighbours (one record (a, y, w) replaced), for
+releases u(D) − u(D'):
+
+* λ_min(G): B·X² — G changes by w'a'a'ᵀ − waaᵀ, whose eigenvalues lie in
+  [−B·X², B·X²], and Weyl's inequality moves λ_min by at most that;
+* the upper triangle of G (p(p+1)/2 entries): L2 ≤ √2·B·X² — for the two
+  PSD rank-one terms U = waaᵀ, V = w'a'a'ᵀ, ‖ut(U − V)‖² = ½(‖U − V‖²_F +
+  Σᵢ(U − V)ᵢᵢ²) ≤ ½(‖U‖²_F + ‖V‖²_F + ΣUᵢᵢ² + ΣVᵢᵢ²) ≤ 2B²X⁴ (⟨U, V⟩ ≥ 0 and
+  UᵢᵢVᵢᵢ ≥ 0); L1 ≤ B·(p + 1)·X², as Σ_{i≤j}|aᵢaⱼ| = (‖a‖₁² + ‖a‖₂²)/2 and
+  ‖a‖₁ ≤ √p‖a‖₂;
+* b: L2 ≤ 2·B·X·Y, L1 ≤ 2·B·√p·X·Y.
+
+Privacy, δ > 0 (Gaussian noise): each release is divided by its L2
+sensitivity and receives N(0, σ²) noise per coordinate with
+σ = :func:`fasterm.accounting.calibrate_gaussian` (1, 3, ε, δ), i.e. three
+(adaptively composed) mechanisms of μ/√3-GDP each; by the composition theorem
+of Gaussian differential privacy (Dong, Roth & Su 2022, Cor. 3.3) the triple
+is μ-GDP with μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ), hence
+(ε, δ)-DP (ibid. Cor. 2.13).  Wang splits (ε/3, δ/3) with the classical
+Gaussian mechanism; the equal GDP split is the same split, tightly
+accounted.  So s₁ = σX²B, s₂ = σ√2X²B, s₃ = 2σXYB, and the shift of step 1 is
+t = s₁·√log(6/δ) (Wang's, a one-sided Gaussian tail of probability
+Φ(−√log(6/δ))).
+
+Privacy, δ = 0 (Laplace noise, ``delta=0``): each release gets independent
+Laplace noise per coordinate with scale (its L1 sensitivity)/(ε/3); by the
+Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) and basic
+composition the triple is (ε, 0)-DP.  Wang's algorithm has no δ = 0 form; the
+public constants of this variant are t = b₁·log(1/ρ) (a Laplace tail of
+probability ρ/2) and s₂ = √2·b₂ (the standard deviation of the Laplace noise
+on each entry of G) in step 2.
+
+Nothing of the data enters any choice but through the releases: λ depends on
+the data only through λ̃; the returned result holds θ and public constants
+(the noise scales, the sensitivities, ε and δ); neither the noisy G, b, λ̃ nor
+λ is stored.  Floating point: the statistics are accumulated in float64; like
+every float mechanism of fasterm outside secure mode, the noise is a float
+sample (no secure mode here).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import accounting
+from .._validation import check_epsilon, check_delta, check_positive, check_random_state, check_sample_weight
+from .._validation import check_scalar, is_sparse, check_csr, check_array
+from .optimize import OptimizeResult
+
+__all__ = ["ADASSP_RHO", "adassp", "adassp_scales"]
+
+#: Wang's failure probability ρ in the ridge rule λ = max(0, s₂√(p·log(2p²/ρ)) − λ̃):
+#: 0.05, the value of the paper's experiments (a public constant).
+ADASSP_RHO = 0.05
+
+
+def adassp_scales(epsilon, delta, dim, data_norm, label_bound, weight_bound=1.0, rho=ADASSP_RHO):
+    """The public constants of :func:`adassp`: a dict of the three noise scales and the shift.
+
+    Keys: ``noise`` ("gaussian" or "laplace"), ``unit_scale`` (the noise of a
+    release divided by its sensitivity), ``s1`` (noise scale on λ_min(G):
+    σ for Gaussian, the Laplace b), ``s2`` (per entry of G's upper triangle),
+    ``s3`` (per entry of b), ``shift`` (t of step 1), ``ridge_scale`` (the
+    s₂·√(p·log(2p²/ρ)) of step 2, s₂ replaced by √2·b₂ for Laplace),
+    ``epsilon`` and ``delta`` (spent), ``sensitivities`` (the three, L2 for
+    Gaussian, L1 for Laplace).  Functions of (ε, δ, p, X, Y, B, ρ) only (module
+    docstring).
+    """
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    p = check_scalar(dim, "dim", low=1, integer=True)
+    X = check_positive(data_norm, "data_norm")
+    Y = check_positive(label_bound, "label_bound")
+    B = check_positive(weight_bound, "weight_bound")
+    rho = check_scalar(rho, "rho", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    if delta > 0.0:
+        sens = (B * X * X, math.sqrt(2.0) * B * X * X, 2.0 * B * X * Y)
+        sigma = accounting.calibrate_gaussian(1.0, 3, eps, delta)
+        s1, s2, s3 = (sigma * s for s in sens)
+        shift = s1 * math.sqrt(math.log(6.0 / delta))
+        entry_sd = s2
+        mu = math.sqrt(3.0) / sigma
+        spent = (accounting.gaussian_epsilon(mu, delta), delta) if eps < accounting.GAUSSIAN_EPSILON_CAP \
+            else (eps, delta)
+        spent = (min(spent[0], eps), delta)
+        noise = "gaussian"
+        unit = sigma
+    else:
+        sens = (B * X * X, B * (p + 1) * X * X, 2.0 * B * math.sqrt(p) * X * Y)
+        share = eps / 3.0
+        if not (share > 0.0 and all(0.0 < v < math.inf for v in sens)):
+            raise ValueError("the sensitivities of AdaSSP are not positive finite numbers for these epsilon, "
+                             "dim, data_norm, label_bound and weight_bound")
+        scales = [s / share for s in sens]
+        if not all(0.0 < v < math.inf for v in scales):
+            raise ValueError("the Laplace scales of AdaSSP are not positive finite numbers for these epsilon, "
+                             "data_norm, label_bound and weight_bound")
+        # basic composition, rounded: Σ Δᵢ/bᵢ ≤ ε in floating point
+        while math.fsum(s / b for s, b in zip(sens, scales)) > eps:
+            scales = [math.nextafter(b, math.inf) for b in scales]  # pragma: no cover
+        s1, s2, s3 = scales
+        shift = s1 * math.log(1.0 / rho)
+        entry_sd = math.sqrt(2.0) * s2
+        spent = (min(eps, math.fsum(s / b for s, b in zip(sens, scales))), 0.0)
+        noise = "laplace"
+        unit = scales[0] / sens[0]
+    for name, v in (("s1", s1), ("s2", s2), ("s3", s3)):
+        if not (math.isfinite(v) and v > 0.0):
+            raise ValueError(f"the noise scale {name} of AdaSSP is not a positive finite number for these "
+                             "epsilon, delta, data_norm, label_bound and weight_bound")
+    ridge_scale = entry_sd * math.sqrt(p * math.log(2.0 * p * p / rho))
+    if not (math.isfinite(ridge_scale) and math.isfinite(shift)):
+        raise ValueError("the ridge rule of AdaSSP is not finite for this rho (and epsilon, delta, dim, "
+                         "data_norm, weight_bound): use rho in (0, 1) not near 0")
+    return dict(noise=noise, unit_scale=unit, s1=s1, s2=s2, s3=s3, shift=shift, ridge_scale=ridge_scale,
+                epsilon=spent[0], delta=spent[1], sensitivities=sens, rho=rho)
+
+
+def _clip_rows_dense(A, X):
+    norms = np.sqrt(np.einsum("ij,ij->i", A, A))
+    scale = np.minimum(1.0, X / np.maximum(norms, np.finfo(np.float64).tiny))
+    return A * scale[:, None]
+
+
+def _statistics(A, y, w):
+    """G = Aᵀ diag(w) A and b = Aᵀ(w∘y) in float64 (A's rows already clipped)."""
+    if is_sparse(A):
+        Aw = A.multiply(w[:, None]).tocsr() if w is not None else A
+        G = np.asarray((A.T @ Aw).toarray(), dtype=np.float64)
+        b = np.asarray(Aw.T @ y, dtype=np.float64).ravel()
+        return G, b
+    Aw = A if w is None else A * w[:, None]
+    return Aw.T @ A, Aw.T @ y
+
+
+def _symmetric(upper, p):
+    Z = np.zeros((p, p))
+    iu = np.triu_indices(p)
+    Z[iu] = upper
+    return Z + np.triu(Z, 1).T
+
+
+def adassp(X, y, epsilon, delta=1e-5, *, data_norm=1.0, label_bound=1.0, sample_weight=None,
+           weight_bound=1.0, random_state=None, rho=ADASSP_RHO) -> OptimizeResult:
+    """Private least squares by AdaSSP (Wang 2018, Algorithm 2): module docstring.
+
+    Parameters
+    ----------
+    X : (n, p) float array or scipy.sparse matrix
+        Rows are clipped to ‖x‖₂ ≤ ``data_norm`` (append a constant column
+        yourself for an intercept; the estimator does).
+    y : (n,) array
+        Labels, clipped to [−``label_bound``, ``label_bound``].
+    epsilon, delta : float
+        The budget; δ > 0 uses Gaussian noise composed by GDP, δ = 0 Laplace
+        noise composed by basic composition.
+    sample_weight, weight_bound : array or None, float
+        Weights mapped into [0, B] (record by record), B = ``weight_bound``;
+        every sensitivity scales by B (a record's terms waaᵀ and wya are at
+        most B times an unweighted one's).
+    random_state : None, int or Generator
+        The noise's seed or Generator (None for a release).
+    rho : float
+        The failure probability of the ridge rule (public, default 0.05).
+
+    Returns
+    -------
+    OptimizeResult
+        ``w`` = θ (float64), ``epsilon``/``delta`` spent, ``steps=3`` (the
+        three releases), ``lr=0.0``, ``noise``, ``calibration`` ("gdp" or
+        "pure"), ``sensitivity=1.0`` and ``noise_scale`` = the noise of one
+        release divided by its sensitivity (σ, or the Laplace b = 3/ε) — so
+        that √steps·sensitivity/noise_scale is the μ of the GDP composition,
+        as for the gradient methods — and ``info`` with the public constants
+        of :func:`adassp_scales` (the scales s₁, s₂, s₃, the shift, the ridge
+        scale, ρ, the sensitivities): nothing computed from the data.
+    """
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    Xb = check_positive(data_norm, "data_norm")
+    Yb = check_positive(label_bound, "label_bound")
+    if is_sparse(X):
+        A = check_csr(X, "X")
+    else:
+        A = check_array(X, "X", ndim=2, dtype=None)
+        if A.dtype not in (np.float32, np.float64):
+            A = A.astype(np.float64)
+    n, p = A.shape
+    yy = check_array(y, "y", ndim=1, dtype=np.float64)
+    if yy.shape[0] != n:
+        raise ValueError(f"X has {n} rows but y has {yy.shape[0]} labels: X and y must have one row per record")
+    w = None
+    B = check_positive(weight_bound, "weight_bound")
+    if sample_weight is not None:
+        w, B = check_sample_weight(sample_weight, n, B)
+    cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)
+    rng = check_random_state(random_state)
+    # the per-record maps: rows to the X-ball, labels to [−Y, Y] (float64 statistics)
+    if is_sparse(A):
+        from ._design import clip_rows
+        A = clip_rows(A.astype(np.float64), Xb)
+    else:
+        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), Xb)
+    yy = np.clip(yy, -Yb, Yb)
+    G, b = _statistics(A, yy, w)
+    G = 0.5 * (G + G.T)
+    lam_min = float(np.linalg.eigvalsh(G)[0])
+    k = p * (p + 1) // 2
+    if cal["noise"] == "gaussian":
+        z1 = rng.standard_normal()
+        zG = rng.standard_normal(k)
+        zb = rng.standard_normal(p)
+    else:
+        z1 = rng.laplace()
+        zG = rng.laplace(size=k)
+        zb = rng.laplace(size=p)
+    lam_tilde = max(0.0, lam_min + cal["s1"] * z1 - cal["shift"])        # release 1
+    G_hat = G + cal["s2"] * _symmetric(zG, p)                           # release 2
+    b_hat = b + cal["s3"] * zb                                           # release 3
+    lam = max(0.0, cal["ridge_scale"] - lam_tilde)                      # post-processing
+    M = G_hat + lam * np.eye(p)
+    try:
+        theta = np.linalg.solve(M, b_hat)
+    except np.linalg.LinAlgError:
+        theta = np.linalg.lstsq(M, b_hat, rcond=None)[0]
+    if not np.all(np.isfinite(theta)):  # pragma: no cover - a singular noisy system
+        theta = np.linalg.lstsq(M, b_hat, rcond=None)[0]
+    info = {key: cal[key] for key in ("s1", "s2", "s3", "shift", "ridge_scale", "rho", "sensitivities")}
+    info["method"] = "adassp"
+    return OptimizeResult(w=theta, epsilon=cal["epsilon"], delta=cal["delta"], steps=3, lr=0.0,
+                          noise=cal["noise"], calibration="gdp" if cal["noise"] == "gaussian" else "pure",
+                          noise_scale=cal["unit_scale"], lipschitz=0.0, sensitivity=1.0, info=info)

@@ -1,0 +1,165 @@
+"""Labels and the analyst-side data warnings of ``fit``.
+
+Label sets (declared ``classes`` or the public ``np.unique(y)``), and the
+:class:`fasterm.DataWarning` messages for clipped rows and labels.  The
+warnings are computed from the data for the caller only; nothing of them is
+stored on the fitted estimator (docs/guarantees.rst, "What is released").
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+from ..erm._design import row_norms_unchecked
+from .._validation import is_sparse
+from .._warnings import DataWarning
+
+
+def _integral_labels(classes) -> bool:
+    """Labels that scikit-learn's ``check_classification_targets`` accepts without a
+    doubt: bools, integers, or floats with integral values (never "continuous");
+    anything else is left to that check."""
+    kind = classes.dtype.kind
+    if kind in "biu":
+        return True
+    if kind == "f":
+        with np.errstate(invalid="ignore"):
+            return bool(np.all(classes == classes.astype(np.int64)))
+    return False
+
+
+#: Integer labels in [0, this) are collected by counting (:func:`_unique_labels`).
+_COUNTED_LABELS = 1024
+
+
+def _unique_labels(y) -> np.ndarray:
+    """``np.unique(y)`` for a 1-d y; small non-negative integer labels (the usual 0/1, 0…K−1)
+    by one count instead of a sort, which at a few hundred rows costs more than the count."""
+    if y.dtype.kind == "i" and y.shape[0] and y.max() < _COUNTED_LABELS:
+        try:
+            counts = np.bincount(y)
+        except ValueError:  # a negative label
+            return np.unique(y)
+        return counts.nonzero()[0].astype(y.dtype)
+    return np.unique(y)
+
+
+def _declared_index(y, classes):
+    """Class indices for a declared label set: ``classes[k]`` → k for k ≥ 1, any other label → 0.
+
+    No label of y is checked against the set (that would reveal whether the
+    data hold a label outside it): the binary rule "not positive is
+    negative", extended to K classes.
+    """
+    index = np.zeros(y.shape[0], dtype=np.intp)
+    for k in range(1, classes.shape[0]):
+        index[y == classes[k]] = k
+    return index
+
+
+#: Share of rows (or labels) beyond their declared bound above which ``fit`` warns.
+CLIPPED_ROWS_WARN = 0.01
+#: A non-C-contiguous X (a DataFrame's values) with more rows than this: the share of rows over
+#: ``data_norm`` is estimated from this many evenly spaced rows (the C-contiguous path counts
+#: exactly, from the row norms the fit computes anyway).
+WARN_SAMPLE_ROWS = 20_000
+_FIX_ROWS = ("map the features into the unit ball with public bounds: bounds=(low, high) (or a dict by "
+             "column) on the estimator, or fasterm.preprocessing.BoundedScaler in a pipeline "
+             "(docs/getting_started.rst); never with statistics of the private rows")
+
+
+def _warn_clipped_rows(X, norms, data_norm):
+    """Warn the caller (:class:`fasterm.DataWarning`) when many rows exceed ``data_norm``.
+
+    Returns X's row norms (computed here if ``norms`` is None, then passed on to
+    the design matrix, which needs them: no extra pass for the dense fits that
+    build it).  The warning is computed from the data for the caller only: it is
+    not stored and not part of the release (docs/guarantees.rst).
+    """
+    if norms is None:
+        from ..erm.losses import row_norms
+
+        if type(X) is np.ndarray and X.flags.c_contiguous and X.shape[0]:
+            norms = row_norms_unchecked(X)
+        elif is_sparse(X):
+            over = np.count_nonzero(row_norms(X) > data_norm * (1.0 + 1e-6))
+            _clipped_rows_message(over, X.shape[0], data_norm, None)
+            return None
+        elif type(X) is np.ndarray and X.shape[0]:
+            # e.g. a DataFrame's F-ordered values: squared norms by einsum, in X's layout and without
+            # a C copy (row_norms would make one); only counted, not passed on, so the design matrix
+            # computes its own norms as before (the same bits).
+            # Above WARN_SAMPLE_ROWS rows, evenly spaced rows (public indices) estimate the share.
+            n = X.shape[0]
+            step = -(-n // WARN_SAMPLE_ROWS)
+            sub = X[::step]
+            with np.errstate(over="ignore", invalid="ignore"):
+                sq = np.einsum("ij,ij->i", sub, sub, dtype=np.float64)
+            over = np.count_nonzero(sq > (data_norm * (1.0 + 1e-6)) ** 2)
+            if step > 1:
+                over = int(round(over * n / sub.shape[0]))
+            _clipped_rows_message(over, n, data_norm, np.sqrt(sq), sample=sub.shape[0] if step > 1 else None)
+            return None
+        else:
+            return None
+    over = np.count_nonzero(norms > data_norm * (1.0 + 1e-6))
+    _clipped_rows_message(over, X.shape[0], data_norm, norms)
+    return norms
+
+
+def _clipped_rows_message(over, n, data_norm, norms, sample=None):
+    if over > CLIPPED_ROWS_WARN * n:
+        median = "" if norms is None else f"; the median row norm is {float(np.median(norms)):.3g}"
+        about, est = ("", "") if sample is None else ("about ", f", estimated from {sample} evenly spaced rows")
+        warnings.warn(f"{about}{over} of {n} rows ({over / n:.0%}{est}) have a norm above data_norm={data_norm:g} and are "
+                      f"clipped to it{median}: the model sees them shrunk, and raw features usually make it "
+                      f"useless.  Fix: {_FIX_ROWS}.", DataWarning, stacklevel=5)
+
+
+def _warn_clipped_labels(y, label_bound):
+    """Warn the caller when more than ``CLIPPED_ROWS_WARN`` of the labels exceed ``label_bound``."""
+    n = y.shape[0]
+    over = int(np.count_nonzero(np.abs(y) > label_bound))
+    if over > CLIPPED_ROWS_WARN * n:
+        warnings.warn(f"{over} of {n} labels ({over / n:.0%}) have |y| > label_bound={label_bound:g} and are "
+                      "clipped to it: predictions are then confined to about [-label_bound, label_bound].  Fix: "
+                      "declare a public label_bound that covers the target, or rescale the target with public "
+                      "constants before the fit (and undo it after predict).", DataWarning, stacklevel=3)
+
+
+def _rest(total, share):
+    """total − share, rounded down until (total − share) + share ≤ total in floating point, so the
+    reported sum of the two parts never exceeds the requested budget."""
+    rest = total - share
+    while rest > 0.0 and rest + share > total:
+        rest = math.nextafter(rest, 0.0)
+    return rest
+
+
+def _check_declared_labels(y, classes, chunked):
+    """Raise ValueError if a label of y is not one of the declared ``classes``.
+
+    A label outside the declared label set is outside the data domain, like a
+    NaN in X (which raises too): it is refused, not merged into ``classes[0]``
+    (as fasterm did before), which fitted a model of labels the caller never
+    meant — in the worst case every row in one class.  The error goes to the
+    caller, who holds the data; nothing is released.  The message gives the
+    count, not the values.
+    """
+    known = None
+    for c in classes.tolist():
+        eq = y == c
+        known = eq if known is None else known | eq
+    if chunked:
+        bad = int((~known).sum().compute())
+    else:
+        known = np.asarray(known, dtype=bool)
+        bad = int(y.shape[0] - np.count_nonzero(known)) if known.shape == y.shape else int(y.shape[0])
+    if bad:
+        raise ValueError(f"{bad} of {y.shape[0]} labels of y are not in the declared classes={classes.tolist()!r}: "
+                         "map y onto the declared labels first, or pass classes=None to take np.unique(y) "
+                         "(then the label set is treated as public)")

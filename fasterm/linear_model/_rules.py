@@ -1,0 +1,596 @@
+"""The fit shared by the scikit-learn estimators and ``python -m fasterm`` (numpy only).
+
+:mod:`fasterm.linear_model` wraps :func:`fit_linear` in scikit-learn
+estimators (and validates their parameters there, once); the main job calls it
+directly so that it runs without scikit-learn.  The public bounds and the
+defaults chosen from them are documented here once.
+
+Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
+------------------------------------------------------------------
+1. Rows are clipped to the declared ``data_norm`` X (x ↦ x·min(1, X/‖x‖)), and,
+   with ``fit_intercept``, a constant column ``intercept_scaling`` s is
+   appended: the augmented rows have norm ≤ X_aug = √(X² + s²), and the
+   parameter ball of radius ``radius`` constrains (coef, intercept/s) jointly.
+2. Per-example gradients are clipped at ``clip`` c (``"auto"``: below), so
+   the averaged gradient has L2 sensitivity 2c/n under replace-one
+   neighbours; for a linear model this is noisy PGD on the c-Lipschitz
+   Huberized surrogate of the loss (Song, Thakkar & Thakurta 2020; see
+   :mod:`fasterm.optimize`), still convex, and for classification still
+   classification-calibrated (a convex margin loss with negative derivative at
+   0, Bartlett, Jordan & McAuliffe 2006, Thm 6).
+3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
+   quantities only, chosen by the experiments of docs/solvers.rst):
+
+   * for the squared loss with Gaussian noise and n ≥ 5,000,
+     :func:`fasterm.noisy_gd` with the regression rule
+     (:func:`regression_gd_rule`: T = clamp(⌈n/50⌉, 200, 1000) steps and, for
+     ``radius=None``, R = clamp(n·μ/(10·p), 5, 100); docs/solvers.rst,
+     "Regression"), otherwise as below;
+   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic loss,
+     Gaussian noise): Poisson minibatches of expected size B = clamp(n/100,
+     128, 1024), 2 epochs below n = 10⁵ and 1 above but at least 160 steps,
+     step 4/β (β the loss's
+     smoothness, :meth:`fasterm.losses.Logistic.smoothness`), the last
+     iterate; each minibatch's design rows are built on the fly, so the
+     (n, d + 1) design matrix is never formed;
+   * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
+     T = min(T*, ``max_steps`` or the budget: 40, and 20 below n = 1,000 for
+     the logistic loss with Gaussian noise) with T* the minimiser of its utility
+     bound, Nesterov momentum capped at 1 − 3ν, ν the noise per step over c
+     (none from ν = 1/3 on; ``accelerate="auto"``), the last iterate;
+   * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
+     and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
+     100), η from Theorem 2, the average of the iterates.
+
+   ``solver="pgd"``, ``"gd"`` or ``"sgd"`` forces one (``"pgd"`` is the
+   behaviour of fasterm before the rule).  The step 4/β is a public multiple
+   of the largest step the smooth analysis covers (the theorem's bound is then
+   not claimed; privacy does not depend on the step).  The privacy spent is
+   the result's (ε, δ); nothing else touches the data.
+
+``clip="auto"`` (public: depends on X_aug and Y only)
+    logistic  c = X_aug·σ(−1) = X_aug/(1 + e) ≈ 0.27·X_aug: the gradient norm of a
+              full-norm row at margin 1, so gradients are clipped exactly where the
+              hinge loss would be active and the surrogate behaves like a smooth hinge;
+    hinge     c = X_aug/2;
+    squared   c = Y·X_aug/2: a full-norm row is clipped once its residual exceeds Y/4.
+    Smaller c means less noise (σ ∝ c) and more examples clipped.  These values
+    come from the reasoning above and were compared with c = X_aug/2, 0.35·X_aug,
+    X_aug/4 and no clipping on a synthetic problem and on scikit-learn's
+    *digits* data (pixels in the public range [0, 16]); clipping at any of
+    these levels beat no clipping, and for the hinge loss the result is nearly
+    independent of c (clipped hinge gradients are scale-free).  The
+    breast-cancer accuracies were printed alongside during that comparison, so
+    the README's figures are development-set figures, not a held-out test.
+
+Defaults (their meaning; none depends on data values)
+    ``epsilon=1.0, delta=1e-5``; ``method="auto"`` fits ``delta=0`` by objective
+    perturbation (:mod:`fasterm.objpert`, (ε, 0)-DP) and ``delta > 0`` by noisy
+    PGD; ``method="noisy_pgd"`` with ``delta=0`` needs ``noise="laplace"`` with
+    calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
+    ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
+    features with public bounds first (:func:`fasterm.datasets.scale_to_unit_ball`).
+    ``intercept_scaling="auto"``: the constant column s — 0.25 (adds 3% to
+    the row norm at X = 1, √(1 + 0.25²) = 1.031, and allows
+    |intercept| ≤ 0.25·radius), except for classifiers fitted by objective
+    perturbation (``method="objpert"``, also through "auto"), which use
+    ``OBJPERT_INTERCEPT_SCALING`` = 0.125: there the ridge μ/2·w_d² on the
+    column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
+    s was chosen by a rule declared before the comparison, on data other than
+    the breast-cancer set (``docs/pure.rst``, ``bench/pure_intercept.py``).
+    ``radius=50`` (classifiers), ``None`` (regression: 5, the regression rule
+    from n = 5,000, no bound for AdaSSP): the L2 bound on (coef, intercept/s).  For logistic and hinge losses the noise does not
+    depend on the radius (G = X); it sets the step size (η ∝ R) and how
+    confident the model may become (|logit| ≤ R·X_aug).  For the squared
+    loss a large radius makes noisy_pgd's η exceed the curvature's stability
+    limit, hence 5 (noisy_gd's step 4/β does not depend on R, so the
+    regression rule can let R grow with n).
+    ``alpha=1e-4``: data-independent L2 regularization α/2·‖w‖² (scikit-learn's
+    SGD default); regression's ``alpha=None`` is 0 on the path of
+    :func:`regression_gd_rule` and 1e-4 elsewhere.  ``max_steps=None``: the solver's compute budget of the
+    default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
+    accuracy on the comparison data did not change between 100 and 400 steps;
+    Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
+    Gaussian noise, μ the GDP parameter), for noisy_gd 40, and 20 below n = 1,000
+    rows for the logistic loss with Gaussian noise (:func:`gd_budget`, docs/solvers.rst);
+    unused by noisy_sgd, whose T is epochs/q.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..erm import _dask, expmech
+from ..erm import losses as _losses_mod
+from ..erm._design import design
+from ..erm.constraints import L2Ball
+from ..erm import optimize as _optimize
+from ..erm.optimize import _sample_weights, noisy_pgd
+from ..erm import solvers as _solvers
+from ..erm.solvers import _noisy_sgd
+from ..mechanisms.secure import resolve as resolve_secure
+from .._validation import FLOAT_DTYPES, check_csr, check_positive, check_random_state, is_sparse
+
+__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
+
+KINDS = ("logistic", "hinge", "squared")
+
+# Defaults shared by the estimators and the main job (see the module docstring).
+DEFAULTS = dict(
+    epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
+    intercept_scaling="auto", method="auto", noise="gaussian", calibration="l2",
+    clip="auto", steps=None, max_steps=None, solver="auto", weight_bound=1.0,
+)
+SOLVERS = ("auto", "pgd", "gd", "sgd")
+
+# The data-independent solver rule (docs/solvers.rst): constants chosen by the
+# experiments written up there (scikit-learn's digits and synthetic data).
+PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
+GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
+GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
+GD_SMALL_MAX_STEPS = 20  # (bench/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
+SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
+SGD_STEPS_PER_EPOCH = 100
+SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
+SGD_MIN_STEPS = 160      # at least this many sgd steps (more epochs at moderate n)
+LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
+
+
+def gd_budget(kind, n, noise="gaussian") -> int:
+    """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss with
+    Gaussian noise 20 below n = 1,000 rows (the comparison of bench/gd_budget.py), else 40
+    (the squared loss and Laplace noise were not compared at small n: 40)."""
+    small = kind == "logistic" and noise == "gaussian" and n < GD_SMALL_ROWS
+    return GD_SMALL_MAX_STEPS if small else GD_MAX_STEPS
+
+
+def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
+    """The solver and its settings from public quantities only (docs/solvers.rst).
+
+    Returns ``(solver, options)``; ``options`` holds ``batch_size`` and
+    ``epochs`` for "sgd".  "auto": noisy_pgd for the hinge loss (not smooth),
+    secure mode and dask arrays (the paths that only PGD has); noisy_gd for
+    Laplace noise and for n < SGD_MIN_ROWS; noisy_sgd otherwise, with the
+    expected batch size B = clamp(n/100, 128, 1024) and
+    max(2 epochs below n = 1e5 and 1 above, SGD_MIN_STEPS steps).
+    """
+    if solver == "auto":
+        if kind == "hinge" or secure or chunked:
+            solver = "pgd"
+        elif noise == "laplace" or n < SGD_MIN_ROWS:
+            solver = "gd"
+        else:
+            solver = "sgd"
+    if solver == "sgd":
+        batch = min(float(n), max(n / SGD_STEPS_PER_EPOCH, SGD_BATCH[0]), SGD_BATCH[1])
+        epochs = max(2.0 if n < 100_000 else 1.0, SGD_MIN_STEPS * batch / n)
+        return solver, {"batch_size": batch, "epochs": epochs}
+    return solver, {}
+
+
+DEFAULT_RADIUS = {"logistic": 50.0, "hinge": 50.0, "squared": 5.0}
+#: ``intercept_scaling="auto"``: the column s, and its value for objective-perturbation classifiers.
+DEFAULT_INTERCEPT_SCALING = 0.25
+OBJPERT_INTERCEPT_SCALING = 0.125
+
+
+def resolve_intercept_scaling(kind, method, intercept_scaling) -> float:
+    """``intercept_scaling="auto"`` for a resolved ``method`` (module docstring); a number is kept.
+
+    A public rule: the model kind and the method only.
+    """
+    if not (isinstance(intercept_scaling, str) and intercept_scaling == "auto"):
+        return intercept_scaling
+    if method == "objpert" and kind != "squared":
+        return OBJPERT_INTERCEPT_SCALING
+    return DEFAULT_INTERCEPT_SCALING
+
+
+def make_loss(kind, alpha, label_bound=None):
+    if kind == "logistic":
+        return _losses_mod.Logistic(l2=alpha)
+    if kind == "hinge":
+        return _losses_mod.Hinge(l2=alpha)
+    if kind == "squared":
+        return _losses_mod.Squared(label_bound=label_bound, l2=alpha)
+    raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+
+
+def augmented_norm(data_norm, fit_intercept, intercept_scaling) -> float:
+    """X_aug = √(X² + s²) with an intercept column, X without."""
+    return math.hypot(data_norm, intercept_scaling) if fit_intercept else float(data_norm)
+
+
+def auto_clip(kind, data_norm, label_bound=None) -> float:
+    """The ``clip="auto"`` rule for a row bound ``data_norm`` (X_aug): module docstring."""
+    if kind == "logistic":
+        return data_norm / (1.0 + math.e)
+    if kind == "hinge":
+        return data_norm / 2.0
+    if kind == "squared":
+        return label_bound * data_norm / 2.0
+    raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+
+
+def _fit_expmech(loss, X, y, constraint, epsilon, *, data_norm, steps, random_state, label_bound):
+    """``method="expmech"``: the exponential mechanism (Smith–Ullman Alg. 1) by :func:`fasterm.expmech_erm`.
+
+    Samples w ∝ exp(−ε·n·L(w)/(2Δ)) on the parameter ball; pure ε-DP when
+    exact (one dimension), approximate for the hit-and-run chain (δ not
+    certified: ``result.delta`` is None; see its docstring).
+    """
+    return expmech.expmech_erm(loss, X, y, constraint, epsilon, data_norm=data_norm, steps=steps,
+                               random_state=random_state, label_bound=label_bound)
+
+
+def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_state, secure):
+    """``method="objpert"``: :func:`fasterm.objective_perturbation`, pure ε.
+
+    The loss is the smooth surrogate of the estimator's loss that the theorem
+    needs (C², bounded ψ''): ``SmoothHinge()`` for "logistic" and "hinge"
+    (the C² Huberized logistic / smoothed hinge, module docstring of
+    :mod:`fasterm.objpert`), ``LogCosh(width=label_bound)`` for "squared"
+    (quadratic for residuals below Y, linear beyond).  ``alpha`` is a floor
+    for the regularization μ.
+    """
+    from ..erm import objpert
+
+    if kind == "squared":
+        loss = objpert.LogCosh(width=label_bound, l2=alpha)
+    else:
+        loss = objpert.SmoothHinge(l2=alpha)
+    return objpert.objective_perturbation(loss, X, y, epsilon, data_norm=data_norm,
+                                          label_bound=label_bound, random_state=random_state,
+                                          secure=secure)
+
+
+def _check_float_in_memory(method, X, secure):
+    """objpert's solve and expmech's sampler: floating point, on an in-memory X."""
+    if resolve_secure(secure):
+        raise ValueError(f"secure=True needs method='noisy_pgd' (method={method!r} has no "
+                         "floating-point-safe mode)")
+    if _dask.is_dask_collection(X):
+        raise ValueError(f"method={method!r} needs X in memory; dask arrays are fitted with "
+                         "method='noisy_pgd'")
+
+
+def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha, random_state, secure):
+    """``method="objpert_threshold"`` (classifiers): objective perturbation, then a private threshold.
+
+    Stage 1 spends ε₁ = (1 − f)ε on :func:`fasterm.objective_perturbation`
+    (``SmoothHinge()``, μ by the rule a·X²/(ε₁n) with a =
+    ``THRESHOLD_REGULARIZATION``, larger than the default's: the threshold is
+    no longer left to the ridge-shrunk intercept); stage 2 spends the rest,
+    f = ``THRESHOLD_FRACTION``, on :func:`fasterm.objpert.private_threshold`
+    over the scores ⟨coef, x⟩ of the clipped rows, whose bound ‖coef‖·X is
+    public after stage 1.  Basic composition (adaptive): (ε₁ + ε₂, 0).  The
+    stage-1 intercept is discarded (post-processing).
+    """
+    import dataclasses
+
+    from ..erm import objpert
+    from ..accounting import basic_composition
+    from .._validation import check_random_state
+
+    rng = check_random_state(random_state)
+    dn = augmented_norm(data_norm, True, intercept_scaling)
+    eps1 = (1.0 - objpert.THRESHOLD_FRACTION) * epsilon
+    eps2 = math.nextafter(epsilon - eps1, 0.0)
+    n = A.shape[0]
+    mu = max(alpha, objpert.THRESHOLD_REGULARIZATION * dn * dn / (eps1 * n))
+    res = objpert.objective_perturbation(objpert.SmoothHinge(l2=alpha), A, y, eps1, data_norm=dn,
+                                         regularization=mu, random_state=rng, secure=secure)
+    d = A.shape[1] - 1
+    coef = np.asarray(res.w[:d], dtype=np.float64)
+    bound = float(np.linalg.norm(coef)) * data_norm
+    if not bound > 0.0:  # coef = 0 (probability 0): every threshold classifies alike
+        bound = 1.0
+    # A's first d columns are the rows clipped to data_norm: |⟨coef, x⟩| ≤ bound
+    t = objpert.private_threshold(A[:, :d] @ coef.astype(A.dtype), y, eps2, bound=bound, random_state=rng)
+    total, _ = basic_composition([res.epsilon, eps2])
+    while total > epsilon:  # rounding of the sum: spend a hair less on the threshold (never taken)
+        eps2 = math.nextafter(eps2, 0.0)  # pragma: no cover
+        total, _ = basic_composition([res.epsilon, eps2])  # pragma: no cover
+    w = np.append(coef, -t / intercept_scaling)
+    info = dict(res.info, stage1_epsilon=res.epsilon, threshold_epsilon=eps2, threshold=t)
+    return dataclasses.replace(res, w=w, epsilon=total, info=info)
+
+
+#: noisy_gd's plans (:func:`fasterm.solvers._gd_plan`) of the estimators' unweighted fits,
+#: keyed by the public configuration with the types of its values: refitting one
+#: configuration (a benchmark, a search over seeds) checks and calibrates it once.
+_GD_PLANS: dict = {}
+_GD_PLANS_MAX = 256
+_optimize._CACHE_CLEARERS.append(_GD_PLANS.clear)
+
+
+def _gd_plan(loss, ball, *config):
+    """The plan of an unweighted noisy_gd fit for ``config`` (public numbers only: the loss's
+    kind, alpha and label bound, the ball's radius, n, X_aug, c, ε, δ, T, the noise, its
+    calibration, the budget, the step and the weight bound), made on first use by the
+    checks of :func:`fasterm.noisy_gd`; None if a value cannot be a key."""
+    try:
+        # the ball's dimension too: E‖h‖² = dσ², and with it the momentum, depends on d
+        key = (ball.dim,) + config + tuple(map(type, config))
+        plan = _GD_PLANS.get(key)
+    except TypeError:  # an unhashable value: no memo
+        return None
+    if plan is None:
+        kind, alpha, label_bound, radius, n, dn, c, epsilon, delta, steps, noise, calibration, max_steps, lr, \
+            weight_bound = config
+        params = _solvers._gd_params(loss, ball, epsilon, delta, steps, noise, dn, c, label_bound, lr, "auto",
+                                     "last", max_steps, calibration)
+        _, wb = _sample_weights(None, weight_bound, n)  # the weight_bound check of an unweighted fit
+        plan = _solvers._gd_plan(loss, ball, n, wb, params)
+        if len(_GD_PLANS) >= _GD_PLANS_MAX:
+            _GD_PLANS.clear()
+        _GD_PLANS[key] = plan
+    return plan
+
+
+#: ``method="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
+#: choice of the experiments of docs/solvers.rst ("Regression"; bench/regression_rules.py).
+REGRESSION_AUTO = {"approx": "noisy_pgd", "pure": "objpert"}
+
+#: The regression rule of noisy_gd from this n on (docs/solvers.rst, "Regression"): T and R grow with n.
+REGRESSION_GD_MIN_ROWS = SGD_MIN_ROWS
+REGRESSION_GD_STEPS = (200, 1000)   # T = clamp(⌈n/50⌉, 200, 1000)
+REGRESSION_GD_ROWS_PER_STEP = 50
+REGRESSION_GD_RADIUS = (5.0, 100.0)  # R = clamp(n·μ/(10·p), 5, 100)
+REGRESSION_GD_RADIUS_DIVISOR = 10.0
+REGRESSION_GD_ALPHA = 0.0            # alpha=None on that path: no ridge (the ball bounds the iterates)
+
+
+def regression_gd_rule(n, dim, epsilon, delta):
+    """(T, R) of the regression rule for n ≥ :data:`REGRESSION_GD_MIN_ROWS` (Gaussian noise, δ > 0).
+
+    T = clamp(⌈n/50⌉, 200, 1000) steps of noisy_gd and the radius
+    R = clamp(n·μ/(10·p), 5, 100), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ)
+    and p = ``dim`` (the coefficients with the intercept column).  Public:
+    n, p, ε, δ.  Chosen by ``bench/regression_rules.py`` (docs/solvers.rst).
+    """
+    from ..accounting import gaussian_mu
+
+    steps = int(min(REGRESSION_GD_STEPS[1], max(REGRESSION_GD_STEPS[0], math.ceil(n / REGRESSION_GD_ROWS_PER_STEP))))
+    mu = gaussian_mu(epsilon, delta)
+    radius = float(min(REGRESSION_GD_RADIUS[1], max(REGRESSION_GD_RADIUS[0],
+                                                   n * mu / (REGRESSION_GD_RADIUS_DIVISOR * dim))))
+    return steps, radius
+
+
+def resolve_method(method, delta, secure=None, chunked=False, kind=None) -> str:
+    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd"; for
+    regression (``kind="squared"``) :data:`REGRESSION_AUTO`, the same two after
+    the comparison of docs/solvers.rst ("Regression") with sufficient
+    statistics perturbation ("adassp", :mod:`fasterm.ssp`).
+
+    Exceptions, because objective perturbation and AdaSSP need X in memory and
+    have no secure mode: a dask X or secure mode resolve to "noisy_pgd" (which
+    then needs ``noise="laplace"`` for δ = 0).  A public rule: δ, the loss, and
+    the user's choices.
+    """
+    if method != "auto":
+        return method
+    if kind == "squared" and not chunked and not resolve_secure(secure):
+        return REGRESSION_AUTO["pure" if delta == 0.0 else "approx"]
+    if delta == 0.0 and not chunked and not resolve_secure(secure):
+        return "objpert"
+    return "noisy_pgd"
+
+
+#: A fit "ends on the boundary" when ‖(coef, intercept/s)‖ ≥ (1 − this)·radius.
+BOUNDARY_TOLERANCE = 1e-6
+
+
+def warn_on_boundary(kind, result, coef, intercept, radius, fit_intercept, intercept_scaling, name):
+    """Emit a :class:`fasterm.DataWarning` when the released (coef, intercept/s) lies on the radius ball.
+
+    A function of the released output and of public parameters only (a
+    post-processing, no privacy cost); the message goes to the caller and
+    nothing of it is stored.  ``radius=None`` resolves as in :func:`fit_linear`
+    (no ball for AdaSSP, :data:`DEFAULT_RADIUS` otherwise).
+    """
+    import warnings
+
+    from .._warnings import DataWarning
+
+    info = getattr(result, "info", None) or {}
+    adassp = info.get("method") == "adassp"
+    radius = info.get("radius", radius)
+    if radius is None:
+        if adassp:
+            return
+        radius = DEFAULT_RADIUS[kind]
+    method = "adassp" if adassp else ("objpert" if isinstance(result, _objpert_result_type()) else "noisy_pgd")
+    s = resolve_intercept_scaling(kind, method, intercept_scaling)
+    w = np.append(np.ravel(coef).astype(np.float64), float(intercept) / s if fit_intercept else [])
+    norm = float(np.linalg.norm(w))
+    if norm >= (1.0 - BOUNDARY_TOLERANCE) * radius:
+        hint = ("raise radius (a public choice), or use method='adassp' (sufficient statistics "
+                "perturbation, which needs no bound)" if kind == "squared" else "raise radius (a public choice)")
+        hint += ","
+        warnings.warn(DataWarning(
+            f"{name}: the fitted ‖(coef, intercept/intercept_scaling)‖ = {norm:.4g} is on the boundary of "
+            f"the parameter ball radius={radius:g}: the fit was stopped by the bound, and the unconstrained "
+            f"private solution is likely larger; {hint} and check that the features and "
+            "labels are scaled into their declared bounds.  (Computed from the released model only; "
+            "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=3)
+
+
+def _objpert_result_type():
+    from ..erm.objpert import ObjPertResult
+
+    return ObjPertResult
+
+
+def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept, intercept_scaling, secure,
+                random_state, label_bound, sample_weight, weight_bound, row_norms):
+    """``method="adassp"`` (regression): :func:`fasterm.ssp.adassp` on the design rows.
+
+    The design is the one of every method (rows clipped to ``data_norm``, the
+    column s appended), so the statistics' row bound is X_aug = √(X² + s²).
+    With ``radius=None`` (the estimator's default) θ is returned as it is —
+    AdaSSP needs no parameter bound; a numeric ``radius`` projects θ onto the
+    ball (post-processing).  δ > 0: Gaussian releases composed by GDP; δ = 0:
+    Laplace releases, (ε, 0)-DP (:mod:`fasterm.ssp`).
+    """
+    from ..erm import ssp
+
+    if kind != "squared":
+        raise ValueError("method='adassp' is least-squares regression (DPLinearRegression) only")
+    if resolve_secure(secure):
+        raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+                         "releases have no floating-point-safe mode")
+    if _dask.is_dask_collection(X):
+        raise ValueError("method='adassp' needs X in memory; dask arrays are fitted with method='noisy_pgd'")
+    if is_sparse(X):
+        X = check_csr(X, "X")
+    s = resolve_intercept_scaling(kind, "adassp", intercept_scaling)
+    dn = augmented_norm(data_norm, fit_intercept, s)
+    A = design(X, data_norm, fit_intercept, s, row_norms)
+    result = ssp.adassp(A, y, epsilon, delta, data_norm=dn, label_bound=label_bound,
+                        sample_weight=sample_weight, weight_bound=weight_bound, random_state=random_state)
+    if radius is not None:
+        result.w = L2Ball(radius, A.shape[1]).project(result.w)
+        result.info["radius"] = float(radius)
+    w = np.asarray(result.w)
+    d = X.shape[1]
+    coef = w[:d].astype(X.dtype, copy=True)
+    intercept = float(w[d]) * s if fit_intercept else 0.0
+    return coef, intercept, result
+
+
+def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
+               intercept_scaling, method, noise, calibration, clip, steps, max_steps,
+               random_state, label_bound=None, secure=None, solver="auto", sample_weight=None,
+               weight_bound=1.0, checked=False, row_norms=None):
+    """Fit one private linear model; returns ``(coef, intercept, result)``.
+
+    ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
+    +1) or "squared" (|y| ≤ ``label_bound``, clipped).  ``coef`` has X's
+    dtype and shape (d,); ``intercept`` is a float (0.0 without intercept);
+    ``result`` is the :class:`fasterm.OptimizeResult` with the (ε, δ) spent.
+    Parameters are those of the estimators (module docstring); callers
+    validate them.  ``sample_weight`` (None or n weights, mapped into
+    [0, ``weight_bound``]) is passed to the noisy gradient solvers, whose
+    sensitivity scales with ``weight_bound`` (:func:`fasterm.noisy_pgd`);
+    the other methods refuse it.  ``checked``: the caller has validated X and
+    y as the estimators do (finite, float32 or float64, one label per row),
+    so the solver does not scan them again; ``row_norms``: X's row norms from
+    that check (:func:`fasterm._design.row_norms_unchecked`), or None.
+    """
+    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X), kind)
+    # alpha=None (DPLinearRegression's default): 0 on the regression rule's path, else DEFAULTS["alpha"]
+    if method == "adassp":
+        return _fit_adassp(kind, X, y, epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
+                           fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, secure=secure,
+                           random_state=random_state, label_bound=label_bound, sample_weight=sample_weight,
+                           weight_bound=weight_bound, row_norms=row_norms)
+    sec = resolve_secure(secure)
+    chunked = _dask.is_dask_collection(X)
+    if (method == "noisy_pgd" and kind == "squared" and solver == "auto" and noise == "gaussian" and delta > 0.0
+            and not sec and not chunked and X.shape[0] >= REGRESSION_GD_MIN_ROWS):
+        # the regression rule (docs/solvers.rst, "Regression"): noisy_gd, T and R growing with n
+        solver = "gd"
+        rule_steps, rule_radius = regression_gd_rule(X.shape[0], X.shape[1] + bool(fit_intercept), epsilon, delta)
+        if steps is None:
+            steps = rule_steps
+        if radius is None:
+            radius = rule_radius
+        if alpha is None:
+            alpha = REGRESSION_GD_ALPHA
+    if radius is None:
+        radius = DEFAULT_RADIUS[kind]
+    if alpha is None:
+        alpha = DEFAULTS["alpha"]
+    if is_sparse(X):
+        if method != "noisy_pgd":
+            raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by method='noisy_pgd' only, "
+                            f"not {method!r} (delta=0 with sparse X: method='noisy_pgd', noise='laplace')")
+        X = check_csr(X, "X")  # canonical once, for every pass of the fit
+    if sample_weight is not None and method != "noisy_pgd":
+        raise ValueError(f"sample_weight is supported by method='noisy_pgd' only, not {method!r}"
+                         + (" (delta=0 under method='auto' is objective perturbation; for pure epsilon "
+                            "with weights use method='noisy_pgd', noise='laplace')" if delta == 0.0 else ""))
+    intercept_scaling = resolve_intercept_scaling(kind, method, intercept_scaling)
+    if method in ("objpert", "objpert_threshold", "expmech"):
+        _check_float_in_memory(method, X, secure)
+    if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
+        raise ValueError("method='objpert_threshold' is for classifiers with fit_intercept=True "
+                         "(it chooses the intercept privately)")
+    if method == "expmech" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:
+        # Beyond one dimension the hit-and-run chain is not an exact sample
+        # (fasterm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
+        # δ = 0 cannot be promised.  In one dimension it is one exact draw.
+        raise ValueError("method='expmech' with delta=0: the hit-and-run chain only approximates "
+                         "the exponential mechanism (its distance delta_tv from it is not known), "
+                         "so the fit is not (epsilon, 0)-DP; use method='objpert' (or 'auto') for "
+                         "pure epsilon, or pass delta > 0 to accept an approximate, uncertified "
+                         "release (reported with delta_ = nan)")
+    loss = make_loss(kind, alpha, label_bound)
+    dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
+    ball = L2Ball(radius, X.shape[1] + bool(fit_intercept))
+    solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "noisy_pgd"
+                    else ("pgd", {}))
+    # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
+    A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling, row_norms)
+    if method == "objpert_threshold":
+        result = _fit_objpert_threshold(A, y, epsilon, data_norm=data_norm,
+                                        intercept_scaling=intercept_scaling, alpha=alpha,
+                                        random_state=random_state, secure=secure)
+        result.w = ball.project(result.w)
+    elif method == "objpert":
+        result = _fit_objpert(kind, A, y, epsilon, data_norm=dn, alpha=alpha,
+                              label_bound=label_bound, random_state=random_state, secure=secure)
+        # Projection onto the parameter ball is post-processing of the release.
+        result.w = ball.project(result.w)
+    elif method == "expmech":
+        result = _fit_expmech(loss, A, y, ball, epsilon, data_norm=dn, steps=steps,
+                              random_state=random_state, label_bound=label_bound)
+    else:
+        c = auto_clip(kind, dn, label_bound) if clip == "auto" else clip
+        if solver != "pgd" and (kind == "hinge" or sec or chunked):
+            raise ValueError(f"solver={solver!r} needs a smooth loss (logistic, squared), X in memory "
+                             "and secure=False; use solver='pgd' (or 'auto')")
+        if solver == "sgd" and noise != "gaussian":
+            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+        common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound,
+                      sample_weight=sample_weight, weight_bound=weight_bound)
+        if solver == "pgd":
+            result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
+                               calibration=calibration, max_steps=max_steps or PGD_MAX_STEPS,
+                               secure=secure, **common)
+        else:
+            # the weighted objective's smoothness: B·β + l2, B = 1 unweighted
+            wb = 1.0 if sample_weight is None else check_positive(weight_bound, "weight_bound")
+            beta = _solvers._smoothness(loss, dn, label_bound, wb)
+            lr = LR_MULTIPLE / beta
+            if solver == "gd":
+                # A checked X gives a checked design: C-contiguous, finite, y in its dtype.
+                checked = (checked and type(A) is np.ndarray and A.flags.c_contiguous and A.dtype in FLOAT_DTYPES
+                           and type(y) is np.ndarray and y.dtype == A.dtype and y.flags.c_contiguous
+                           and y.shape == (A.shape[0],))
+                plan = None
+                if checked and sample_weight is None:
+                    plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon, delta,
+                                    steps, noise, calibration, max_steps or gd_budget(kind, A.shape[0], noise), lr, weight_bound)
+                if plan is not None:
+                    result = _solvers._gd_run(loss, ball, plan, A, y, check_random_state(random_state), None)
+                else:
+                    result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
+                                                calibration=calibration, lr=lr, max_steps=max_steps or gd_budget(kind, A.shape[0], noise),
+                                                accelerate="auto", output="last", checked=checked, **common)
+            else:
+                result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
+                                    output="last", neighbors="replace_one",
+                                    intercept=(data_norm, intercept_scaling) if fit_intercept else None,
+                                    **opts, **common)
+    if isinstance(getattr(result, "info", None), dict):
+        result.info["radius"] = float(radius)  # the resolved public bound (warn_on_boundary)
+    w = np.asarray(result.w)
+    d = X.shape[1]
+    coef = w[:d].astype(X.dtype, copy=True)
+    intercept = float(w[d]) * intercept_scaling if fit_intercept else 0.0
+    return coef, intercept, result
