@@ -11,7 +11,7 @@ choice) and ``--first 20`` (confirmation); the budgets ``T_RULES`` with
 tgt0.25 T40``; ``--analyse FILE --ref NAME`` prints the tables.
 
 The protocol (declared in docs/solvers.rst before any breast-cancer number
-was looked at): the default ``DPLogisticRegression(epsilon, solver="gd")``
+was looked at): the default ``DPLogisticRegression(epsilon, solver="noisy_gd")``
 (step 4/β, T = min(T*, 40), last iterate, δ = 1e-5, the estimator's other
 defaults) with its ``accelerate="auto"`` rule replaced by each candidate of
 ``CANDIDATES`` (``fasterm.erm.solvers._auto_momentum`` is swapped; every candidate
@@ -190,7 +190,7 @@ def fit_all(Xtr, ytr, Xte, yte, eps, seed, candidates):
             # the estimators memoise noisy_gd's public plan: make each candidate's afresh
             solvers._gd_calibration.cache_clear()
             _linear._GD_PLANS.clear()
-            m = fe.DPLogisticRegression(epsilon=eps, solver="gd", random_state=seed,
+            m = fe.DPLogisticRegression(epsilon=eps, solver="noisy_gd", random_state=seed,
                                         max_steps=budget).fit(Xtr, ytr)
             res[name] = (seen["nu"], seen["T"], float((m.predict(Xte) == yte).mean()))
     finally:

@@ -64,7 +64,7 @@ def test_sklearn_nonprivate(benchmark, digits):
 
 @pytest.mark.benchmark(group="multiclass-1e5x50-K10")
 def test_multinomial_estimator_large(benchmark, big):
-    benchmark.pedantic(lambda: fe.DPLogisticRegression(random_state=0, solver="gd").fit(*big), rounds=3)
+    benchmark.pedantic(lambda: fe.DPLogisticRegression(random_state=0, solver="noisy_gd").fit(*big), rounds=3)
 
 
 @pytest.mark.benchmark(group="multiclass-1e5x50-K10")

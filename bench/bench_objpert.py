@@ -40,7 +40,7 @@ def test_objpert_estimator(benchmark, bc):
 
 @pytest.mark.benchmark(group="pure-eps-breast-cancer")
 def test_laplace_pgd_estimator(benchmark, bc):
-    benchmark(lambda: fe.DPLogisticRegression(delta=0.0, method="noisy_pgd", noise="laplace",
+    benchmark(lambda: fe.DPLogisticRegression(delta=0.0, noise="laplace",
                                               random_state=0).fit(*bc))
 
 

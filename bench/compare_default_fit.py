@@ -12,7 +12,7 @@ the rows held out for the accuracy.
 Compared, with their defaults, ε = 1 (δ = 1e-5 for fasterm):
 
 * ``fasterm.DPLogisticRegression(epsilon=1)`` — the default solver rule
-  (docs/solvers.rst), and ``solver="pgd"`` (the previous default) at the
+  (docs/solvers.rst), and ``solver="noisy_pgd"`` (the previous default) at the
   smaller sizes;
 * diffprivlib ``LogisticRegression(epsilon=1, data_norm=1)`` (objective
   perturbation, ε-DP);
@@ -56,7 +56,7 @@ def makers(n):
 
     out = {
         "fasterm (default)": lambda s: fe.DPLogisticRegression(epsilon=1.0, random_state=s),
-        "fasterm solver=pgd": lambda s: fe.DPLogisticRegression(epsilon=1.0, random_state=s, solver="pgd"),
+        "fasterm solver=pgd": lambda s: fe.DPLogisticRegression(epsilon=1.0, random_state=s, solver="noisy_pgd"),
         "diffprivlib": lambda s: DPL(epsilon=1.0, data_norm=1.0, random_state=s),
         "scikit-learn (non-private)": lambda s: LogisticRegression(),
     }

@@ -72,7 +72,7 @@ def measure(epsilons, seeds, delta):
     makers = {
         "fasterm": lambda eps, s: fe.DPLogisticRegression(epsilon=eps, delta=delta, random_state=s),
         "fasterm_pure": lambda eps, s: fe.DPLogisticRegression(
-            epsilon=eps, delta=0.0, method="noisy_pgd", noise="laplace", random_state=s),
+            epsilon=eps, delta=0.0, noise="laplace", random_state=s),
         "diffprivlib": lambda eps, s: DPLLogisticRegression(epsilon=eps, data_norm=1.0, random_state=s),
     }
     # One untimed fit each: imports and first-call costs are not fit time.

@@ -42,7 +42,7 @@ def main(argv=None):
     for eps in (1.0, 2.0, 5.0):
         a = accuracy(X, y, lambda s, X, y: fe.DPLogisticRegression(epsilon=eps, delta=0.0, random_state=s).fit(X, y), S)
         g = accuracy(X, y, lambda s, X, y: fe.DPLogisticRegression(
-            epsilon=eps, delta=0.0, method="noisy_pgd", noise="laplace", calibration="pure", solver="gd",
+            epsilon=eps, delta=0.0, solver="noisy_gd", noise="laplace", calibration="pure",
             random_state=s).fit(X, y), S)
         o = accuracy(X, y, ovr0(eps), S)
         print(f"eps {eps}: default (class sums) {a[0]:.3f}±{a[1]:.3f}  laplace gd (its T rule) "

@@ -10,11 +10,11 @@ the δ = 0 default, second round") before this script was run on any data.
 
 Candidates (``CANDIDATES``):
 
-* ``objpert`` — ``DPLogisticRegression(delta=0, method="objpert")``, the
+* ``objpert`` — ``DPLogisticRegression(delta=0, solver="objpert")``, the
   current default (intercept column 0.125);
 * ``thr(f, a, G)`` — objective perturbation with (1 − f)ε and μ = a·X²/(ε₁n),
   then the exponential-mechanism threshold over G grid points with fε
-  (``method="objpert_threshold"`` is f = 0.2, a = 32, G = 256);
+  (``solver="objpert_threshold"`` is f = 0.2, a = 32, G = 256);
 * ``pur(L)`` — purification: the Gaussian (ε₁, e^{−L}) default fit
   (``method="noisy_pgd"``), its augmented weight vector normalised to the
   unit sphere (post-processing), plus noise of density ∝ exp(−‖z‖/β) with
@@ -78,7 +78,7 @@ def offset_sets():
 
 
 def fit_objpert(a, c, eps, seed):
-    m = fe.DPLogisticRegression(epsilon=eps, delta=0.0, method="objpert", random_state=seed).fit(a, c)
+    m = fe.DPLogisticRegression(epsilon=eps, delta=0.0, solver="objpert", random_state=seed).fit(a, c)
     return np.ravel(m.coef_), float(np.ravel(m.intercept_)[0])
 
 
@@ -129,7 +129,7 @@ def _norm_noise(rng, d, scale):
 def fit_purified(a, c, eps, seed, L, share=0.1):
     rng = np.random.default_rng(seed + 10_000)
     eps1 = (1 - share) * eps
-    m = fe.DPLogisticRegression(epsilon=eps1, delta=math.exp(-L), method="noisy_pgd", random_state=seed).fit(a, c)
+    m = fe.DPLogisticRegression(epsilon=eps1, delta=math.exp(-L), random_state=seed).fit(a, c)
     s = 0.25
     w = np.append(np.ravel(m.coef_), np.ravel(m.intercept_)[0] / s)
     nw = np.linalg.norm(w)
@@ -147,7 +147,7 @@ def fit_reference(a, c, eps, seed, **kw):
 #: References, outside the rule: Laplace noisy GD (pure ε, the estimator's solver rule) and the
 #: (ε, 1e-5) Gaussian default.
 REFERENCES = {
-    "laplace_gd": lambda a, c, e, s: fit_reference(a, c, e, s, delta=0.0, method="noisy_pgd", noise="laplace"),
+    "laplace_gd": lambda a, c, e, s: fit_reference(a, c, e, s, delta=0.0, noise="laplace"),
     "gauss(1e-5)": lambda a, c, e, s: fit_reference(a, c, e, s, delta=1e-5),
 }
 

@@ -7,7 +7,7 @@ Not a pytest benchmark: a script that prints accuracies (mean ± sd over 20
 random 70/30 splits, seeds 0–19, δ = 0, ``DPLogisticRegression``).
 Candidates (``CANDIDATES``; ``--breast-cancer 0.25 1x`` runs s = 0.25 and
 s = 1 with μ from X): the intercept column's scale s (``intercept_scaling``) under
-``method="objpert"`` — the ridge μ/2·w_d² on the column's coefficient is a
+``solver="objpert"`` — the ridge μ/2·w_d² on the column's coefficient is a
 ridge μ/(2s²)·b² on the intercept b = s·w_d, while the row bound
 X_aug = √(X² + s²) sets L, c and μ (all derived by the estimator); and
 the same with μ = max(a·X²/(εn), Jacobian floor) taken from X rather than

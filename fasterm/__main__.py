@@ -9,7 +9,7 @@ actually spent and the fit time, beside a long non-private fit
 (:func:`fasterm.pgd`) on the same splits.  ``--png PATH`` writes the
 privacy–utility curve (needs matplotlib: ``pip install "fasterm[plot]"``).
 
-Needs numpy only: the estimators' numpy core (:mod:`fasterm._linear`) is
+Needs numpy only: the estimators' numpy core (:mod:`fasterm.linear_model._rules`) is
 called directly, with the same defaults as ``fasterm.DPLogisticRegression``
 and ``fasterm.DPLinearSVC``.
 """
@@ -92,8 +92,8 @@ def streams(seed: int, n_fits: int):
     return np.random.default_rng(split_seq), [np.random.default_rng(s) for s in noise_seq.spawn(n_fits)]
 
 
-def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("gaussian",),
-        calibration="l2", test_size=0.3, progress=False, solver="auto"):
+def run(epsilons, seeds, delta, model="logistic", solver="auto", noises=("gaussian",),
+        calibration=None, test_size=0.3, progress=False):
     """The experiment behind the table: a dict with the rows and the non-private reference.
 
     Each row: ``eps``, ``method`` (label), ``acc`` (array over seeds),
@@ -104,16 +104,18 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
     """
     kind = _MODELS[model]
     X, y = load_breast_cancer(scaled=True)
-    params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], method=method,
-                  calibration=calibration, solver=solver)
-    variants = [None] if method in ("expmech", "objpert") else list(noises)
+    params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], solver=solver)
+    # the algorithm the solver runs (a noise given keeps "auto" among the noisy gradient
+    # solvers, the only ones that take one: one row per noise)
+    method, _ = _linear.resolve_solver(solver, delta, noises[0] if noises else None)
+    variants = list(noises) if method == "gradient" else [None]
     rngs = [streams(s, len(epsilons) * len(variants)) for s in range(seeds)]
     splits = [train_test_split(X, y, test_size, random_state=split_rng) for split_rng, _ in rngs]
     bar = _progress_bar(len(epsilons) * len(variants) * seeds + seeds, "fasterm fits", progress)
     try:
         ref = []
         for X_tr, X_te, y_tr, y_te in splits:
-            s = _linear.resolve_intercept_scaling(kind, "noisy_pgd", params["intercept_scaling"])
+            s = _linear.resolve_intercept_scaling(kind, "gradient", params["intercept_scaling"])
             A = _linear.design(X_tr, params["data_norm"], True, s)
             res = fe.pgd(_linear.make_loss(kind, params["alpha"]), A, np.where(y_tr == 1, 1.0, -1.0),
                          fe.L2Ball(params["radius"], A.shape[1]), steps=_NONPRIVATE_STEPS)
@@ -127,6 +129,7 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                     p = dict(params, epsilon=eps, delta=delta, random_state=rngs[s][1][i * len(variants) + j])
                     if noise is not None:
                         p["noise"] = noise
+                        p["calibration"] = calibration if noise == "laplace" else None
                     t0 = time.perf_counter()
                     coef, b, res = _linear.fit_linear(kind, X_tr, np.where(y_tr == 1, 1.0, -1.0), **p)
                     secs += time.perf_counter() - t0
@@ -137,13 +140,14 @@ def run(epsilons, seeds, delta, model="logistic", method="noisy_pgd", noises=("g
                         math.nan if math.isnan(d_res) or math.isnan(spent_d) else max(spent_d, d_res))
                     # objective perturbation reports its iteration cap (a public constant),
                     # not a step count: shown as "-"
-                    steps = None if method == "objpert" else max(steps, res.steps)
+                    steps = None if method.startswith("objpert") else max(steps, res.steps)
                     bar.update()
-                if method in ("expmech", "objpert"):
+                if method != "gradient":
                     label = method
                 else:
-                    solver = res.info.get("solver", "pgd")
-                    label = f"noisy_{solver}/" + ("gaussian" if noise == "gaussian" else f"laplace-{calibration}")
+                    optimiser = res.info.get("solver", "pgd")
+                    label = f"noisy_{optimiser}/" + ("gaussian" if noise == "gaussian"
+                                                      else f"laplace-{calibration or 'l2'}")
                 rows.append(dict(eps=eps, method=label, acc=np.array(acc), eps_spent=spent_e,
                                  delta_spent=spent_d, steps=steps, seconds=secs / seeds))
     finally:
@@ -216,19 +220,18 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=20, help="number of random splits (and noise seeds)")
     ap.add_argument("--model", choices=sorted(_MODELS), default="logistic",
                     help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss)")
-    ap.add_argument("--method", choices=["auto", "noisy_pgd", "objpert", "expmech"], default="auto",
-                    help="auto: the estimators' default (objective perturbation when --delta 0 and no "
-                         "--noise is given, else noisy gradient methods); noisy_pgd: noisy gradient "
-                         "methods; objpert: objective perturbation (pure ε); expmech: exponential "
-                         "mechanism (hit-and-run)")
-    ap.add_argument("--noise", choices=["gaussian", "laplace"], nargs="+", default=None,
-                    help="noise of noisy_pgd, one table row per choice (default: gaussian and "
-                         "laplace; with --delta 0 the default method is objpert, and --noise laplace "
-                         "asks for Laplace noisy_pgd instead)")
-    ap.add_argument("--calibration", choices=["l2", "pure", "coordinate"], default="l2",
-                    help="Laplace calibration")
-    ap.add_argument("--solver", choices=list(_linear.SOLVERS), default="auto",
-                    help="the noisy gradient method (auto: the public rule of docs/solvers.rst)")
+    ap.add_argument("--solver", choices=[s for s in _linear.SOLVERS if s != "adassp"], default="auto",
+                    help="the private algorithm, as the estimators' solver=: auto (objective "
+                         "perturbation when --delta 0 and no --noise is given, else the noisy gradient "
+                         "solver of the public rule, docs/solvers.rst), noisy_gd, noisy_sgd, noisy_pgd, "
+                         "objpert (pure ε), objpert_threshold, expmech (hit-and-run)")
+    ap.add_argument("--noise", choices=list(_linear.NOISES), nargs="+", default=None,
+                    help="noise of the noisy gradient solvers, one table row per choice (default: "
+                         "gaussian and laplace, laplace only with --delta 0; with --delta 0 and "
+                         "--solver auto, --noise laplace asks for Laplace noisy gradients instead of "
+                         "objective perturbation)")
+    ap.add_argument("--calibration", choices=list(_linear.CALIBRATIONS), default=None,
+                    help="Laplace calibration (default: l2)")
     ap.add_argument("--test-size", type=float, default=0.3,
                     help="share of the rows held out for the test accuracy in each random split")
     ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
@@ -242,19 +245,23 @@ def main(argv=None) -> int:
         ap.error("--delta must be in [0, 1)")
     if not 0.0 < args.test_size < 1.0:
         ap.error("--test-size must be in (0, 1)")
-    if args.method == "auto":  # the library's rule (objpert for δ = 0), unless a noise was asked for
-        args.method = "objpert" if args.delta == 0 and args.noise is None else "noisy_pgd"
+    # the library's rule (objpert for δ = 0 under auto), unless a noise was asked for
+    method, optimiser = _linear.resolve_solver(args.solver, args.delta, args.noise[0] if args.noise else None)
+    if method != "gradient" and (args.noise or args.calibration):
+        ap.error(f"--noise and --calibration apply to the noisy gradient solvers, not --solver {args.solver}")
     noises = args.noise or (["laplace"] if args.delta == 0 else ["gaussian", "laplace"])
-    if args.delta == 0 and args.method == "noisy_pgd" and (
+    if args.delta == 0 and method == "gradient" and (
             "gaussian" in noises or args.calibration == "coordinate"):
         ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
-    if args.solver in ("gd", "sgd") and args.model == "svm":
+    if args.calibration and "laplace" not in noises:
+        ap.error("--calibration applies to Laplace noise only (--noise laplace)")
+    if optimiser in ("gd", "sgd") and args.model == "svm":
         ap.error(f"--solver {args.solver} needs a smooth loss (the SVM's hinge loss is not)")
-    if args.solver == "sgd" and "laplace" in noises:
-        ap.error("--solver sgd needs --noise gaussian")
-    if args.method == "expmech" and args.delta == 0:
-        ap.error("--method expmech is an approximate sampler (hit-and-run, delta not certified): it "
-                 "needs --delta > 0; use --method objpert for pure ε-DP")
+    if optimiser == "sgd" and "laplace" in noises:
+        ap.error("--solver noisy_sgd needs --noise gaussian")
+    if method == "expmech" and args.delta == 0:
+        ap.error("--solver expmech is an approximate sampler (hit-and-run, delta not certified): it "
+                 "needs --delta > 0; use --solver objpert for pure ε-DP")
     if args.png:
         try:
             import matplotlib  # noqa: F401
@@ -262,9 +269,10 @@ def main(argv=None) -> int:
             ap.error("--png needs matplotlib: pip install matplotlib (or 'fasterm[plot]')")
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    out = run(args.epsilons, args.seeds, args.delta, model=args.model, method=args.method,
-              noises=noises, calibration=args.calibration, test_size=args.test_size,
-              progress=progress, solver=args.solver)
+    out = run(args.epsilons, args.seeds, args.delta, model=args.model,
+              solver=args.solver if method == "gradient" else method,
+              noises=noises if method == "gradient" else (), calibration=args.calibration, test_size=args.test_size,
+              progress=progress)
     print(format_table(out))
     if args.png:
         write_png(out, args.png)

@@ -50,8 +50,8 @@ noise stream is not released: its seed would reproduce the noise), and
 neither K nor the runs' realised μ is stored.
 
 Candidates must be Gaussian-noise fits accounted in GDP: fasterm's
-estimators with ``method="noisy_pgd"`` (or "auto" with δ > 0),
-``noise="gaussian"``, ``secure=False`` and ``solver`` "gd" or "pgd" ("auto"
+estimators with ``solver`` "noisy_gd" or "noisy_pgd" (or "auto" with δ > 0),
+Gaussian noise, ``secure=False`` ("auto"
 is fine below n = 5,000 rows, where it does not pick SGD, whose accounting
 is Rényi DP of the subsampled Gaussian).  The grid may not set ``epsilon``,
 ``delta`` or ``random_state``: the search sets them.
@@ -119,8 +119,8 @@ def _run_mu(result) -> float:
     if (getattr(result, "noise", None) != "gaussian" or info.get("solver") == "sgd"
             or info.get("secure") is not None or not getattr(result, "sensitivity", None)):
         raise ValueError("PrivateSearch composes Gaussian-noise fits in GDP: each candidate needs "
-                         "method='noisy_pgd', noise='gaussian', secure=False and solver 'gd' or 'pgd' "
-                         "(solver='auto' picks SGD from 5,000 rows: set solver='gd')")
+                         "solver 'noisy_gd' or 'noisy_pgd' (or 'auto' below 5,000 rows), Gaussian noise and "
+                         "secure=False ('auto' picks noisy_sgd from 5,000 rows: set solver='noisy_gd')")
     return math.sqrt(result.steps) * result.sensitivity / result.noise_scale
 
 
@@ -297,13 +297,14 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
                 _final(clone(self.estimator).set_params(**params))
             p = {k[len(prefix):]: v for k, v in {**valid, **params}.items() if k.startswith(prefix)}
             kind = final._kind
-            if (_linear.resolve_method(p["method"], self.delta, p["secure"]) != "noisy_pgd"
-                    or p["noise"] != "gaussian" or resolve_secure(p["secure"]) or p["solver"] == "sgd"
-                    or (p["solver"] == "auto" and kind != "hinge" and n >= _linear.SGD_MIN_ROWS)):
+            method, optimiser = _linear.resolve_solver(p["solver"], self.delta, p["noise"], p["secure"])
+            if (method != "gradient" or p["noise"] not in (None, "gaussian") or resolve_secure(p["secure"])
+                    or optimiser == "sgd"
+                    or (optimiser == "auto" and kind != "hinge" and n >= _linear.SGD_MIN_ROWS)):
                 raise ValueError(
                     f"param_grid candidate {params}: PrivateSearch composes Gaussian-noise fits in GDP, so "
-                    "each candidate needs method='noisy_pgd' (or 'auto'), noise='gaussian', secure=False and "
-                    "solver 'gd' or 'pgd' ('auto' picks SGD from 5,000 rows: set solver='gd')")
+                    "each candidate needs solver 'noisy_gd' or 'noisy_pgd' (or 'auto'), Gaussian noise and "
+                    "secure=False ('auto' picks noisy_sgd from 5,000 rows: set solver='noisy_gd')")
         return grid
 
     def fit(self, X, y):

@@ -2,7 +2,7 @@
 
 :class:`BoundedScaler` maps rows into the unit ball with *declared* per-feature
 bounds — the map of the estimators' ``bounds=`` parameter, by the same code
-(:mod:`fasterm._bounds`): x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2)/(√d/2),
+(:mod:`fasterm.linear_model._bounds`): x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2)/(√d/2),
 so ‖x‖₂ ≤ 1 for every row.  Its ``fit`` reads only the number of columns and
 their names, never a value, so a pipeline ``BoundedScaler → DPLogisticRegression``
 spends exactly the estimator's (ε, δ), and rows at predict time are mapped as
@@ -80,7 +80,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Rows mapped into the unit ball (:mod:`fasterm._bounds`), a new array."""
+        """Rows mapped into the unit ball (:mod:`fasterm.linear_model._bounds`), a new array."""
         check_is_fitted(self, "bounds_")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         return _bounds.map_rows(X, *self.bounds_)

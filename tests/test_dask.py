@@ -237,11 +237,11 @@ def test_estimators_fit_dask(client, estimators):
     y01 = (y > 0).astype(np.int64)  # labels {0, 1}: classes_ from the label set
     Xd = da.from_array(X, chunks=(700, D))
     with client.as_current():
-        # solver="pgd": the one solver with a dask path ("auto" picks it for dask X)
-        for est, target in [(LogReg(random_state=0, max_steps=40, solver="pgd"), y01),
+        # solver="noisy_pgd": the one solver with a dask path ("auto" picks it for dask X)
+        for est, target in [(LogReg(random_state=0, max_steps=40, solver="noisy_pgd"), y01),
                             (SVC(random_state=0, steps=30, noise="laplace", classes=(0, 1),
                                  fit_intercept=False), y01),
-                            (LinReg(random_state=0, max_steps=30, label_bound=2.0, solver="pgd"), 2 * X[:, 1])]:
+                            (LinReg(random_state=0, max_steps=30, label_bound=2.0, solver="noisy_pgd"), 2 * X[:, 1])]:
             ref = est.__class__(**est.get_params()).fit(X, target)
             got = est.fit(Xd, da.from_array(target, chunks=500))
             _assert_same_fit(ref, got)
@@ -250,15 +250,15 @@ def test_estimators_fit_dask(client, estimators):
             np.testing.assert_allclose(got.predict(X), ref.predict(X), rtol=0, atol=1e-10)
         auto = LogReg(random_state=0, max_steps=40).fit(Xd, da.from_array(y01, chunks=500))
         assert "solver" not in auto.result_.info  # noisy_pgd's result
-        _assert_same_fit(LogReg(random_state=0, max_steps=40, solver="pgd").fit(X, y01), auto)
+        _assert_same_fit(LogReg(random_state=0, max_steps=40, solver="noisy_pgd").fit(X, y01), auto)
 
 
 def test_estimator_refuses(client, estimators):
     LogReg, _, _ = estimators
     X, y = make_data()
     Xd = da.from_array(X, chunks=(700, D))
-    with pytest.raises(ValueError, match="method='expmech' needs X in memory"):
-        LogReg(method="expmech").fit(Xd, y)
+    with pytest.raises(ValueError, match="solver='expmech' needs X in memory"):
+        LogReg(solver="expmech").fit(Xd, y)
     with pytest.raises(ValueError, match="more than two classes need X in memory"):
         LogReg().fit(Xd, da.from_array(np.arange(N) % 3, chunks=700))
     with pytest.raises(ValueError, match="more than two classes need X in memory"):

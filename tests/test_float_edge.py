@@ -531,7 +531,7 @@ def test_multiclass_released_difference_within_reported_sensitivity(monkeypatch)
             logs = []
             for A, labels in ((X, y), (X2, y2)):
                 rec = _Recorder(monkeypatch)
-                m = fe.DPLogisticRegression(epsilon=1.0, steps=1, random_state=0, solver="pgd")
+                m = fe.DPLogisticRegression(epsilon=1.0, steps=1, random_state=0, solver="noisy_pgd")
                 m.fit(sp.csr_matrix(A) if sparse else A, labels)
                 logs.append((rec.log[0], m.result_.sensitivity))
             (V, sens), (V2, _) = logs

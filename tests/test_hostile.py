@@ -866,7 +866,7 @@ def _entries():
                        dict(X=_arrays(X0, ndim=2), y=_arrays(y, ndim=1),
                             epsilon=_not_spellings(eps(), "0d", reason=_SKLEARN_0D),
                             data_norm=_not_spellings(pos(), "0d", reason=_SKLEARN_0D),
-                            random_state=rs(), method=_choice(["objpert"])),
+                            random_state=rs(), solver=_choice(["objpert"])),
                        aliases={"X": ["array", "data", "dim", "samples", "features"],
                                 "y": ["array", "samples", "classes", "labels", "data"]}))
     def _weighted_fit(cls):

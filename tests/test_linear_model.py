@@ -69,7 +69,7 @@ def _mean_accuracy(splits, make):
     (fe.DPLogisticRegression, {}, [0.1, 0.3, 1.0, 3.0]),
     (fe.DPLogisticRegression, dict(noise="laplace", calibration="l2"), [0.1, 0.3, 1.0, 3.0]),
     (fe.DPLogisticRegression, dict(noise="laplace", calibration="coordinate"), [0.3, 1.0, 3.0, 10.0]),
-    (fe.DPLogisticRegression, dict(method="noisy_pgd", noise="laplace", calibration="pure", delta=0.0),
+    (fe.DPLogisticRegression, dict(noise="laplace", calibration="pure", delta=0.0),
      [0.3, 1.0, 3.0, 10.0]),
     (fe.DPLogisticRegression, dict(delta=0.0), [0.3, 1.0, 3.0, 10.0]),
     (fe.DPLinearSVC, {}, [0.1, 0.3, 1.0, 3.0]),
@@ -117,14 +117,14 @@ def small():
 
 
 @pytest.mark.parametrize("noise,cal,delta", [
-    ("gaussian", "l2", 1e-5), ("laplace", "l2", 1e-5), ("laplace", "coordinate", 1e-6),
+    ("gaussian", None, 1e-5), ("laplace", "l2", 1e-5), ("laplace", "coordinate", 1e-6),
     ("laplace", "pure", 0.0), ("laplace", "l2", 0.0),
 ])
 @pytest.mark.parametrize("eps", [0.2, 1.0, 4.0])
 def test_privacy_spent_equals_requested(small, noise, cal, delta, eps):
     X, y = small
     m = fe.DPLogisticRegression(epsilon=eps, delta=delta, noise=noise, calibration=cal,
-                                method="noisy_pgd", random_state=0).fit(X, y)
+                                random_state=0).fit(X, y)
     assert m.epsilon_ == pytest.approx(eps, rel=1e-9) and m.epsilon_ <= eps * (1 + 1e-9)
     assert 0.0 <= m.delta_ <= delta
     if noise == "gaussian":
@@ -200,7 +200,7 @@ def test_intercept_scaling_auto(small, cls, delta, method, s):
     X, y = small
     if cls is fe.DPLinearRegression:
         y = np.clip(X[:, 0], -1, 1)
-    kw = dict(delta=delta, method=method, random_state=0)
+    kw = dict(delta=delta, solver=method, random_state=0)
     m = cls(**kw).fit(X, y)
     ref = cls(intercept_scaling=s, **kw).fit(X, y)
     np.testing.assert_array_equal(m.coef_, ref.coef_)
@@ -290,8 +290,8 @@ def test_float32_stays_float32(small):
     (dict(epsilon=-1.0), "epsilon"),
     (dict(epsilon=math.inf), "epsilon"),
     (dict(delta=1.0), "delta"),
-    (dict(delta=0.0, method="noisy_pgd"), "delta=0"),
-    (dict(delta=0.0, method="noisy_pgd", noise="laplace", calibration="coordinate"), "delta=0"),
+    (dict(delta=0.0, solver="noisy_gd", noise="gaussian"), "delta=0"),
+    (dict(delta=0.0, noise="laplace", calibration="coordinate"), "delta=0"),
     (dict(data_norm=0.0), "data_norm"),
     (dict(radius=-1.0), "radius"),
     (dict(radius=math.inf), "radius"),
@@ -301,7 +301,7 @@ def test_float32_stays_float32(small):
     (dict(clip="big"), "clip"),
     (dict(noise="cauchy"), "noise"),
     (dict(calibration="rdp"), "calibration"),
-    (dict(method="objective"), "method"),
+    (dict(solver="objective"), "solver"),
     (dict(steps=0), "steps"),
     (dict(max_steps=2.5), "max_steps"),
     (dict(random_state=-3), "random_state"),
@@ -331,7 +331,7 @@ def test_parameter_memo_never_lets_a_bad_value_through(small):
     with pytest.raises(ValueError, match="delta"):
         est.set_params(delta=2.0).fit(X, y)  # a known class, a new value
     with pytest.raises(ValueError, match="delta=0"):  # the rules linking parameters run every time
-        fe.DPLogisticRegression(delta=0.0, method="noisy_pgd").fit(X, y)
+        fe.DPLogisticRegression(delta=0.0, solver="noisy_pgd", noise="gaussian").fit(X, y)
     # unhashable parameters take scikit-learn's validation, and work
     m = fe.DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
     np.testing.assert_array_equal(m.classes_, [0, 1])
@@ -412,21 +412,21 @@ def test_bad_targets(small):
 
 
 # ---------------------------------------------------------------------------
-# method="expmech": the hook into fasterm.expmech_erm
+# solver="expmech": the hook into fasterm.expmech_erm
 # ---------------------------------------------------------------------------
 def test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact(small):
     # Beyond one dimension the hit-and-run chain is approximate: no (ε, 0) claim.
     X, y = small
     with pytest.raises(ValueError, match="delta=0"):
-        fe.DPLogisticRegression(method="expmech", delta=0.0).fit(X, y)
+        fe.DPLogisticRegression(solver="expmech", delta=0.0).fit(X, y)
     with pytest.raises(ValueError, match="delta=0"):
-        fe.DPLinearRegression(method="expmech", delta=0.0, fit_intercept=False).fit(X[:, :2], y)
+        fe.DPLinearRegression(solver="expmech", delta=0.0, fit_intercept=False).fit(X[:, :2], y)
     # one feature, no intercept: one exact line draw, pure ε, δ = 0 reported
-    m = fe.DPLogisticRegression(method="expmech", delta=0.0, fit_intercept=False, random_state=0)
+    m = fe.DPLogisticRegression(solver="expmech", delta=0.0, fit_intercept=False, random_state=0)
     m.fit(X[:, :1], y)
     assert m.delta_ == 0.0 and m.result_.exact and m.epsilon_ == 1.0
     # δ > 0 with a chain: fitted, δ reported as nan (not certified), never 0
-    m = fe.DPLogisticRegression(method="expmech", delta=1e-5, steps=20, random_state=0).fit(X, y)
+    m = fe.DPLogisticRegression(solver="expmech", delta=1e-5, steps=20, random_state=0).fit(X, y)
     assert math.isnan(m.delta_) and m.result_.delta is None
 
 
@@ -445,7 +445,7 @@ def test_expmech_hook_passes_the_public_bounds(small, monkeypatch, cls, label_bo
 
     monkeypatch.setattr(fe.erm.expmech, "expmech_erm", recorder)
     kw = {} if label_bound is None else dict(label_bound=label_bound)
-    m = cls(method="expmech", epsilon=0.7, radius=3.0, steps=40, random_state=5, **kw).fit(X, y)
+    m = cls(solver="expmech", epsilon=0.7, radius=3.0, steps=40, random_state=5, **kw).fit(X, y)
     (call,) = calls
     assert call["epsilon"] == 0.7 and call["steps"] == 40 and call["random_state"] == 5
     assert call["data_norm"] == pytest.approx(math.hypot(1.0, 0.25))
@@ -559,13 +559,13 @@ def test_expmech_method_end_to_end():
     accs = []
     for s in range(3):
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s)
-        est = fe.DPLogisticRegression(method="expmech", epsilon=1.0, random_state=s).fit(Xtr, ytr)
+        est = fe.DPLogisticRegression(solver="expmech", epsilon=1.0, random_state=s).fit(Xtr, ytr)
         # an approximate sampler: no δ is certified (not even the 1e-5 asked for)
         assert est.epsilon_ == 1.0 and math.isnan(est.delta_) and est.result_.delta is None
         accs.append(est.score(Xte, yte))
     assert np.mean(accs) > 0.7  # majority class is 0.63; measured 0.79 over 5 splits
-    a = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
-    b = fe.DPLinearSVC(method="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
+    a = fe.DPLinearSVC(solver="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
+    b = fe.DPLinearSVC(solver="expmech", epsilon=2.0, random_state=4).fit(X[:200], y[:200])
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 

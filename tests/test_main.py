@@ -76,7 +76,7 @@ def test_pure_dp_default_is_the_estimators_default(capsys):
     pytest.importorskip("sklearn")
     from fasterm.datasets import load_breast_cancer, train_test_split
 
-    out = job.run([1.0], 2, 0.0, method="objpert", noises=())
+    out = job.run([1.0], 2, 0.0, solver="objpert", noises=())
     X, y = load_breast_cancer(scaled=True)
     acc = []
     for s in range(2):
@@ -89,13 +89,17 @@ def test_pure_dp_default_is_the_estimators_default(capsys):
 
 
 def test_solver_option(capsys):
-    assert job.main(["--solver", "pgd", "--epsilons", "1", "--seeds", "2", "--noise", "gaussian",
+    assert job.main(["--solver", "noisy_pgd", "--epsilons", "1", "--seeds", "2", "--noise", "gaussian",
                      "--no-progress"]) == 0
     assert [r[1] for r in _rows(capsys.readouterr().out)] == ["noisy_pgd/gaussian"]
     with pytest.raises(SystemExit):
-        job.main(["--solver", "gd", "--model", "svm"])
+        job.main(["--solver", "noisy_gd", "--model", "svm"])
     with pytest.raises(SystemExit):
-        job.main(["--solver", "sgd", "--noise", "laplace"])
+        job.main(["--solver", "noisy_sgd", "--noise", "laplace"])
+    with pytest.raises(SystemExit):  # objective perturbation has its own noise
+        job.main(["--solver", "objpert", "--noise", "laplace"])
+    with pytest.raises(SystemExit):  # the old spelling is gone (CHANGELOG.md)
+        job.main(["--method", "noisy_pgd"])
 
 
 def test_png(tmp_path, capsys):
@@ -123,6 +127,8 @@ def test_text_progress_bar_without_tqdm(monkeypatch, capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["--delta", "0", "--noise", "gaussian"], "needs --noise laplace"),
+    (["--noise", "gaussian", "--calibration", "pure"], "Laplace noise only"),
+    (["--solver", "objpert", "--calibration", "pure"], "noisy gradient solvers"),
     (["--seeds", "0"], "--seeds"),
     (["--epsilons", "-1"], "epsilons"),
     (["--delta", "1.5"], "--delta"),

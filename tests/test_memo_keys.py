@@ -51,7 +51,7 @@ def _fit(params, data, *, cold):
     if cold:
         fe.erm.optimize._clear_calibration_caches()
     X, y = _data(**{**DATA, **data})
-    est = fe.DPLogisticRegression(**{**BASE, **params}, solver="gd", random_state=SEED)
+    est = fe.DPLogisticRegression(**{**BASE, **params}, solver="noisy_gd", random_state=SEED)
     return est.fit(X, y)
 
 

@@ -183,7 +183,7 @@ def test_caller_generator_does_not_learn_the_number_of_runs(cancer):
         states = set()
         for runs, (X, y) in ((2.5, (Xtr, ytr)), (40.0, (Xtr, ytr)), (40.0, (X2, y2))):
             g = np.random.default_rng(seed)
-            s = PrivateSearch(fe.DPLogisticRegression(solver="gd", max_steps=5), GRID, epsilon=1.0,
+            s = PrivateSearch(fe.DPLogisticRegression(solver="noisy_gd", max_steps=5), GRID, epsilon=1.0,
                               expected_runs=runs, random_state=g).fit(X, y)
             assert s.random_state is g
             assert g.bit_generator.seed_seq.n_children_spawned == 0
@@ -224,8 +224,9 @@ def test_regression_and_multiclass_candidates():
     (dict(param_grid={"nonsense": [1]}), "not a parameter"),
     (dict(param_grid={"noise": ["laplace"]}), "Gaussian-noise fits"),
     (dict(param_grid={"secure": [True]}), "Gaussian-noise fits"),
-    (dict(param_grid={"method": ["objpert"]}), "Gaussian-noise fits"),
-    (dict(param_grid={"solver": ["sgd"]}), "Gaussian-noise fits"),
+    (dict(param_grid={"solver": ["objpert"]}), "Gaussian-noise fits"),
+    (dict(param_grid={"solver": ["noisy_sgd"]}), "Gaussian-noise fits"),
+    (dict(param_grid={"solver": ["sgd"]}), "solver"),
     (dict(param_grid=[]), "no candidate"),
     (dict(param_grid={"alpha": 3.0}), "param_grid"),
     (dict(delta=0.0), "delta"),
@@ -248,9 +249,9 @@ def test_refuses_foreign_estimators_and_sgd_by_default():
     y = np.arange(6000) % 2
     with pytest.raises(TypeError, match="fasterm estimator"):
         PrivateSearch(LogisticRegression(), {"C": [1.0]}).fit(X[:10], y[:10])
-    with pytest.raises(ValueError, match="solver='gd'"):
+    with pytest.raises(ValueError, match="solver='noisy_gd'"):
         PrivateSearch(fe.DPLogisticRegression(), {"alpha": [1e-4]}).fit(X, y)
-    s = PrivateSearch(fe.DPLogisticRegression(solver="gd"), {"alpha": [1e-4]}, random_state=0).fit(X, y)
+    s = PrivateSearch(fe.DPLogisticRegression(solver="noisy_gd"), {"alpha": [1e-4]}, random_state=0).fit(X, y)
     assert s.epsilon_ <= 1.0
 
 

@@ -152,7 +152,7 @@ def test_laplace_pure_calibration_reference():
     """noise='laplace', calibration='pure', δ = 0: b = T·√D·Δ₂/ε (L1 sensitivity ≤ √D·Δ₂, basic
     composition over T releases), D = (d + 1)·K coordinates."""
     X, y = _blobs(n=400, d=4, k=3)
-    m = fe.DPLogisticRegression(epsilon=1.5, delta=0.0, method="noisy_pgd", noise="laplace",
+    m = fe.DPLogisticRegression(epsilon=1.5, delta=0.0, noise="laplace",
                                 calibration="pure", random_state=0).fit(X, y)
     r = m.result_
     D = (4 + 1) * 3
@@ -166,7 +166,7 @@ def test_laplace_pure_calibration_reference():
 # ---------------------------------------------------------------------------
 def _one_step_diff(cls, X, X2, y, y2, solver, **kw):
     # pgd's step is R/(G_eff·√T): a large ε keeps ‖W_1‖ = η‖ḡ + h‖ inside the ball (no projection)
-    params = dict(fit_intercept=False, radius=1e6, random_state=7, alpha=0.0, solver=solver,
+    params = dict(fit_intercept=False, radius=1e6, random_state=7, alpha=0.0, solver="noisy_" + solver,
                   steps=2 if solver == "pgd" else 1, classes=[0, 1, 2],
                   epsilon=1e3 if solver == "pgd" else 1.0, **kw)
     a, b = cls(**params).fit(X, y), cls(**params).fit(X2, y2)
@@ -309,7 +309,7 @@ def _class_sums_reference(X, y, K, eps, seed, data_norm=1.0, weights=None, B=1.0
 @pytest.mark.parametrize("cls", CLASSIFIERS)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_delta0_class_sums_against_reference(cls, weighted):
-    """δ = 0, K > 2, method "auto": coef_ ∝ the centred noisy class sums (a positive multiple,
+    """δ = 0, K > 2, solver "auto": coef_ ∝ the centred noisy class sums (a positive multiple,
     then the ball), intercept_ = 0, (ε, 0) reported, the L1 sensitivity 2B·c₁ and its Laplace
     scale; the noise is the reported one (one stream, recomputed here)."""
     X, y = _blobs(n=300, d=5, k=4, seed=3)
@@ -357,7 +357,7 @@ def test_applied_noise_matches_reported_scale():
     n, d, K = 50, 400, 500
     X = np.zeros((n, d))
     y = np.arange(n) % K
-    m = fe.DPLogisticRegression(fit_intercept=False, solver="gd", steps=1, alpha=0.0, radius=1e9,
+    m = fe.DPLogisticRegression(fit_intercept=False, solver="noisy_gd", steps=1, alpha=0.0, radius=1e9,
                                 classes=list(range(K)), random_state=5).fit(X, y)
     w = m.coef_.ravel() / m.result_.lr
     assert w.size == 200_000
@@ -397,8 +397,8 @@ def test_binary_is_the_binary_model(cls):
     m = cls(random_state=0).fit(X, y)
     coef, intercept, _ = _linear.fit_linear(
         cls._kind, X, np.where(y == 1, 1.0, -1.0), epsilon=1.0, delta=1e-5, data_norm=1.0, radius=50.0,
-        alpha=1e-4, fit_intercept=True, intercept_scaling="auto", method="auto", noise="gaussian",
-        calibration="l2", clip="auto", steps=None, max_steps=None, random_state=0)
+        alpha=1e-4, fit_intercept=True, intercept_scaling="auto", solver="auto", noise=None,
+        calibration=None, clip="auto", steps=None, max_steps=None, random_state=0)
     assert m.coef_.shape == (1, 4)
     np.testing.assert_array_equal(m.coef_[0], coef)
     assert m.intercept_[0] == intercept
@@ -417,12 +417,12 @@ def test_reproducible_float32_and_generator(cls):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(method="objpert"), "method='objpert' is binary only"),
-    (dict(method="objpert_threshold"), "method='objpert_threshold' is binary only"),
-    (dict(method="expmech"), "method='expmech' is binary only"),
-    (dict(delta=0.0, solver="gd"), "noisy class sums"),
-    (dict(solver="sgd", noise="laplace"), "solver='sgd' needs noise='gaussian'"),
-    (dict(solver="gd", secure=True), "solver='gd' needs"),
+    (dict(solver="objpert"), "solver='objpert' is binary only"),
+    (dict(solver="objpert_threshold"), "solver='objpert_threshold' is binary only"),
+    (dict(solver="expmech"), "solver='expmech' is binary only"),
+    (dict(delta=0.0, calibration="pure"), "calibration='pure' applies to the noisy gradient solvers"),
+    (dict(solver="noisy_sgd", noise="laplace"), "solver='noisy_sgd' needs noise='gaussian'"),
+    (dict(solver="noisy_gd", secure=True), "solver='noisy_gd' needs"),
 ])
 def test_unsupported_multiclass_options_name_themselves(kwargs, match):
     X, y = _blobs(n=100, d=3, k=3)
@@ -432,7 +432,7 @@ def test_unsupported_multiclass_options_name_themselves(kwargs, match):
 
 def test_pure_laplace_and_secure_mode_fit():
     X, y = _blobs(n=800, d=4, k=3)
-    pure = fe.DPLogisticRegression(epsilon=2.0, delta=0.0, method="noisy_pgd", noise="laplace",
+    pure = fe.DPLogisticRegression(epsilon=2.0, delta=0.0, noise="laplace",
                                    calibration="l2", random_state=0).fit(X, y)
     assert pure.delta_ == 0.0 and pure.epsilon_ <= 2.0
     sec = fe.DPLogisticRegression(epsilon=2.0, secure=True, random_state=0).fit(X, y)
@@ -494,7 +494,7 @@ def test_sgd_clips_each_batch_at_the_float_margin(dtype, monkeypatch):
     n = 3000
     X = (rng.normal(size=(n, 4)) * 0.15).astype(dtype)
     y = rng.integers(0, 3, n)
-    m = fe.DPLogisticRegression(epsilon=1.0, clip=0.2, alpha=0.0, radius=10.0, solver="sgd", steps=30,
+    m = fe.DPLogisticRegression(epsilon=1.0, clip=0.2, alpha=0.0, radius=10.0, solver="noisy_sgd", steps=30,
                                 random_state=0).fit(X, y)
     r = m.result_
     mbar = r.info["sample_rate"] * n

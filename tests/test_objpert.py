@@ -277,7 +277,7 @@ def test_secure_mode_is_refused():
 # The estimators: delta=0 works with the defaults
 # ---------------------------------------------------------------------------
 def test_default_estimator_at_delta_0_on_breast_cancer():
-    # 20 splits, ε = 1, δ = 0, default parameters (method="auto" → objpert).
+    # 20 splits, ε = 1, δ = 0, default parameters (solver="auto" → objpert).
     # Measured 0.791 ± 0.053 (Laplace noisy PGD: 0.735; docs/pure.rst).
     X, y = load_breast_cancer(scaled=True)
     accs = []
@@ -318,15 +318,18 @@ def test_every_estimator_fits_delta_0_with_defaults(cls):
 def test_objpert_method_needs_memory_and_refuses_secure_mode():
     X, y = load_breast_cancer(scaled=True)
     with pytest.raises(ValueError, match="secure"):
-        fe.DPLogisticRegression(delta=0.0, method="objpert", secure=True).fit(X, y)
-    # auto + secure resolves to noisy_pgd, which needs Laplace noise for δ = 0: a clear error
+        fe.DPLogisticRegression(delta=0.0, solver="objpert", secure=True).fit(X, y)
+    # auto + secure resolves to noisy PGD, with Laplace noise for δ = 0 (noise=None); Gaussian
+    # noise at δ = 0 is a clear error
     with pytest.raises(ValueError, match="delta=0"):
-        fe.DPLogisticRegression(delta=0.0, secure=True).fit(X, y)
-    m = fe.DPLogisticRegression(delta=0.0, secure=True, noise="laplace", random_state=0).fit(X, y)
-    assert m.delta_ == 0.0 and m.result_.info["secure"] is not None
-    # δ > 0 keeps noisy PGD; method="objpert" at δ > 0 is pure anyway
+        fe.DPLogisticRegression(delta=0.0, secure=True, noise="gaussian").fit(X, y)
+    m = fe.DPLogisticRegression(delta=0.0, secure=True, random_state=0).fit(X, y)
+    assert m.delta_ == 0.0 and m.result_.info["secure"] is not None and m.result_.noise == "laplace"
+    explicit = fe.DPLogisticRegression(delta=0.0, secure=True, noise="laplace", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(m.coef_, explicit.coef_)
+    # δ > 0 keeps noisy PGD; solver="objpert" at δ > 0 is pure anyway
     assert fe.DPLogisticRegression(random_state=0).fit(X, y).result_.noise == "gaussian"
-    m = fe.DPLogisticRegression(method="objpert", random_state=0).fit(X, y)
+    m = fe.DPLogisticRegression(solver="objpert", random_state=0).fit(X, y)
     assert m.delta_ == 0.0
 
 
@@ -398,7 +401,7 @@ def test_release_solves_the_stated_objective_with_the_same_noise_on_neighbours()
 
 
 # ---------------------------------------------------------------------------
-# method="objpert_threshold": objective perturbation, then a private threshold
+# solver="objpert_threshold": objective perturbation, then a private threshold
 # ---------------------------------------------------------------------------
 def _errors(scores, y, t):
     return int(np.sum((scores > t) != (y > 0)))
@@ -442,7 +445,7 @@ def test_objpert_threshold_estimator_on_breast_cancer():
     accs = []
     for s in range(20):
         Xtr, Xte, ytr, yte = train_test_split(X, y, 0.3, random_state=s)
-        m = fe.DPLogisticRegression(epsilon=1.0, delta=0.0, method="objpert_threshold", random_state=s)
+        m = fe.DPLogisticRegression(epsilon=1.0, delta=0.0, solver="objpert_threshold", random_state=s)
         m.fit(Xtr, ytr)
         info = m.result_.info
         assert m.delta_ == 0.0 and m.epsilon_ <= 1.0
@@ -458,10 +461,10 @@ def test_objpert_threshold_estimator_on_breast_cancer():
 def test_objpert_threshold_is_for_classifiers_with_an_intercept():
     X, y = load_breast_cancer(scaled=True)
     with pytest.raises(ValueError, match="objpert_threshold"):
-        fe.DPLogisticRegression(delta=0.0, method="objpert_threshold", fit_intercept=False).fit(X, y)
+        fe.DPLogisticRegression(delta=0.0, solver="objpert_threshold", fit_intercept=False).fit(X, y)
     with pytest.raises(ValueError, match="objpert_threshold"):
-        fe.DPLinearRegression(delta=0.0, method="objpert_threshold").fit(X, y * 1.0)
+        fe.DPLinearRegression(delta=0.0, solver="objpert_threshold").fit(X, y * 1.0)
     with pytest.raises(ValueError, match="secure"):
-        fe.DPLinearSVC(delta=0.0, method="objpert_threshold", secure=True).fit(X, y)
-    m = fe.DPLinearSVC(delta=0.0, method="objpert_threshold", random_state=0).fit(X, y)
+        fe.DPLinearSVC(delta=0.0, solver="objpert_threshold", secure=True).fit(X, y)
+    m = fe.DPLinearSVC(delta=0.0, solver="objpert_threshold", random_state=0).fit(X, y)
     assert m.delta_ == 0.0 and m.score(X, y) > 0.7

@@ -313,8 +313,8 @@ def test_estimator_neighbouring_fits_differ_by_lr_times_sensitivity(case, solver
     est, kind, clip, yscale = case
     steps, share = (2, 0.5) if solver == "pgd" else (1, 1.0)
     cls = getattr(fe, est)
-    params = dict(epsilon=1.0, delta=delta, noise=noise, calibration=calibration, steps=steps, random_state=5,
-                  clip=clip, intercept_scaling=S, solver=solver)
+    params = dict(epsilon=1.0, delta=delta, noise=noise, calibration=calibration if noise == "laplace" else None,
+                  steps=steps, random_state=5, clip=clip, intercept_scaling=S, solver="noisy_" + solver)
     if kind == "squared":
         params["label_bound"] = 1.0
     fits = []
@@ -433,7 +433,7 @@ def test_estimator_applied_noise_matches_reported_scale(est, noise, dtype, solve
     steps, share = (2, 0.5) if solver == "pgd" else (1, 1.0)
     X = np.zeros((n, d), dtype=dtype)
     y = np.tile([0.0, 1.0], n // 2)
-    model = getattr(fe, est)(epsilon=1.0, noise=noise, steps=steps, fit_intercept=False, solver=solver)
+    model = getattr(fe, est)(epsilon=1.0, noise=noise, steps=steps, fit_intercept=False, solver="noisy_" + solver)
     h = np.empty((fits, d))
     for seed in range(fits):
         m = model.set_params(random_state=seed).fit(X, y)

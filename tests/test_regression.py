@@ -125,9 +125,9 @@ def test_adassp_weights_match_reference_and_ones_match_unweighted():
 def test_adassp_sparse_float32_and_estimator_agree():
     X, y = _data(200, 5, seed=6, scale=0.3)
     X[X < 0] = 0.0
-    dense = fe.DPLinearRegression(method="adassp", random_state=7).fit(X, y)
-    csr = fe.DPLinearRegression(method="adassp", random_state=7).fit(sp.csr_matrix(X), y)
-    f32 = fe.DPLinearRegression(method="adassp", random_state=7).fit(X.astype(np.float32), y)
+    dense = fe.DPLinearRegression(solver="adassp", random_state=7).fit(X, y)
+    csr = fe.DPLinearRegression(solver="adassp", random_state=7).fit(sp.csr_matrix(X), y)
+    f32 = fe.DPLinearRegression(solver="adassp", random_state=7).fit(X.astype(np.float32), y)
     np.testing.assert_allclose(csr.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
     assert f32.coef_.dtype == np.float32 and dense.coef_.dtype == np.float64
     np.testing.assert_allclose(f32.coef_, dense.coef_, rtol=1e-3, atol=1e-4)
@@ -291,7 +291,7 @@ def test_default_reaches_least_squares_on_ill_conditioned_one_hot_data():
     assert np.linalg.norm(w) > 15  # far outside the previous default's radius 5
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fe.DataWarning)  # the old default ends on its boundary
-        old = [_r2(yte, fe.DPLinearRegression(radius=5.0, alpha=1e-4, solver="sgd", random_state=s)
+        old = [_r2(yte, fe.DPLinearRegression(radius=5.0, alpha=1e-4, solver="noisy_sgd", random_state=s)
                    .fit(Xtr, ytr).predict(Xte)) for s in range(3)]
     assert np.mean(new) >= base - 0.02 and np.mean(new) >= 0.9 * base
     assert np.mean(old) < base - 0.3  # the previous default falls far short here
@@ -306,7 +306,7 @@ def _steep(n=400, seed=11):
     return X, np.clip(X @ [3.0, -2.0, 1.0], -1, 1)
 
 
-@pytest.mark.parametrize("kw", [dict(radius=0.2), dict(radius=0.2, method="adassp"),
+@pytest.mark.parametrize("kw", [dict(radius=0.2), dict(radius=0.2, solver="adassp"),
                                 dict(radius=0.2, delta=0.0), dict(radius=0.05, steps=5)])
 def test_fit_on_the_radius_boundary_warns_and_stores_nothing(kw):
     X, y = _steep()
@@ -325,7 +325,7 @@ def test_interior_fit_does_not_warn():
     X, y = _steep()
     with warnings.catch_warnings():
         warnings.simplefilter("error", fe.DataWarning)
-        fe.DPLinearRegression(random_state=0, method="adassp").fit(X, y)   # no ball
+        fe.DPLinearRegression(random_state=0, solver="adassp").fit(X, y)   # no ball
         fe.DPLinearRegression(random_state=0, radius=50.0).fit(X, y)
 
 
@@ -336,17 +336,17 @@ def test_bad_parameters_are_refused_by_name():
     X, y = _data(50, 3)
     yc = (y > 0).astype(int)
     with pytest.raises(ValueError, match="adassp"):
-        fe.DPLogisticRegression(method="adassp").fit(X, yc)
+        fe.DPLogisticRegression(solver="adassp").fit(X, yc)
     with pytest.raises(ValueError, match="adassp"):
-        fe.DPLinearSVC(method="adassp").fit(X, yc)
+        fe.DPLinearSVC(solver="adassp").fit(X, yc)
     with pytest.raises(ValueError, match="secure"):
-        fe.DPLinearRegression(method="adassp", secure=True).fit(X, y)
+        fe.DPLinearRegression(solver="adassp", secure=True).fit(X, y)
     with pytest.raises(ValueError, match="radius"):
         fe.DPLinearRegression(radius=0.0).fit(X, y)
     with pytest.raises(ValueError, match="radius"):
         fe.DPLinearRegression(radius="big").fit(X, y)
     with pytest.raises(ValueError, match="sample_weight"):
-        fe.DPLinearRegression(method="adassp").fit(X, y, sample_weight=np.ones(3))
+        fe.DPLinearRegression(solver="adassp").fit(X, y, sample_weight=np.ones(3))
     for kw, name in [(dict(epsilon=0.0), "epsilon"), (dict(epsilon=math.inf), "epsilon"),
                      (dict(delta=1.0), "delta"), (dict(delta=-1e-9), "delta"),
                      (dict(data_norm=0.0), "data_norm"), (dict(label_bound=math.nan), "label_bound"),
@@ -364,4 +364,4 @@ def test_adassp_refuses_dask():
     da = pytest.importorskip("dask.array")
     X, y = _data(50, 3)
     with pytest.raises(ValueError, match="memory"):
-        fe.DPLinearRegression(method="adassp").fit(da.from_array(X, chunks=25), da.from_array(y, chunks=25))
+        fe.DPLinearRegression(solver="adassp").fit(da.from_array(X, chunks=25), da.from_array(y, chunks=25))

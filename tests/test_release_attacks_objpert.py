@@ -235,7 +235,7 @@ def test_default_result_fields_are_identical_across_neighbours_and_seeds():
 ESTIMATORS = [
     ("logistic", fe.DPLogisticRegression, dict(delta=0.0), (7, 4, 1)),
     ("svc", fe.DPLinearSVC, dict(delta=0.0), (7, 4, 1)),
-    ("threshold", fe.DPLogisticRegression, dict(delta=0.0, method="objpert_threshold"), (7, 20, 3)),
+    ("threshold", fe.DPLogisticRegression, dict(delta=0.0, solver="objpert_threshold"), (7, 20, 3)),
     ("regression", fe.DPLinearRegression, dict(delta=0.0), (7, 4, 1)),
 ]
 
@@ -310,13 +310,13 @@ def test_multiclass_has_no_objpert_path_and_its_pure_path_releases_a_public_coun
     Xp, yp = X.copy(), y.copy()
     Xp[0], yp[0] = -X[0], 1
     with pytest.raises(ValueError, match="binary only"):
-        fe.DPLogisticRegression(delta=0.0, method="objpert").fit(X, y)
+        fe.DPLogisticRegression(delta=0.0, solver="objpert").fit(X, y)
     sums = [fe.DPLogisticRegression(delta=0.0, epsilon=EPS, random_state=s).fit(*data)
             for data, s in [((X, y), 0), ((Xp, yp), 0), ((X, y), 1)]]
     prints = [{k: _bits(v) for k, v in _fitted(m).items() if k not in ESTIMATOR_OUTPUTS} for m in sums]
     assert prints[1] == prints[0] and prints[2] == prints[0]
     assert sums[0].result_.info["solver"] == "class_sums" and sums[0].delta_ == 0.0
-    kw = dict(delta=0.0, method="noisy_pgd", noise="laplace", calibration="l2", epsilon=EPS)
+    kw = dict(delta=0.0, noise="laplace", calibration="l2", epsilon=EPS)
     fits = [fe.DPLogisticRegression(random_state=s, **kw).fit(*data)
             for data, s in [((X, y), 0), ((Xp, yp), 0), ((X, y), 1)]]
     prints = [{k: _bits(v) for k, v in _fitted(m).items() if k not in ESTIMATOR_OUTPUTS} for m in fits]

@@ -258,6 +258,11 @@ _NOISES = [("gaussian", "l2", 1e-5), ("laplace", "l2", 1e-5), ("laplace", "l2", 
            ("laplace", "pure", 0.0), ("laplace", "coordinate", 1e-5)]
 
 
+def _cal(noise, cal):
+    """The estimators take ``calibration`` with Laplace noise only (Gaussian noise has one)."""
+    return cal if noise == "laplace" else None
+
+
 def _estimator_cases():
     cases = []
     layouts = list(itertools.product(("dense", "csr"), (False, True), ("f64", "f32")))
@@ -272,14 +277,14 @@ def _estimator_cases():
             for layout, weighted, dt in layouts:
                 cid = (f"est-{kind}-{cls}-noisy_pgd-{solver}-{noise}-{cal}-d{delta:g}"
                        f"{'-secure' if secure else ''}-{layout}{'-weights' if weighted else ''}-{dt}")
-                params = dict(method="noisy_pgd", solver=solver, noise=noise, calibration=cal, delta=delta,
+                params = dict(solver="noisy_" + solver, noise=noise, calibration=_cal(noise, cal), delta=delta,
                               secure=secure)
                 if K == 3 and solver == "pgd" and noise == "laplace":
                     # at this n the default T is 1, whose average iterate is the centre: no output to see
                     params["steps"] = 4
                 cases.append(_param(cid, kind, K, params, layout, weighted, dt))
         if K == 3:
-            # delta=0 under method "auto": the noisy class sums (one Laplace release)
+            # delta=0 under solver "auto": the noisy class sums (one Laplace release)
             for layout, weighted, dt in layouts:
                 cid = f"est-{kind}-{cls}-class_sums-auto-d0-{layout}{'-weights' if weighted else ''}-{dt}"
                 cases.append(_param(cid, kind, K, dict(delta=0.0), layout, weighted, dt))
@@ -290,12 +295,12 @@ def _estimator_cases():
             if secure and kind != "logistic":
                 continue
             cid = f"est-{kind}-{cls}-noisy_pgd-pgd-{noise}-{cal}-d{delta:g}{'-secure' if secure else ''}-dask-f64"
-            params = dict(method="noisy_pgd", noise=noise, calibration=cal, delta=delta, secure=secure, steps=5)
+            params = dict(noise=noise, calibration=_cal(noise, cal), delta=delta, secure=secure, steps=5)
             cases.append(_param(cid, kind, K, params, "dask", False, "f64"))
-        other = [("objpert", dict(method="objpert", delta=0.0)), ("auto", dict(delta=0.0)),
-                 ("expmech", dict(method="expmech", delta=1e-5)), ("default", dict())]
+        other = [("objpert", dict(solver="objpert", delta=0.0)), ("auto", dict(delta=0.0)),
+                 ("expmech", dict(solver="expmech", delta=1e-5)), ("default", dict())]
         if kind != "squared":
-            other.append(("objpert_threshold", dict(method="objpert_threshold", delta=0.0)))
+            other.append(("objpert_threshold", dict(solver="objpert_threshold", delta=0.0)))
         for method, params in other:
             for dt in ("f64", "f32"):
                 name = {"auto": "objpert-auto", "default": "noisy_pgd-auto"}.get(method, method)
@@ -312,7 +317,7 @@ def _estimator_cases():
             for (delta, tag), (layout, weighted, dt) in itertools.product(
                     ((1e-5, "gauss"), (0.0, "pure")), layouts):
                 cid = f"est-{kind}-{cls}-adassp-{tag}-{layout}{'-weights' if weighted else ''}-{dt}"
-                cases.append(_param(cid, kind, K, dict(method="adassp", delta=delta), layout, weighted, dt))
+                cases.append(_param(cid, kind, K, dict(solver="adassp", delta=delta), layout, weighted, dt))
     return cases
 
 
@@ -335,7 +340,7 @@ def test_estimator_surface(kind, K, params, layout, weighted, dt):
 def test_estimator_walk_reaches_nested_results():
     # the walk goes into result_ and its info dict, and skips exactly the declared output
     X, y, _ = _neighbours("logistic", 2, np.float64, "dense", False)[0]
-    est = lm.DPLogisticRegression(solver="gd", random_state=0).fit(X, y)
+    est = lm.DPLogisticRegression(solver="noisy_gd", random_state=0).fit(X, y)
     constants, outputs = fingerprint(est)
     assert {"coef_", "intercept_", "result_.w"} == set(outputs)
     for path in ("n_iter_", "epsilon_", "delta_", "classes_", "n_features_in_", "result_.steps",
@@ -346,7 +351,7 @@ def test_estimator_walk_reaches_nested_results():
     with pytest.raises(AssertionError, match="extra_"):
         fingerprint(est)
     del est.extra_
-    other = lm.DPLogisticRegression(solver="gd", random_state=0).fit(X, y)
+    other = lm.DPLogisticRegression(solver="noisy_gd", random_state=0).fit(X, y)
     other.result_.info["n_clipped"] = 3
     est.result_.info["n_clipped"] = 4
     with pytest.raises(AssertionError, match="result_.info.n_clipped"):
@@ -451,7 +456,7 @@ def test_private_search_surface(estimator):
     # one candidate: best_params_ is then fixed, and every attribute of the released best
     # estimator but its model is a public constant of it
     D, D2 = [(X, y) for X, y, _ in _neighbours(estimator, 2, np.float64, "dense", False)]
-    base = _EST[estimator](solver="gd")
+    base = _EST[estimator](solver="noisy_gd")
 
     def release(data, seed):
         return PrivateSearch(base, {"alpha": [1e-3]}, expected_runs=3.0, random_state=seed).fit(*data)
@@ -480,7 +485,7 @@ def test_private_search_pipeline_surface():
     pipe = make_pipeline(
         ColumnTransformer([("num", BoundedScaler(([-2.0] * D_FEAT, [2.0] * D_FEAT)), list(range(D_FEAT))),
                            ("cat", OneHotEncoder(categories=[[0.0, 1.0, 2.0]]), [D_FEAT])], sparse_threshold=0),
-        lm.DPLogisticRegression(solver="gd", data_norm=math.sqrt(2.0)))
+        lm.DPLogisticRegression(solver="noisy_gd", data_norm=math.sqrt(2.0)))
 
     def release(data, seed):
         return PrivateSearch(pipe, {"dplogisticregression__alpha": [1e-3]}, expected_runs=3.0,
@@ -508,13 +513,13 @@ def test_private_search_best_estimator_is_a_function_of_best_params():
     seen = set()
     first = None
     for seed in range(6):
-        s = PrivateSearch(lm.DPLogisticRegression(solver="gd"), grid, expected_runs=4.0, random_state=seed).fit(X, y)
-        s2 = PrivateSearch(lm.DPLogisticRegression(solver="gd"), grid, expected_runs=4.0,
+        s = PrivateSearch(lm.DPLogisticRegression(solver="noisy_gd"), grid, expected_runs=4.0, random_state=seed).fit(X, y)
+        s2 = PrivateSearch(lm.DPLogisticRegression(solver="noisy_gd"), grid, expected_runs=4.0,
                            random_state=seed).fit(X2, y2)
         first = first or _search_level(fingerprint(s))
         assert_same_constants(first, _search_level(fingerprint(s)), f"search, seed {seed}")
         assert_same_constants(first, _search_level(fingerprint(s2)), f"search on the neighbour, seed {seed}")
-        ref = lm.DPLogisticRegression(solver="gd", **s.best_params_)
+        ref = lm.DPLogisticRegression(solver="noisy_gd", **s.best_params_)
         ref.set_params(epsilon=s.best_estimator_.epsilon, delta=s.best_estimator_.delta)
         ref.fit(_rows(99), np.arange(N) % 2)
         assert_same_constants(fingerprint(s.best_estimator_), fingerprint(ref), f"seed {seed}")

@@ -146,7 +146,7 @@ def test_ones_equal_unweighted_fit_bit_for_bit(dtype):
 def test_estimators_ones_equal_unweighted(solver, dtype):
     X, y, yr, _ = _data(n=6000 if solver == "sgd" else 400, d=5, dtype=dtype)
     for est, labels in [(fe.DPLogisticRegression, y), (fe.DPLinearRegression, yr)]:
-        kw = dict(random_state=5, solver=solver, steps=None if solver == "sgd" else 6)
+        kw = dict(random_state=5, solver="noisy_" + solver, steps=None if solver == "sgd" else 6)
         a = est(**kw).fit(X, labels)
         b = est(weight_bound=1.0, **kw).fit(X, labels, sample_weight=np.ones(X.shape[0]))
         assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
@@ -321,8 +321,8 @@ def test_bad_weight_bound_is_named(bound):
         fe.DPLogisticRegression(weight_bound=bound).fit(X, y, sample_weight=np.ones(40))
 
 
-@pytest.mark.parametrize("kw", [dict(method="objpert", delta=0.0), dict(delta=0.0),
-                                dict(method="objpert_threshold", delta=0.0)])
+@pytest.mark.parametrize("kw", [dict(solver="objpert", delta=0.0), dict(delta=0.0),
+                                dict(solver="objpert_threshold", delta=0.0)])
 def test_methods_without_weights_refuse_them(kw):
     X, y, _, _ = _data(n=40, d=3)
     with pytest.raises(ValueError, match="sample_weight"):

@@ -452,7 +452,7 @@ def test_estimator_secure():
     assert clf.result_.info["secure"] is not None
     assert clf.score(X, y) > 0.6
     with pytest.raises(ValueError, match="secure"):
-        fasterm.DPLogisticRegression(method="expmech", secure=True).fit(X, y)
+        fasterm.DPLogisticRegression(solver="expmech", secure=True).fit(X, y)
     with fasterm.secure_mode():
         reg = fasterm.DPLinearRegression(random_state=0).fit(X, X[:, 0])
     assert reg.result_.info["secure"] is not None

@@ -337,7 +337,7 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, l
 
     X, y = logistic_data(6000, 5, seed=8, dtype=dtype)
     X[:50] *= 3.0  # rows beyond data_norm = 1: clipped in both paths
-    p = dict(_linear.DEFAULTS, radius=50.0, random_state=4, fit_intercept=fit_intercept, solver="sgd")
+    p = dict(_linear.DEFAULTS, radius=50.0, random_state=4, fit_intercept=fit_intercept, solver="noisy_sgd")
     coef, b, res = _linear.fit_linear("logistic", X, y, **p)
     A = _linear.design(X, 1.0, fit_intercept, 0.25)
     dn = _linear.augmented_norm(1.0, fit_intercept, 0.25)
@@ -405,19 +405,19 @@ def test_estimator_solver_rule_and_refusals(logistic_data):
     big = fe.DPLogisticRegression(random_state=0).fit(X, y01)
     assert big.result_.info["solver"] == "sgd" and big.result_.info["neighbors"] == "replace_one"
     assert big.epsilon_ <= 1.0 and big.delta_ <= 1e-5
-    lap = fe.DPLogisticRegression(random_state=0, method="noisy_pgd", noise="laplace", delta=0.0).fit(X, y01)
+    lap = fe.DPLogisticRegression(random_state=0, noise="laplace", delta=0.0).fit(X, y01)
     assert lap.result_.info["solver"] == "gd" and lap.delta_ == 0.0
     svc = fe.DPLinearSVC(random_state=0).fit(X[:400], y01[:400])
     assert "solver" not in svc.result_.info  # noisy_pgd: the hinge loss is not smooth
     sec = fe.DPLogisticRegression(random_state=0, secure=True).fit(X[:400], y01[:400])
     assert sec.result_.info["secure"] is not None
-    old = fe.DPLogisticRegression(random_state=0, solver="pgd").fit(X[:400], y01[:400])
+    old = fe.DPLogisticRegression(random_state=0, solver="noisy_pgd").fit(X[:400], y01[:400])
     assert "solver" not in old.result_.info and old.n_iter_ <= 100
     with pytest.raises(ValueError, match="solver"):
-        fe.DPLinearSVC(solver="gd").fit(X[:400], y01[:400])
+        fe.DPLinearSVC(solver="noisy_gd").fit(X[:400], y01[:400])
     with pytest.raises(ValueError, match="solver"):
-        fe.DPLogisticRegression(solver="sgd", noise="laplace").fit(X[:400], y01[:400])
+        fe.DPLogisticRegression(solver="noisy_sgd", noise="laplace").fit(X[:400], y01[:400])
     with pytest.raises(ValueError, match="solver"):
-        fe.DPLogisticRegression(solver="gd", secure=True).fit(X[:400], y01[:400])
+        fe.DPLogisticRegression(solver="noisy_gd", secure=True).fit(X[:400], y01[:400])
     with pytest.raises(ValueError, match="solver"):
         fe.DPLogisticRegression(solver="newton").fit(X[:400], y01[:400])

@@ -212,7 +212,7 @@ def test_estimators_csr_equal_dense(solver, dtype):
     for est, labels in [(fe.DPLogisticRegression, y), (fe.DPLinearRegression, yr), (fe.DPLinearSVC, y)]:
         if est is fe.DPLinearSVC and solver != "pgd":
             continue
-        kw = dict(random_state=5, solver=solver, steps=None if solver == "sgd" else 6)
+        kw = dict(random_state=5, solver="noisy_" + solver, steps=None if solver == "sgd" else 6)
         a = est(**kw).fit(X, labels)
         b = est(**kw).fit(X.toarray(), labels)
         _close(a.coef_, b.coef_, dtype)
@@ -248,7 +248,7 @@ def test_other_sparse_formats():
 
 def test_refusals_name_X():
     X, y, _ = _csr(n=60, d=5)
-    for kw in (dict(delta=0.0), dict(method="objpert", delta=0.0), dict(method="expmech", steps=5)):
+    for kw in (dict(delta=0.0), dict(solver="objpert", delta=0.0), dict(solver="expmech", steps=5)):
         with pytest.raises(TypeError, match=r"X.*sparse"):
             fe.DPLogisticRegression(random_state=0, **kw).fit(X, y)
     with pytest.raises(TypeError, match=r"X.*sparse"):

@@ -89,7 +89,7 @@ def main(n=6000, seeds=10):
             model = make_pipeline(raw, fe.DPLogisticRegression(random_state=seed)).fit(X_train, y_train)
         scores["raw"].append(model.score(X_test, y_test))
         spent["raw warned"] = any(issubclass(w.category, fe.DataWarning) for w in rec)
-        search = fe.PrivateSearch(declared_pipeline(solver="gd"),
+        search = fe.PrivateSearch(declared_pipeline(solver="noisy_gd"),
                                   {"dplogisticregression__max_steps": [10, 20, 40],
                                    "dplogisticregression__alpha": [1e-4, 1e-2]},
                                   epsilon=1.0, delta=1e-5, random_state=seed).fit(X_train, y_train)

@@ -45,7 +45,7 @@ def objpert_epsilon(noise_epsilon, curvature, n, regularization, output_epsilon=
 
     The theorem (Chaudhuri, Monteleoni & Sarwate 2011, Thm 9, with the
     determinant bound of Kifer, Smith & Thakurta 2012, Thm 2, for loss
-    Hessians of rank one; proof in :mod:`fasterm.objpert`): minimising
+    Hessians of rank one; proof in :mod:`fasterm.erm.objpert`): minimising
     Σ_i ψ(⟨w, x_i⟩, y_i) + (nμ/2)‖w‖² + ⟨b, w⟩ over R^d, with ψ convex and
     twice continuously differentiable in w, ‖∇_w ψ‖ ≤ L, ∇²_w ψ ⪯ c·I (c =
     sup ψ''·X²) and b of density ∝ exp(−ε_b‖b‖/(2L)), is
@@ -69,7 +69,7 @@ def objpert_regularization(epsilon, curvature, n, fraction) -> float:
     """The μ whose Jacobian term log(1 + c/(nμ)) is ``fraction``·ε: μ = c/(n(e^{fε} − 1)).
 
     Rounded up, so the evaluated term never exceeds fraction·ε.  A public
-    rule (n, ε, the loss's curvature bound c): see :mod:`fasterm.objpert`.
+    rule (n, ε, the loss's curvature bound c): see :mod:`fasterm.erm.objpert`.
     ``fraction`` in (0, 1).
     """
     eps = check_epsilon(epsilon)

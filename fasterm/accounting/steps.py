@@ -30,7 +30,7 @@ STEP_CALIBRATIONS = ("pure", "coordinate", "l2")
 class StepCalibration:
     """The float noise of T noisy gradient releases, each of L2 sensitivity Δ₂.
 
-    The interface shared with :class:`fasterm.secure.SecureCalibration`:
+    The interface shared with :class:`fasterm.mechanisms.secure.SecureCalibration`:
     ``noise_scale`` (Laplace b or Gaussian σ per coordinate), ``epsilon``,
     ``delta`` (the privacy spent, ≤ the budget), :meth:`noise_sq` and
     :meth:`bias_norm`.

@@ -1,4 +1,4 @@
-"""Noise backends of the gradient engine (:mod:`fasterm._engine`): how a step's gradient is released.
+"""Noise backends of the gradient engine (:mod:`fasterm.erm._engine`): how a step's gradient is released.
 
 A backend is chosen once per fit (:func:`for_fit`) and has one interface:
 
@@ -21,9 +21,9 @@ A backend is chosen once per fit (:func:`for_fit`) and has one interface:
 samplers, calibrated by :func:`fasterm.accounting.calibrate_steps`; step t
 adds the next d draws of the Generator's bit generator in the work dtype
 (X's), inside the compiled loop when fused; in float32 the scale is rounded
-up, never to nearest (``fasterm.noise._scale_for``: less noise than
+up, never to nearest (``fasterm.mechanisms.noise._scale_for``: less noise than
 certified would spend more than the reported ε).  :class:`GridNoise` — secure
-mode (:mod:`fasterm.secure`): the averaged data gradient is rounded to the
+mode (:mod:`fasterm.mechanisms.secure`): the averaged data gradient is rounded to the
 grid γ·ℤ and exact discrete noise is added, γ·(round(g/γ) + Z); the
 regulariser's term is added after the release (post-processing), sums are in
 float64 (a float32 sum of n gradients is only good to ~6e-8·n·G, beyond the
@@ -137,7 +137,7 @@ class GridNoise:
 
 def for_fit(secure, noise, calibration, random_state, granularity=None):
     """The backend of one private fit: secure mode (``secure``: None → the current
-    setting, :func:`fasterm.secure.resolve`) or float noise, with its random stream."""
+    setting, :func:`fasterm.mechanisms.secure.resolve`) or float noise, with its random stream."""
     if _secure.resolve(secure):
         if granularity is not None:
             granularity = _secure.check_granularity(granularity)

@@ -3,7 +3,7 @@
 :func:`fasterm.noisy_pgd` (and the estimators' ``fit``) hand a dask array to
 this module; everything else about the call — parameter checks, the
 calibration of T, η and the noise, the result — stays in
-:mod:`fasterm.optimize` and is the same for in-memory and chunked data.
+:mod:`fasterm.erm.optimize` and is the same for in-memory and chunked data.
 Nothing here imports dask until a dask collection has been passed (none can
 exist before dask is imported), so ``import fasterm`` does not need dask.
 
@@ -12,13 +12,13 @@ The map-reduce.  The averaged gradient is a sum over rows,
     ∇L(w) = (1/n) Σ_k Σ_{i ∈ chunk k} ψ'_i(⟨w, x_i⟩) x_i + l2·w,
 
 so each row chunk k is a map task: the compiled, clipped gradient sum of the
-chunk (``fasterm._losses.grad_sum`` with the same data norm, clip and label
+chunk (``fasterm.erm._losses.grad_sum`` with the same data norm, clip and label
 bound as the in-memory loop) on the worker that holds it, d numbers out.  The
 client adds the K partial sums in chunk order (a fixed order: the result does
 not depend on which worker finishes first) and hands them to the engine's
-loop (:func:`fasterm._engine.descend`), which divides by n, adds the
+loop (:func:`fasterm.erm._engine.descend`), which divides by n, adds the
 regularizer's term and **the noise, once**, through the fit's noise backend
-(:mod:`fasterm._backends`), and takes the projected step exactly as in
+(:mod:`fasterm.erm._backends`), and takes the projected step exactly as in
 memory.  The released quantity of each step is therefore the same noisy
 averaged gradient as in memory — only the order of a floating-point sum
 differs — and the privacy accounting of :func:`fasterm.noisy_pgd` applies
@@ -310,11 +310,11 @@ def _scheduler(client):
 
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
         momentum=None, client=None):
-    """:func:`fasterm._engine.run` for chunked X (validated by :func:`check_X_y`): same steps, same noise.
+    """:func:`fasterm.erm._engine.run` for chunked X (validated by :func:`check_X_y`): same steps, same noise.
 
     Each step: the chunks' gradient sums on the workers (:func:`_chunk_grad`,
     in the backend's work dtype), their sum in chunk order at the client,
-    then — at the client, by :func:`fasterm._engine.descend` as for in-memory
+    then — at the client, by :func:`fasterm.erm._engine.descend` as for in-memory
     data — division by n, the regularizer's term, the noise backend's
     release, the step and the projection.
     """

@@ -4,7 +4,7 @@ One place for numpy, scipy.sparse CSR and ``dask.array`` input (the
 estimators, the main job and the benchmarks call :func:`design`): row i
 becomes x_i·min(1, X/‖x_i‖) and, with ``fit_intercept``, the constant
 ``intercept_scaling`` s is appended (augmented rows have norm ≤ √(X² + s²);
-:mod:`fasterm._linear`).  A dask X is transformed chunk by chunk, lazily, by
+:mod:`fasterm.linear_model._rules`).  A dask X is transformed chunk by chunk, lazily, by
 the same function as a numpy X; a CSR X stays sparse (its design is a CSR
 matrix with one more stored value per row, never a dense array).
 """
@@ -86,7 +86,7 @@ def design(X, data_norm, fit_intercept, intercept_scaling, row_norms=None):
 
     Without an intercept X is returned as is (the kernels clip rows to
     ``data_norm`` on the fly); a dask X is validated from its metadata
-    (:func:`fasterm._dask.check_X_y`) and mapped over its row chunks.
+    (:func:`fasterm.erm._dask.check_X_y`) and mapped over its row chunks.
     ``row_norms``: X's row norms as :func:`row_norms_unchecked` computes them
     (the estimators' data check computed them already), or None.
     """

@@ -16,7 +16,7 @@ The pieces a solver supplies (:func:`descend`):
     out ← Σ_{i∈B_t} ∇ℓ_i(w) in the work dtype; called once per step, in step
     order, so it may keep state (a full batch: the compiled ``_losses.grad_sum``;
     a Poisson minibatch: a sampler drawing its batch from its own Generator; on
-    dask: a map-reduce over row chunks, :mod:`fasterm._dask`).  It must bound
+    dask: a map-reduce over row chunks, :mod:`fasterm.erm._dask`).  It must bound
     each example's contribution wherever it is evaluated (per-example clipping):
     that bound, times ``scale``, is the sensitivity the backend was calibrated for.
 ``scale``
@@ -33,13 +33,13 @@ The pieces a solver supplies (:func:`descend`):
     requirement above).  Privacy is unaffected: y_t is a function of the
     earlier releases.
 ``noise``
-    a noise backend (:mod:`fasterm._backends`): ``release(g, shift)`` returns
+    a noise backend (:mod:`fasterm.erm._backends`): ``release(g, shift)`` returns
     the noisy gradient g + shift + h (it may work in place on g), and
     ``work_dtype(dtype)`` says in which dtype gradients must be summed (the
     exact-grid backend needs float64 sums); ``fused(dtype)`` returns the
     compiled loop's noise arguments, or None.
 ``average``
-    return the average of the y_t (Theorems 1/2 of :mod:`fasterm.optimize`
+    return the average of the y_t (Theorems 1/2 of :mod:`fasterm.erm.optimize`
     bound it) or the last iterate.
 
 :func:`run` is the in-memory driver of a linear-model loss: when the backend
@@ -48,7 +48,7 @@ compiled projection and the step is plain (constant η, no momentum), one call
 of ``_losses.pgd_loop`` runs every step with the GIL released — the same
 arithmetic as :func:`descend`, in the same order (the bit-exactness tests
 compare them); otherwise :func:`descend` runs around the compiled gradient sum.
-The dask driver (:func:`fasterm._dask.run`) calls :func:`descend` with a
+The dask driver (:func:`fasterm.erm._dask.run`) calls :func:`descend` with a
 map-reduce gradient sum.  Each step releases one noisy gradient and everything
 else is post-processing, so the privacy of a run is the backend's calibration
 for T releases, whatever the driver.
@@ -123,7 +123,7 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
 def release_clip(loss, constraint, c, dtype, m, d, *, scale, weight_bound=1.0, sparse=False,
                  momentum=False, theta=None):
     """The clip the kernels get for a release of m summed rows at ``scale``: c/(1 + Θ),
-    Θ = :func:`fasterm._float_margin.margin` (public numbers only), so that the
+    Θ = :func:`fasterm.erm._float_margin.margin` (public numbers only), so that the
     computed pre-noise vector moves by at most the sensitivity 2·B·c·scale
     reported for c (docs/guarantees.rst, "Floating point").  c = 0 (no clip: a
     non-private run) is returned unchanged."""

@@ -4,7 +4,7 @@ Every class here is a closed convex set with a cheap Euclidean projection
 
     Π_C(v) = argmin_{w ∈ C} ‖w − v‖₂,
 
-computed by the compiled kernels of ``fasterm._projections`` for a vector of
+computed by the compiled kernels of ``fasterm.erm._projections`` for a vector of
 shape ``(dim,)`` or for each row of a batch ``(m, dim)``, in float32 or
 float64 (other real dtypes are converted to float64).
 
@@ -183,7 +183,7 @@ class Constraint(abc.ABC):
         return None
 
     def _chain_spec(self):
-        """The set as hit-and-run's kernel reads it (:mod:`fasterm.expmech`), or None.
+        """The set as hit-and-run's kernel reads it (:mod:`fasterm.erm.expmech`), or None.
 
         A dict with ``set_kind`` (a ``_losses.SET_*`` code: L2 ball, box or
         simplex), ``center``, ``radius`` (ball), ``low``, ``high`` (box),

@@ -377,7 +377,7 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         Theorem 2.5's bound.
 
     No secure mode: under :func:`fasterm.secure_mode` it raises ``ValueError``
-    (the sampler is floating point, :mod:`fasterm.secure`).
+    (the sampler is floating point, :mod:`fasterm.mechanisms.secure`).
 
     Cost: O(nd) per step (one pass over X for X̃u) plus the line draw — O(n)
     (squared, logistic), O(n log n) (hinge/absolute, n ≤ 2048), O(d)

@@ -156,8 +156,8 @@ def row_norms(X, *, n_threads=None) -> np.ndarray:
     return out
 
 
-# The compiled kernels for a dense X (fasterm._losses) or a checked CSR X
-# (fasterm._sparse, fasterm._validation.check_csr): one call site each for the solvers.
+# The compiled kernels for a dense X (fasterm.erm._losses) or a checked CSR X
+# (fasterm.erm._sparse, fasterm._validation.check_csr): one call site each for the solvers.
 def _row_norms_kernel(X, out, nt):
     if is_sparse(X):
         _sparse.row_norms(X.data, X.indices, X.indptr, X.shape[1], out, nt)

@@ -238,7 +238,7 @@ def _as_smooth_loss(loss):
     if isinstance(loss, _losses_mod.Logistic):
         # log(1 + e^{−m}) is SmoothHinge with h = 0, τ = 1 exactly (CMS's own example).
         return SmoothHinge(smoothness=1.0, margin=0.0, l2=loss.l2)
-    raise TypeError("loss must be fasterm.objpert.SmoothHinge, fasterm.objpert.LogCosh or "
+    raise TypeError("loss must be fasterm.erm.objpert.SmoothHinge, fasterm.erm.objpert.LogCosh or "
                     f"fasterm.losses.Logistic (a convex loss with a bounded, continuous ψ''), "
                     f"got {type(loss).__name__}")
 

@@ -20,7 +20,7 @@ Privacy (docs/guarantees.rst, noisy PGD).  Under replace-one neighbours the aver
 G-Lipschitz loss has L2 sensitivity Δ₂ = 2G/n (each per-example gradient has
 norm ≤ G; with per-example clipping at c, G is replaced by c).  The kernels
 clip at c/(1 + Θ), Θ the proven relative rounding excess of the computed
-release (:mod:`fasterm._float_margin`; docs/guarantees.rst, "Floating point"),
+release (:mod:`fasterm.erm._float_margin`; docs/guarantees.rst, "Floating point"),
 so Δ₂ bounds the computed pre-noise vector too.  Every step
 releases one noisy gradient; the rest of the algorithm is post-processing.
 The noise per coordinate and the privacy of the T releases:
@@ -49,7 +49,7 @@ bound for the original objective only when c ≥ G).
 Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds,
 never on data values.
 
-Secure mode (``secure=True``, :mod:`fasterm.secure`).  Each step releases
+Secure mode (``secure=True``, :mod:`fasterm.mechanisms.secure`).  Each step releases
 γ·(round(ḡ_t/γ) + Z_t) for ḡ_t the averaged clipped data gradient, Z_t exact
 discrete Laplace/Gaussian noise in grid units; the regularizer's gradient, the
 step and the projection are post-processing of the releases.  The privacy of
@@ -63,10 +63,10 @@ calibration (a public rule; only the noise is calibrated for secure mode).
 
 Structure.  The calibrations are in :mod:`fasterm.accounting`
 (:func:`~fasterm.accounting.calibrate_steps`; ``noise_scale`` here is its
-tuple form); the step loop is :mod:`fasterm._engine`, driven in memory (the
+tuple form); the step loop is :mod:`fasterm.erm._engine`, driven in memory (the
 fused compiled loop, or numpy around the compiled gradient sum) or over dask
-row chunks (:mod:`fasterm._dask`); the noise is a backend chosen once per fit
-(:mod:`fasterm._backends`: float or exact grid), so secure mode runs on every
+row chunks (:mod:`fasterm.erm._dask`); the noise is a backend chosen once per fit
+(:mod:`fasterm.erm._backends`: float or exact grid), so secure mode runs on every
 driver.  This module checks the parameters, picks T and η from Theorem 2 and
 reports the result.
 """
@@ -299,11 +299,11 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         never rejected, never used to choose a bound.  X may be a
         ``scipy.sparse`` CSR matrix or array (int32/int64 indices; other
         sparse formats raise ``TypeError``: pass ``X.tocsr()``): the
-        compiled CSR kernel (:mod:`fasterm._sparse`) reads its stored values
+        compiled CSR kernel (:mod:`fasterm.erm._sparse`) reads its stored values
         only, never a dense copy, with the dense kernel's per-row calculus;
         the result equals the fit on ``X.toarray()`` for the same seed up to
         the rounding of the sums over each row (the same noise, T and η).
-    constraint : a feasible set (:mod:`fasterm.constraints`).
+    constraint : a feasible set (:mod:`fasterm.erm.constraints`).
     epsilon, delta : the privacy budget; ``delta = 0`` needs
         ``noise="laplace", calibration="pure"`` or ``"l2"`` (which then is pure).
     steps : T; default chosen from Theorem 2's bound (see ``max_steps``).
@@ -321,7 +321,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         exact discrete noise on a power-of-two grid (module docstring);
         ``random_state`` may then also be ``"os"``.  ``granularity``: the
         grid spacing γ (a power of two; default from Δ₂ and d,
-        :func:`fasterm.secure.default_granularity`); ``info["secure"]`` holds
+        :func:`fasterm.mechanisms.secure.default_granularity`); ``info["secure"]`` holds
         the calibration.
     client : where a ``dask.array`` X runs (``pip install "fasterm[dask]"``): a
         ``dask.distributed.Client``, a scheduler address such as
@@ -329,7 +329,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         running and dask's local scheduler otherwise.  Unused for numpy X.
         X must be chunked along rows; each step maps the compiled gradient
         sum over the chunks on the workers and adds the noise once at the
-        client (:mod:`fasterm._dask`), so the result, the noise stream and
+        client (:mod:`fasterm.erm._dask`), so the result, the noise stream and
         the privacy spent are those of the in-memory call (secure mode
         included).
     sample_weight : None, or n weights: the objective becomes

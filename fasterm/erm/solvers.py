@@ -1,7 +1,7 @@
 """Private solvers for smooth losses: noisy gradient descent and noisy minibatch SGD.
 
-Both drive the step loop of :mod:`fasterm._engine` with a float noise backend
-(:class:`fasterm._backends.FloatNoise`): noisy_gd with the full clipped
+Both drive the step loop of :mod:`fasterm.erm._engine` with a float noise backend
+(:class:`fasterm.erm._backends.FloatNoise`): noisy_gd with the full clipped
 gradient sum, noisy_sgd with a Poisson-minibatch gradient sum; what is new
 here is the step rule (1/β from the loss's smoothness), the momentum, the
 default T and, for SGD, the sampling and its accounting.
@@ -10,7 +10,7 @@ Problem: minimise L(w; S) = (1/n) Σ ψ_i(w) + Λ(w) over a convex set C, where
 ψ_i is the loss of example i with its gradient clipped at c (for a linear
 model this is the loss itself when c ≥ G, and otherwise a Huberized surrogate:
 ψ_i'(z) = φ'(z) clamped to [−c/‖x_i‖, c/‖x_i‖]; Song, Thakkar & Thakurta 2020,
-see :mod:`fasterm.optimize`) and Λ(w) = l2/2·‖w‖².
+see :mod:`fasterm.erm.optimize`) and Λ(w) = l2/2·‖w‖².
 
 Smoothness.  If φ'' ≤ b (logistic b = 1/4, squared b = 2) then ψ_i is
 β-smooth with β = b·X², X the declared row bound: clamping a function to an
@@ -119,7 +119,7 @@ GD_MAX_STEPS = 40
 #: ``accelerate="auto"`` of :func:`noisy_gd` caps FISTA's momentum coefficient at
 #: 1 − this × ν, ν = √(E‖h_t‖²)/c (no momentum from ν = 1/3 on; docs/solvers.rst).
 MOMENTUM_CAP_SLOPE = 3.0
-#: The one-vs-rest gd rule of :mod:`fasterm._multiclass`: momentum when ν ≤ this (the binary
+#: The one-vs-rest gd rule of :mod:`fasterm.linear_model._multiclass`: momentum when ν ≤ this (the binary
 #: rule before the momentum cap; docs/solvers.rst).
 ACCELERATE_BELOW = 0.2
 
@@ -213,7 +213,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     output : "last" (w_T, the default) or "average" (the mean of
         w_1 … w_T, the point Theorem A bounds; with momentum, of the query
         points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
-        (:mod:`fasterm._engine`): plain steps with the last iterate in its
+        (:mod:`fasterm.erm._engine`): plain steps with the last iterate in its
         fused compiled loop, the other variants around the compiled gradient
         sum.
     sample_weight, weight_bound : per-record weights, mapped into the
@@ -227,7 +227,7 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     calibrated as by :func:`fasterm.noisy_pgd` (``calibration``).  The result's
     ``epsilon``/``delta`` are what was spent.  Floating point: the kernels clip at
     c/(1 + Θ), Θ the proven relative rounding excess of a release
-    (:mod:`fasterm._float_margin`, docs/guarantees.rst "Floating point"), so Δ₂
+    (:mod:`fasterm.erm._float_margin`, docs/guarantees.rst "Floating point"), so Δ₂
     holds for the computed pre-noise vector, float32 and float64.
     """
     return _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, clip, random_state,
@@ -244,7 +244,7 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
     they are not checked again.  Every parameter is checked either way.
 
     Three stages, so that a caller fitting one public configuration repeatedly
-    can keep the first two (:func:`fasterm._linear.fit_linear`): the parameter
+    can keep the first two (:func:`fasterm.linear_model._rules.fit_linear`): the parameter
     checks (:func:`_gd_params`), the public calibration for n rows
     (:func:`_gd_plan`), and the steps on the data (:func:`_gd_run`).
     """
@@ -484,7 +484,7 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     public constants.
 
     Floating point: each minibatch of |B| rows is clipped at c/(1 + Θ) for
-    |B| (:mod:`fasterm._float_margin`), which bounds the computed release by
+    |B| (:mod:`fasterm.erm._float_margin`), which bounds the computed release by
     the reported sensitivity under replace-one neighbours (docs/guarantees.rst,
     "Floating point").  Under add/remove the batch sizes of neighbours differ
     and that proof does not apply: float32 X raises ``ValueError`` there.
@@ -499,7 +499,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
                data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None,
                sample_weight=None, weight_bound=1.0):
     """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
-    minibatch is built as :func:`fasterm._linear.design` would build its rows (rows clipped to
+    minibatch is built as :func:`fasterm.linear_model._rules.design` would build its rows (rows clipped to
     ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
@@ -587,7 +587,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
                 raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
 
         def gather(rows):
-            # The rows of fasterm._design.design(X[rows], ...), built for this batch only.
+            # The rows of fasterm.erm._design.design(X[rows], ...), built for this batch only.
             A = _design_block(X[rows], row_bound, s_col)
             nb = np.empty(rows.shape[0], dtype=np.float64)
             _row_norms_kernel(A, nb, nt)

@@ -103,7 +103,7 @@ class SQOracle:
     mechanism).  Secure mode answers with the secure Laplace mechanism
     instead (:func:`fasterm.mechanisms.laplace` with ``secure=True``: the mean
     rounded to a power-of-two grid plus exact discrete Laplace noise,
-    (ε₀, 0)-DP with the rounding accounted, :mod:`fasterm.secure`); then
+    (ε₀, 0)-DP with the rounding accounted, :mod:`fasterm.mechanisms.secure`); then
     :attr:`noise_scale` is the discrete noise's scale in data units and
     :attr:`epsilon_per_query` the ε it spends (≤ ε₀).  An oracle created
     outside secure mode (``secure=None``) refuses to answer inside a
@@ -148,7 +148,7 @@ class SQOracle:
             self.epsilon_per_query = self._cal.epsilon
             self.noise_scale = self._cal.noise_scale
         else:
-            # b = 1/(n ε₀) must leave room for the Laplace draws (< 64 b, fasterm.noise).
+            # b = 1/(n ε₀) must leave room for the Laplace draws (< 64 b, fasterm.mechanisms.noise).
             self.noise_scale = 1.0 / (self._n * eps0) if eps0 > 0 else math.inf
             check_derived(64.0 * self.noise_scale, "64 x the noise scale", "epsilon and max_queries")
         self.queries_answered = 0

@@ -19,7 +19,7 @@ to shifting all losses of a round), so E[Regret] ≤ ηΔ² + ln k/(ηT)
 is an exponential mechanism, so RWM with a small enough η is differentially
 private *without modification*.
 
-Implementation (``fasterm._online``, ``src/cpp/fasterm/online.hpp``): the
+Implementation (``fasterm.learning._online``, ``src/cpp/fasterm/online.hpp``): the
 state is kept in log space — cumulative losses re-centred on their minimum
 every round, so weights exp(−η(L_i − min L)) lie in (0, 1] with the best one
 ≈ 1, and nothing under- or overflows however long the run or large η is.  A
@@ -35,9 +35,9 @@ the header for the incremental update and its periodic exact recomputation).
 Floating point: like every textbook implementation, the sampler uses
 floating-point weights and a 53-bit uniform, so probabilities below ~2^-53 are
 not reproduced exactly; the privacy statements are for the exact-arithmetic
-mechanism (the same caveat as :mod:`fasterm.noise`).  There is no secure
+mechanism (the same caveat as :mod:`fasterm.mechanisms.noise`).  There is no secure
 mode: under :func:`fasterm.secure_mode` / :func:`fasterm.set_secure` every
-learner here raises ``ValueError`` instead of drawing (:mod:`fasterm.secure`).
+learner here raises ``ValueError`` instead of drawing (:mod:`fasterm.mechanisms.secure`).
 """
 
 from __future__ import annotations

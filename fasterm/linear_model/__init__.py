@@ -48,7 +48,7 @@ exponential mechanism through ``fasterm.expmech_erm`` by a finite
 hit-and-run chain, which is *not* certified: it refuses ``delta=0`` and
 reports ``delta_ = nan`` (the sampler ships separately, and the fit raises
 ``ValueError`` if it is absent).  ``DPLinearRegression`` also takes
-``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.ssp`)
+``method="adassp"`` (sufficient statistics perturbation, :mod:`fasterm.erm.ssp`)
 and has its own default rule from n = 5,000 rows (its docstring;
 docs/solvers.rst, "Regression").
 
@@ -69,9 +69,9 @@ whole budget (:mod:`fasterm.linear_model._multiclass`): the multinomial logistic
 so the fit spends (``epsilon_``, ``delta_``) in total, not per class
 (one-vs-rest with ε/K per class is far less accurate: docs/multiclass.rst).
 ``coef_`` then has shape (K, d) and ``intercept_`` (K,), as in
-scikit-learn.  K > 2 needs ``method="noisy_pgd"`` or "auto" (δ > 0: the
-solver rule, noisy SGD from n = 5,000 rows; δ = 0: the noisy class sums, one
-pure-ε Laplace release), and X in memory.
+scikit-learn.  K > 2 needs ``solver`` "auto" (δ > 0: the solver rule, noisy
+SGD from n = 5,000 rows; δ = 0: the noisy class sums, one pure-ε Laplace
+release), "noisy_gd", "noisy_sgd" or "noisy_pgd", and X in memory.
 """
 
 

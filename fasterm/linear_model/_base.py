@@ -76,13 +76,12 @@ _PRIVATE_PARAMS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-    "method": [StrOptions({"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech", "adassp"})],
-    "noise": [StrOptions({"gaussian", "laplace"})],
-    "calibration": [StrOptions({"l2", "pure", "coordinate"})],
+    "solver": [StrOptions(set(_linear.SOLVERS))],
+    "noise": [StrOptions(set(_linear.NOISES)), None],
+    "calibration": [StrOptions(set(_linear.CALIBRATIONS)), None],
     "clip": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
     "steps": [Interval(Integral, 1, None, closed="left"), None],
     "max_steps": [Interval(Integral, 1, None, closed="left"), None],
-    "solver": [StrOptions(set(_linear.SOLVERS))],
     "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None,
                      StrOptions({"os"})],
     "secure": ["boolean", None],
@@ -235,31 +234,25 @@ class _DPLinearModel(BaseEstimator):
                     _PLAIN_PARAMS[key] = True
             else:
                 self._validate_params()
-        method = _linear.resolve_method(self.method, self.delta, self.secure, kind=self._kind)
+        # The rules linking solver, noise, calibration, delta and secure mode, in one place.
+        method, optimiser = _linear.resolve_solver(self.solver, self.delta, self.noise, self.secure,
+                                                   kind=self._kind)
+        noise, _ = _linear.resolve_noise(method, self.delta, self.noise, self.calibration, self.solver)
         if method == "adassp" and self._kind != "squared":
-            raise ValueError("method='adassp' (sufficient statistics perturbation) is for "
+            raise ValueError("solver='adassp' (sufficient statistics perturbation) is for "
                              "DPLinearRegression only")
-        if method == "adassp" and resolve_secure(self.secure):
-            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
-                             "releases have no floating-point-safe mode")
-        if method == "noisy_pgd" and self.delta == 0.0 and (
-                self.noise == "gaussian" or self.calibration == "coordinate"):
-            raise ValueError(
-                f"delta=0 (pure ε-DP) with method='noisy_pgd' needs noise='laplace' with calibration "
-                f"'pure' or 'l2', got noise={self.noise!r}, calibration={self.calibration!r} "
-                "(method='auto' or 'objpert' fits delta=0 by objective perturbation)")
-        if method in ("objpert", "objpert_threshold") and resolve_secure(self.secure):
-            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': objective "
-                             "perturbation's convex solve has no floating-point-safe mode")
-        if self.method == "expmech" and resolve_secure(self.secure):
-            raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': the "
-                             "exponential-mechanism sampler has no floating-point-safe mode")
-        if method == "noisy_pgd" and self.solver in ("gd", "sgd") and (
-                self._kind == "hinge" or resolve_secure(self.secure)):
+        if method == "objpert_threshold" and self._kind == "squared":
+            raise ValueError("solver='objpert_threshold' is for the classifiers (it chooses their "
+                             "intercept privately)")
+        if method in ("adassp", "objpert", "objpert_threshold", "expmech") and resolve_secure(self.secure):
+            raise ValueError(f"secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): "
+                             f"solver={method!r} has no floating-point-safe mode")
+        if optimiser in ("gd", "sgd") and (self._kind == "hinge" or resolve_secure(self.secure)):
             raise ValueError(f"solver={self.solver!r} needs a smooth loss (logistic, squared) and "
-                             "secure=False; use solver='pgd' (or 'auto')")
-        if method == "noisy_pgd" and self.solver == "sgd" and self.noise != "gaussian":
-            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+                             "secure=False; use solver='noisy_pgd' (or 'auto')")
+        if optimiser == "sgd" and noise != "gaussian":
+            raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the "
+                             "subsampled Gaussian)")
 
     def _validate_fit_data(self, X, y, **kw):
         """``(X, y, row norms or None)``: ``validate_data(self, X, y, dtype=(float64, float32),
@@ -268,7 +261,7 @@ class _DPLinearModel(BaseEstimator):
         no ``feature_names_in_`` for an ndarray X).
 
         On that path X's finiteness is read off its row norms, which the design
-        matrix needs anyway (:func:`fasterm._design.design`): a NaN or an
+        matrix needs anyway (:func:`fasterm.erm._design.design`): a NaN or an
         infinity makes its row's norm non-finite, and then (or if a huge finite
         row overflows its norm) scikit-learn's check runs and speaks.  One pass
         over X instead of two.
@@ -284,19 +277,17 @@ class _DPLinearModel(BaseEstimator):
         return X, y, None
 
     def _validate_dask(self, X, y):
-        """``validate_data`` for a dask X (:mod:`fasterm._dask`): metadata checks only.
+        """``validate_data`` for a dask X (:mod:`fasterm.erm._dask`): metadata checks only.
 
         X stays chunked (the fit runs on the cluster); y must be a numeric 1-d
         array of n entries (dask or numpy), returned as a dask array in X's row
         chunks with its dtype unchanged.
         """
-        if _linear.resolve_method(self.method, self.delta, self.secure, chunked=True,
-                                  kind=self._kind) != "noisy_pgd":
-            raise ValueError(f"method={self.method!r} needs X in memory; dask arrays are fitted "
-                             "with method='noisy_pgd'")
-        if self.solver in ("gd", "sgd"):
+        method, optimiser = _linear.resolve_solver(self.solver, self.delta, self.noise, self.secure,
+                                                   chunked=True, kind=self._kind)
+        if method != "gradient" or optimiser in ("gd", "sgd"):
             raise ValueError(f"solver={self.solver!r} needs X in memory; dask arrays are fitted "
-                             "with solver='pgd' (or 'auto')")
+                             "with solver='noisy_pgd' (or 'auto')")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X, _ = _dask.check_X_y(X, None)
@@ -308,7 +299,7 @@ class _DPLinearModel(BaseEstimator):
 
     def _rows(self, X, norms, chunked):
         """The rows the fit sees, ``(X, row norms or None)``: X itself (``bounds=None``), or X mapped
-        into the unit ball with the declared or private bounds (:mod:`fasterm._bounds`).
+        into the unit ball with the declared or private bounds (:mod:`fasterm.linear_model._bounds`).
 
         Sets ``bounds_`` and the budget of the fit (``_plan``: ε, δ, random state for the
         fit, and the (ε, δ) spent on private ranges).  ``bounds=None``: warns (a
@@ -350,22 +341,22 @@ class _DPLinearModel(BaseEstimator):
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=epsilon, delta=delta, data_norm=self.data_norm,
             radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
-            intercept_scaling=self.intercept_scaling, method=self.method, noise=self.noise,
+            intercept_scaling=self.intercept_scaling, solver=self.solver, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure, solver=self.solver,
+            label_bound=getattr(self, "label_bound", None), secure=self.secure,
             sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True, row_norms=row_norms)
         self._record(result)
         return coef, intercept
 
     def _record(self, result):
         # The fit's (ε, δ), plus what bounds="private" spent on the ranges (basic
-        # composition, adaptive: Dwork & Roth 2014, Thm 3.16; fasterm._bounds).
+        # composition, adaptive: Dwork & Roth 2014, Thm 3.16; fasterm.linear_model._bounds).
         eps_r, delta_r = self._plan[3:]
         del self._plan  # the fit's budget and random state: not kept on the fitted object
         self.result_ = result
         self.epsilon_ = float(result.epsilon) + eps_r
-        # None: an approximate release whose δ is not certified (method="expmech").
+        # None: an approximate release whose δ is not certified (solver="expmech").
         self.delta_ = math.nan if result.delta is None else float(result.delta) + delta_r
         # A public count for every method: T for the noisy gradient methods, the
         # sampler's steps for expmech, objective perturbation's iteration cap.
@@ -389,10 +380,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
                  radius=_linear.DEFAULT_RADIUS["logistic"], alpha=_D["alpha"],
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
-                 method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
+                 solver=_D["solver"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"],
-                 bounds=None) -> None:
+                 classes=None, secure=None, weight_bound=_D["weight_bound"], bounds=None) -> None:
         self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
@@ -405,7 +395,6 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
-        self.method = method
         self.noise = noise
         self.calibration = calibration
         self.clip = clip
@@ -429,7 +418,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         treated as public, like n and d, and a y with a single label raises —
         pass ``classes`` when the label set itself is sensitive.  Two classes
         fit the binary model, K > 2 the multiclass model on the same budget
-        (:mod:`fasterm._multiclass`).  Rows with ‖x‖ > ``data_norm`` are
+        (:mod:`fasterm.linear_model._multiclass`).  Rows with ‖x‖ > ``data_norm`` are
         clipped to it (with ``bounds``: mapped first, see ``bounds``); when
         more than 1% are, ``fit`` warns (:class:`fasterm.DataWarning`, to the
         caller only: not stored, not part of the release).
@@ -480,14 +469,14 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         return self
 
     def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
-        """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm._multiclass`)."""
+        """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm.linear_model._multiclass`)."""
         coef, intercept, result = _multiclass.fit_multiclass(
             self._kind, X, index, classes.shape[0], epsilon=self._plan[0], delta=self._plan[1],
             data_norm=self.data_norm, radius=self.radius, alpha=self.alpha,
             fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
-            method=self.method, noise=self.noise, calibration=self.calibration, clip=self.clip,
+            solver=self.solver, noise=self.noise, calibration=self.calibration, clip=self.clip,
             steps=self.steps, max_steps=self.max_steps, random_state=self._plan[2],
-            secure=self.secure, solver=self.solver, chunked=chunked, sample_weight=sample_weight,
+            secure=self.secure, chunked=chunked, sample_weight=sample_weight,
             weight_bound=self.weight_bound)
         self._record(result)
         self.classes_ = classes

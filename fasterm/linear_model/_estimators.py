@@ -29,8 +29,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     Minimises (1/n) Σ log(1 + exp(−y_i(⟨w, x_i⟩ + b))) + α/2·‖(w, b/s)‖² over
     ‖(w, b/s)‖₂ ≤ ``radius`` privately; for K > 2 classes the multinomial
     loss (1/n) Σ −log softmax(Wᵀ(x_i, s))_{y_i} + α/2·‖W‖²_F over the
-    Frobenius ball ‖W‖_F ≤ ``radius`` (:mod:`fasterm._multiclass`).  See the
-    module docstring for the privacy statement and :mod:`fasterm._linear` for
+    Frobenius ball ‖W‖_F ≤ ``radius`` (:mod:`fasterm.linear_model._multiclass`).  See the
+    module docstring for the privacy statement and :mod:`fasterm.linear_model._rules` for
     the defaults.
 
     Tuning: scikit-learn's ``GridSearchCV``, ``cross_val_score`` and the like,
@@ -44,9 +44,9 @@ class DPLogisticRegression(_DPLinearClassifier):
         Privacy budget ε (finite).
     delta : float in [0, 1), default=1e-5
         Privacy budget δ; keep it well below 1/n.  ``delta=0`` gives pure
-        ε-DP: by objective perturbation with the default ``method="auto"``,
-        or with ``method="noisy_pgd"`` and ``noise="laplace"``
-        (``calibration`` "pure" or "l2").
+        ε-DP: by objective perturbation with the default ``solver="auto"``,
+        or with a noisy gradient solver and Laplace noise (``calibration``
+        "pure" or "l2").
     data_norm : float > 0, default=1.0
         Public bound X on ‖x‖₂: rows are assumed (and clipped) to norm ≤ X —
         scale features with public bounds first.
@@ -64,33 +64,42 @@ class DPLogisticRegression(_DPLinearClassifier):
     intercept_scaling : float > 0 or "auto", default="auto"
         Value of the constant column; |intercept| ≤ intercept_scaling·radius.
         "auto": 0.25, or 0.125 for classifiers fitted by objective
-        perturbation (``method="objpert"``, also through "auto"), where it
+        perturbation (``solver="objpert"``, also through "auto"), where it
         sets the ridge μ/(2s²) on the intercept (chosen on data other than
         the breast-cancer set: ``docs/pure.rst``).
-    method : {"auto", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
-        "auto": "objpert" for ``delta=0`` (unless secure mode or a dask X:
-        then "noisy_pgd"), "noisy_pgd" otherwise.  Noisy projected gradient
-        descent; objective perturbation (:func:`fasterm.objective_perturbation`
-        on ``SmoothHinge()`` — ``LogCosh(width=label_bound)`` for regression —,
+    solver : {"auto", "noisy_gd", "noisy_sgd", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
+        The private algorithm (docs/solvers.rst).  "auto": "objpert" for
+        ``delta=0`` (unless secure mode or a dask X), else a noisy gradient
+        solver picked from n, the loss, the noise and the mode only:
+        "noisy_sgd" from 5,000 rows, "noisy_gd" below (and for Laplace
+        noise), "noisy_pgd" for the hinge loss, secure mode and dask arrays;
+        an explicit ``noise`` keeps "auto" among these three.
+        "noisy_gd": noisy gradient descent with the smooth step
+        (:func:`fasterm.noisy_gd`); "noisy_sgd": Poisson-subsampled noisy SGD
+        (:func:`fasterm.noisy_sgd`, Gaussian noise); "noisy_pgd": noisy
+        projected gradient descent (:func:`fasterm.noisy_pgd`).  "objpert":
+        objective perturbation (:func:`fasterm.objective_perturbation` on
+        ``SmoothHinge()`` — ``LogCosh(width=label_bound)`` for regression —,
         (ε, 0)-DP; ``alpha`` is a floor of its regularization, the result is
-        projected onto the ``radius`` ball, ``noise``, ``calibration``,
-        ``clip``, ``steps``, ``max_steps`` are unused); "objpert_threshold"
-        (classifiers with an intercept): objective perturbation with 0.8ε and
-        the intercept chosen privately with 0.2ε (docs/pure.rst); or the exponential
+        projected onto the ``radius`` ball; ``clip``, ``steps``,
+        ``max_steps`` are unused); "objpert_threshold" (classifiers with an
+        intercept): objective perturbation with 0.8ε and the intercept chosen
+        privately with 0.2ε (docs/pure.rst); "expmech": the exponential
         mechanism (``fasterm.expmech_erm``, an uncertified hit-and-run chain:
-        needs ``delta > 0`` and reports ``delta_ = nan``; ``noise``,
-        ``calibration``, ``clip`` and ``max_steps`` are then unused,
-        ``steps`` is the sampler's).
-    noise : {"gaussian", "laplace"}, default="gaussian"
-    calibration : {"l2", "pure", "coordinate"}, default="l2"
-        Laplace calibration (see :func:`fasterm.noisy_pgd`); ignored for
-        Gaussian noise, which is calibrated exactly through μ-GDP.
+        needs ``delta > 0`` and reports ``delta_ = nan``; ``steps`` is the
+        sampler's).
+    noise : {"gaussian", "laplace"} or None, default=None
+        The noise of the noisy gradient solvers (others refuse it): None is
+        Gaussian for ``delta > 0`` and Laplace for ``delta=0``.
+    calibration : {"l2", "pure", "coordinate"} or None, default=None
+        Laplace noise only (see :func:`fasterm.noisy_pgd`); None is "l2".
+        Gaussian noise is calibrated exactly through μ-GDP and refuses it.
     clip : float > 0, "auto" or None, default="auto"
         Per-example gradient clipping norm c (the noise scales with c).
         "auto": c = X_aug/(1 + e), the gradient norm of a full-norm row at
-        margin 1 (:mod:`fasterm._linear`); None: no clipping (c = G).
+        margin 1 (:mod:`fasterm.linear_model._rules`); None: no clipping (c = G).
     steps : int >= 1 or None, default=None
-        Number of gradient steps T; None: the solver's rule (:mod:`fasterm._linear`).
+        Number of gradient steps T; None: the solver's rule (:mod:`fasterm.linear_model._rules`).
     max_steps : int >= 1 or None, default=None
         Compute budget for the default T of noisy_pgd (None: 100) and
         noisy_gd (None: 40, and 20 below n = 1,000 rows for the binary logistic
@@ -99,16 +108,9 @@ class DPLogisticRegression(_DPLinearClassifier):
         Source of the noise.  Use None for a release; an int reproduces a fit.
     secure : bool or None, default=None
         Floating-point-safe noise (exact discrete noise on a power-of-two grid,
-        :mod:`fasterm.secure`); None follows :func:`fasterm.secure_mode`.
-        Needs ``method="noisy_pgd"``; then ``random_state="os"`` draws the
+        :mod:`fasterm.mechanisms.secure`); None follows :func:`fasterm.secure_mode`.
+        Needs ``solver="noisy_pgd"`` (or "auto"); then ``random_state="os"`` draws the
         noise from operating-system entropy.
-    solver : {"auto", "pgd", "gd", "sgd"}, default="auto"
-        The private optimiser of ``method="noisy_pgd"``: noisy projected
-        gradient descent (:func:`fasterm.noisy_pgd`), noisy gradient descent
-        with the smooth step (:func:`fasterm.noisy_gd`) or Poisson-subsampled
-        noisy SGD (:func:`fasterm.noisy_sgd`).  "auto" picks one from n, the
-        loss, the noise and the mode only (docs/solvers.rst; hinge loss,
-        secure mode and dask arrays use "pgd").
     weight_bound : float > 0, default=1.0
         Public bound B on the sample weights of ``fit(X, y, sample_weight)``
         (declared like ``data_norm``): each weight is mapped to
@@ -118,8 +120,8 @@ class DPLogisticRegression(_DPLinearClassifier):
         clipped gradient times w_i has norm ≤ B·c, so the sensitivity — and
         the noise — scale by B (:func:`fasterm.noisy_pgd`).  Unused without
         weights; ``sample_weight=np.ones(n)`` with B = 1 gives the
-        unweighted fit bit for bit.  Only ``method="noisy_pgd"`` takes
-        weights (other methods raise ``ValueError`` naming sample_weight).
+        unweighted fit bit for bit.  Only the noisy gradient solvers take
+        weights (the others raise ``ValueError`` naming sample_weight).
     classes : sequence of K ≥ 2 distinct labels or None, default=None
         The declared label set (for two: (negative, positive)).  Given, a
         label equal to ``classes[k]`` is class k, and a label outside the set
@@ -131,7 +133,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         Per-feature bounds that map every row into the unit ball inside
         ``fit`` *and* ``predict``/``decision_function``/``predict_proba``:
         x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2)/(√d/2)
-        (:mod:`fasterm._bounds`; the same code as
+        (:mod:`fasterm.linear_model._bounds`; the same code as
         :class:`fasterm.preprocessing.BoundedScaler`).  None: rows are used
         as given and must lie in the ``data_norm`` ball (longer rows are
         clipped; ``fit`` warns when more than 1% are).  ``(low, high)``:
@@ -140,7 +142,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         dict {column: (low, high)} for a DataFrame X names every column.
         ``"private"``: spends ε/4 and δ/4 on private per-feature ranges (two
         private quartiles per feature, widened by the interquartile range;
-        the rule and its theorem in :mod:`fasterm._bounds`), fits with the
+        the rule and its theorem in :mod:`fasterm.linear_model._bounds`), fits with the
         rest, and reports the total in ``epsilon_``/``delta_``; needs many
         rows per feature (docs/getting_started.rst).  Keep ``data_norm=1``
         with bounds.  Dense X only.
@@ -163,9 +165,9 @@ class DPLogisticRegression(_DPLinearClassifier):
         Number of gradient steps T (sampler steps for "expmech"); for
         objective perturbation ("objpert", "objpert_threshold", and "auto"
         with ``delta=0``) the solver's iteration cap
-        ``fasterm.objpert.MAX_STEPS`` — a public constant, since the number
+        ``fasterm.erm.objpert.MAX_STEPS`` — a public constant, since the number
         of Newton iterations run depends on the data and the noise.
-    result_ : fasterm.OptimizeResult (fasterm.objpert.ObjPertResult for objective perturbation)
+    result_ : fasterm.OptimizeResult (fasterm.erm.objpert.ObjPertResult for objective perturbation)
         Everything the optimiser calibrated (noise scale, step size, bound):
         public constants, apart from the release itself.
     """
@@ -191,7 +193,7 @@ class DPLinearSVC(_DPLinearClassifier):
     Minimises (1/n) Σ max(0, 1 − y_i(⟨w, x_i⟩ + b)) + α/2·‖(w, b/s)‖² over
     ‖(w, b/s)‖₂ ≤ ``radius`` privately; for K > 2 classes the Crammer–Singer
     multiclass hinge (1/n) Σ [max_k (z_k + [k ≠ y_i]) − z_{y_i}] of the scores
-    z = Wᵀ(x_i, s), over the Frobenius ball (:mod:`fasterm._multiclass`).  Parameters and attributes are those of
+    z = Wᵀ(x_i, s), over the Frobenius ball (:mod:`fasterm.linear_model._multiclass`).  Parameters and attributes are those of
     :class:`DPLogisticRegression` (no ``predict_proba``), except that
     ``clip="auto"`` is c = X_aug/2 (clipped hinge gradients are scale-free, so
     the fit depends little on c).
@@ -204,21 +206,21 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     """Differentially private least-squares regression.
 
     Fits y ≈ ⟨w, x⟩ + b privately, with rows clipped to ‖x‖ ≤ ``data_norm`` and
-    labels clipped to [−label_bound, label_bound].  The gradient methods
-    (``method="noisy_pgd"``, the default for δ > 0) and objective perturbation
+    labels clipped to [−label_bound, label_bound].  The noisy gradient solvers
+    (through ``solver="auto"``, the default for δ > 0) and objective perturbation
     (``"objpert"``, the default for δ = 0) minimise
     (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤ R.
 
     Default rule (docs/solvers.rst, "Regression"; public quantities only): with
     Gaussian noise, X in memory and n ≥ 5,000 rows, ``solver="auto"`` is
-    noisy_gd with T = clamp(⌈n/50⌉, 200, 1000) steps and, for ``radius=None``,
+    "noisy_gd" with T = clamp(⌈n/50⌉, 200, 1000) steps and, for ``radius=None``,
     R = clamp(n·μ/(10·p), 5, 100) (μ the GDP parameter of (ε, δ), p = d + 1
-    with the intercept; :func:`fasterm._linear.regression_gd_rule`): the
+    with the intercept; :func:`fasterm.linear_model._rules.regression_gd_rule`): the
     number of steps and the ball grow with n, so an ill-conditioned problem
     converges where the noise is small, and clipped gradients keep the noise
     independent of R; ``alpha=None`` is no ridge there.  Below 5,000 rows the previous rule (noisy_gd, T ≤ 40,
-    R = 5).  ``method="adassp"`` is sufficient-statistics perturbation (AdaSSP
-    of Wang 2018, :func:`fasterm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
+    R = 5).  ``solver="adassp"`` is sufficient-statistics perturbation (AdaSSP
+    of Wang 2018, :func:`fasterm.erm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
     weights): no ball and no steps, but on the comparison data its noise on
     Σ aaᵀ cost far more than the gradient methods' (docs/solvers.rst).
     Parameters as :class:`DPLogisticRegression`, and:
@@ -245,9 +247,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         released coefficients only, never stored).
     clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
         its residual exceeds label_bound/4).
-    sample_weight (``fit``) : ``"noisy_pgd"`` and ``"adassp"`` take weights
+    sample_weight (``fit``) : the noisy gradient solvers and ``"adassp"`` take weights
         mapped into [0, ``weight_bound``]; every sensitivity scales by
-        ``weight_bound`` (:mod:`fasterm.ssp` for AdaSSP's proof).
+        ``weight_bound`` (:mod:`fasterm.erm.ssp` for AdaSSP's proof).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
     ``n_features_in_``, ``bounds_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
@@ -264,9 +266,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
                  label_bound=1.0, radius=None, alpha=None,
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
-                 method=_D["method"], noise=_D["noise"], calibration=_D["calibration"],
+                 solver=_D["solver"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, solver=_D["solver"], weight_bound=_D["weight_bound"], bounds=None) -> None:
+                 secure=None, weight_bound=_D["weight_bound"], bounds=None) -> None:
         self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
@@ -279,7 +281,6 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
-        self.method = method
         self.noise = noise
         self.calibration = calibration
         self.clip = clip

@@ -43,14 +43,14 @@ Theorem A of :mod:`fasterm.erm.solvers` covers, so no utility bound is claimed),
 smaller when the noise dominates (:func:`step_multiple`).
 
 Defaults (public quantities only: n, d, K, ε, δ, the declared bounds)
-    solver "auto" (:func:`choose_solver`, the binary rule): noisy SGD ("sgd")
-    for the logistic loss with Gaussian noise from n = 5,000 rows, noisy
-    gradient descent ("gd") below and for Laplace noise, noisy projected
-    gradient descent ("pgd", averaged iterates, T and η from Theorem 2 of
+    solver "auto" (:func:`choose_solver`, the binary rule): noisy SGD
+    ("noisy_sgd") for the logistic loss with Gaussian noise from n = 5,000 rows,
+    noisy gradient descent ("noisy_gd") below and for Laplace noise, noisy
+    projected gradient descent ("noisy_pgd", averaged iterates, T and η from Theorem 2 of
     :mod:`fasterm.erm.optimize` with G = c + α·R) for the hinge loss (not smooth)
     and in secure mode; clip "auto": the binary rule
     (:func:`fasterm.linear_model._rules.auto_clip`).
-    "gd": T = ``max_steps`` or :func:`gd_budget` (80, fewer — down to 20 —
+    "noisy_gd": T = ``max_steps`` or :func:`gd_budget` (80, fewer — down to 20 —
     when one gradient pass n·(d + 1)·K exceeds GD_WORK/80; Gaussian noise —
     Laplace noise keeps the binary T rule within that budget) and the step
     η = min(4, H/T)/β₀ with the horizon H = η·β₀·T = min(160, 15/ν),
@@ -58,14 +58,14 @@ Defaults (public quantities only: n, d, K, ε, δ, the declared bounds)
     (:func:`step_multiple`; Theorem A's bound R²/(2ηT) + η·T·D·Δ₂²/μ² is
     smallest at a horizon ∝ μ/(√D·Δ₂) ∝ 1/ν); Nesterov momentum by the binary
     rule (``accelerate="auto"``), the last iterate.
-    "sgd": Poisson minibatches of expected size B = clamp(n/100, 128, 1024),
+    "noisy_sgd": Poisson minibatches of expected size B = clamp(n/100, 128, 1024),
     SGD_EPOCHS × the binary epochs (2 below n = 10⁵, 1 above, at least 160
     steps), σ from :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε,
     δ, "replace_one") — the binary accountant (Rényi DP of the subsampled
     Gaussian, Mironov, Talwar & Zhang 2019, converted by Balle et al. 2020,
     Thm. 21) — the step min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), no
     momentum, and the average of the last half of the iterates (post-processing).
-    δ = 0 with ``method="auto"``: the noisy class sums (:func:`_fit_class_sums`),
+    δ = 0 with ``solver="auto"`` (and no ``noise``): the noisy class sums (:func:`_fit_class_sums`),
     one Laplace release of the per-class sums of the clipped rows, (ε, 0)-DP by
     the Laplace mechanism.
     These rules were chosen on synthetic multiclass data and the wine and
@@ -88,8 +88,9 @@ import numpy as np
 
 from .. import accounting
 from ..erm import _backends, _engine, _float_margin, _mclosses
-from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, PGD_MAX_STEPS, augmented_norm, auto_clip,
-                     choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_method)
+from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, OPTIMISER_SOLVER, PGD_MAX_STEPS, augmented_norm, auto_clip,
+                     choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_noise,
+                     resolve_solver)
 from ..erm.constraints import L2Ball
 from ..erm.losses import row_norms
 from ..erm.optimize import OptimizeResult, _bound_for, _default_steps, _sample_weights
@@ -257,9 +258,10 @@ def _check_supported(method, solver, noise, chunked):
     if chunked:
         raise ValueError("more than two classes need X in memory (numpy): dask arrays are fitted for "
                          "binary labels only")
-    if method != "noisy_pgd":
-        raise ValueError(f"method={method!r} is binary only; more than two classes are fitted with "
-                         "method='noisy_pgd' (for delta=0 with noise='laplace', calibration 'pure' or 'l2')")
+    if method != "gradient":
+        raise ValueError(f"solver={method!r} is binary only; more than two classes are fitted with "
+                         "solver 'auto', 'noisy_gd', 'noisy_sgd' or 'noisy_pgd' (for delta=0 with a gradient "
+                         "solver: noise='laplace', calibration 'pure' or 'l2')")
 
 
 def _row_sums(X):
@@ -318,7 +320,7 @@ def class_sums(X, y, K, data_norm, clip, weights=None):
 
 def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept, intercept_scaling,
                     random_state, sample_weight, weight_bound):
-    """δ = 0, K > 2 (``method="auto"``): the noisy class sums, one pure-ε Laplace release.
+    """δ = 0, K > 2 (``solver="auto"``, no ``noise``): the noisy class sums, one pure-ε Laplace release.
 
     Release S̃ = S + Lap(Δ₁/ε)^{d×K}, S = Σ_i w_i x̄_i e_{y_i}ᵀ the (d, K) matrix
     of per-class sums of the rows clipped to ``data_norm`` X in L2 and then
@@ -364,7 +366,7 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     S += noise.reshape(d, K)
     # post-processing of S̃: centre the class columns, one gradient step, the ball
     S -= S.mean(axis=1, keepdims=True)
-    s = resolve_intercept_scaling("logistic", "noisy_pgd", intercept_scaling)
+    s = resolve_intercept_scaling("logistic", "gradient", intercept_scaling)
     dn = augmented_norm(data_norm, fit_intercept, s)
     lr = LR_MULTIPLE / (wb * dn * dn / K + alpha)
     p = d + bool(fit_intercept)
@@ -384,8 +386,8 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
 
 
 def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
-                   intercept_scaling, method, noise, calibration, clip, steps, max_steps, random_state,
-                   secure=None, solver="auto", chunked=False, sample_weight=None, weight_bound=1.0):
+                   intercept_scaling, solver, noise, calibration, clip, steps, max_steps, random_state,
+                   secure=None, chunked=False, sample_weight=None, weight_bound=1.0):
     """Fit one private K-class linear model; returns ``(coef, intercept, result)``.
 
     ``y`` holds class indices in [0, K); ``coef`` has shape (K, d) and X's
@@ -399,16 +401,17 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if method == "auto" and delta == 0.0 and not chunked and not resolve_secure(secure):
-        if solver != "auto":
-            raise ValueError(f"delta=0 with more than two classes and method='auto' is fitted by the noisy "
-                             f"class sums (docs/multiclass.rst), which have no solver; got solver={solver!r} "
-                             "(for a gradient solver pass method='noisy_pgd', noise='laplace')")
+    public_solver = solver
+    method, solver = resolve_solver(solver, delta, noise, secure, chunked)
+    if public_solver == "auto" and method == "objpert":
+        # δ = 0, no noise given, X in memory, no secure mode: the binary rule's objective
+        # perturbation has no multinomial version; K > 2 fits the noisy class sums
+        resolve_noise("class_sums", delta, noise, calibration, public_solver)  # calibration=... raises
         return _fit_class_sums(X, y, int(n_classes), epsilon=epsilon, data_norm=data_norm, radius=radius,
                                alpha=alpha, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
                                random_state=random_state, sample_weight=sample_weight, weight_bound=weight_bound)
-    method = resolve_method(method, delta, secure, chunked)
     _check_supported(method, solver, noise, chunked)
+    noise, calibration = resolve_noise(method, delta, noise, calibration, public_solver)
     sec = resolve_secure(secure)
     K = int(n_classes)
     if is_sparse(X):
@@ -416,12 +419,12 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     n, d = X.shape
     solver, opts = choose_solver(kind, n, noise, sec, solver)
     if solver in ("gd", "sgd") and (kind == "hinge" or sec):
-        raise ValueError(f"solver={solver!r} needs a smooth loss (logistic) and secure=False; use solver='pgd' "
-                         "(or 'auto')")
+        raise ValueError(f"solver={OPTIMISER_SOLVER[solver]!r} needs a smooth loss (logistic) and secure=False; "
+                         "use solver='noisy_pgd' (or 'auto')")
     if solver == "sgd" and noise != "gaussian":
-        raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+        raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is Rényi DP)")
     if solver == "sgd" and delta == 0.0:
-        raise ValueError("solver='sgd' needs delta > 0 (Rényi DP gives no pure ε)")
+        raise ValueError("solver='noisy_sgd' needs delta > 0 (Rényi DP gives no pure ε)")
     s = resolve_intercept_scaling(kind, method, intercept_scaling)
     if fit_intercept and not s > 0:
         raise ValueError(f"intercept_scaling must be > 0, got {s!r}")

@@ -15,7 +15,7 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
    the averaged gradient has L2 sensitivity 2c/n under replace-one
    neighbours; for a linear model this is noisy PGD on the c-Lipschitz
    Huberized surrogate of the loss (Song, Thakkar & Thakurta 2020; see
-   :mod:`fasterm.optimize`), still convex, and for classification still
+   :mod:`fasterm.erm.optimize`), still convex, and for classification still
    classification-calibrated (a convex margin loss with negative derivative at
    0, Bartlett, Jordan & McAuliffe 2006, Thm 6).
 3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
@@ -65,7 +65,7 @@ Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
 
 Defaults (their meaning; none depends on data values)
     ``epsilon=1.0, delta=1e-5``; ``method="auto"`` fits ``delta=0`` by objective
-    perturbation (:mod:`fasterm.objpert`, (ε, 0)-DP) and ``delta > 0`` by noisy
+    perturbation (:mod:`fasterm.erm.objpert`, (ε, 0)-DP) and ``delta > 0`` by noisy
     PGD; ``method="noisy_pgd"`` with ``delta=0`` needs ``noise="laplace"`` with
     calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
     ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
@@ -113,17 +113,34 @@ from ..erm.solvers import _noisy_sgd
 from ..mechanisms.secure import resolve as resolve_secure
 from .._validation import FLOAT_DTYPES, check_csr, check_positive, check_random_state, is_sparse
 
-__all__ = ["KINDS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method"]
+__all__ = ["KINDS", "SOLVERS", "auto_clip", "design", "fit_linear", "resolve_intercept_scaling", "resolve_method",
+           "resolve_noise", "resolve_solver"]
 
 KINDS = ("logistic", "hinge", "squared")
 
 # Defaults shared by the estimators and the main job (see the module docstring).
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
-    intercept_scaling="auto", method="auto", noise="gaussian", calibration="l2",
-    clip="auto", steps=None, max_steps=None, solver="auto", weight_bound=1.0,
+    intercept_scaling="auto", solver="auto", noise=None, calibration=None,
+    clip="auto", steps=None, max_steps=None, weight_bound=1.0,
 )
-SOLVERS = ("auto", "pgd", "gd", "sgd")
+
+#: ``solver`` (the one parameter that says how a fit is made) -> (the algorithm,
+#: the gradient optimiser) the fit dispatches on.  "gradient" is the family of
+#: noisy gradient solvers, whose optimiser "auto" is :func:`choose_solver`'s rule.
+SOLVER_PARTS = {
+    "auto": ("auto", "auto"),
+    "noisy_gd": ("gradient", "gd"), "noisy_sgd": ("gradient", "sgd"), "noisy_pgd": ("gradient", "pgd"),
+    "objpert": ("objpert", None), "objpert_threshold": ("objpert_threshold", None),
+    "expmech": ("expmech", None), "adassp": ("adassp", None),
+}
+SOLVERS = tuple(SOLVER_PARTS)
+#: The solvers that take ``noise`` (and, for Laplace noise, ``calibration``).
+GRADIENT_SOLVERS = ("noisy_gd", "noisy_sgd", "noisy_pgd")
+NOISES = ("gaussian", "laplace")
+CALIBRATIONS = ("l2", "pure", "coordinate")
+#: The public name of each gradient optimiser ("gd" -> "noisy_gd"), for messages.
+OPTIMISER_SOLVER = {"gd": "noisy_gd", "sgd": "noisy_sgd", "pgd": "noisy_pgd"}
 
 # The data-independent solver rule (docs/solvers.rst): constants chosen by the
 # experiments written up there (scikit-learn's digits and synthetic data).
@@ -147,9 +164,10 @@ def gd_budget(kind, n, noise="gaussian") -> int:
 
 
 def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
-    """The solver and its settings from public quantities only (docs/solvers.rst).
+    """The gradient optimiser and its settings from public quantities only (docs/solvers.rst).
 
-    Returns ``(solver, options)``; ``options`` holds ``batch_size`` and
+    ``solver``: "auto", "gd", "sgd" or "pgd" (the optimiser of ``solver="noisy_gd"``,
+    ``"noisy_sgd"``, ``"noisy_pgd"``, :data:`SOLVER_PARTS`).  Returns ``(solver, options)``; ``options`` holds ``batch_size`` and
     ``epochs`` for "sgd".  "auto": noisy_pgd for the hinge loss (not smooth),
     secure mode and dask arrays (the paths that only PGD has); noisy_gd for
     Laplace noise and for n < SGD_MIN_ROWS; noisy_sgd otherwise, with the
@@ -215,7 +233,7 @@ def auto_clip(kind, data_norm, label_bound=None) -> float:
 
 
 def _fit_expmech(loss, X, y, constraint, epsilon, *, data_norm, steps, random_state, label_bound):
-    """``method="expmech"``: the exponential mechanism (Smith–Ullman Alg. 1) by :func:`fasterm.expmech_erm`.
+    """``solver="expmech"``: the exponential mechanism (Smith–Ullman Alg. 1) by :func:`fasterm.expmech_erm`.
 
     Samples w ∝ exp(−ε·n·L(w)/(2Δ)) on the parameter ball; pure ε-DP when
     exact (one dimension), approximate for the hit-and-run chain (δ not
@@ -226,12 +244,12 @@ def _fit_expmech(loss, X, y, constraint, epsilon, *, data_norm, steps, random_st
 
 
 def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_state, secure):
-    """``method="objpert"``: :func:`fasterm.objective_perturbation`, pure ε.
+    """``solver="objpert"``: :func:`fasterm.objective_perturbation`, pure ε.
 
     The loss is the smooth surrogate of the estimator's loss that the theorem
     needs (C², bounded ψ''): ``SmoothHinge()`` for "logistic" and "hinge"
     (the C² Huberized logistic / smoothed hinge, module docstring of
-    :mod:`fasterm.objpert`), ``LogCosh(width=label_bound)`` for "squared"
+    :mod:`fasterm.erm.objpert`), ``LogCosh(width=label_bound)`` for "squared"
     (quadratic for residuals below Y, linear beyond).  ``alpha`` is a floor
     for the regularization μ.
     """
@@ -249,21 +267,21 @@ def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_s
 def _check_float_in_memory(method, X, secure):
     """objpert's solve and expmech's sampler: floating point, on an in-memory X."""
     if resolve_secure(secure):
-        raise ValueError(f"secure=True needs method='noisy_pgd' (method={method!r} has no "
+        raise ValueError(f"secure=True needs solver='noisy_pgd' (or 'auto'; solver={method!r} has no "
                          "floating-point-safe mode)")
     if _dask.is_dask_collection(X):
-        raise ValueError(f"method={method!r} needs X in memory; dask arrays are fitted with "
-                         "method='noisy_pgd'")
+        raise ValueError(f"solver={method!r} needs X in memory; dask arrays are fitted with "
+                         "solver='noisy_pgd' (or 'auto')")
 
 
 def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha, random_state, secure):
-    """``method="objpert_threshold"`` (classifiers): objective perturbation, then a private threshold.
+    """``solver="objpert_threshold"`` (classifiers): objective perturbation, then a private threshold.
 
     Stage 1 spends ε₁ = (1 − f)ε on :func:`fasterm.objective_perturbation`
     (``SmoothHinge()``, μ by the rule a·X²/(ε₁n) with a =
     ``THRESHOLD_REGULARIZATION``, larger than the default's: the threshold is
     no longer left to the ridge-shrunk intercept); stage 2 spends the rest,
-    f = ``THRESHOLD_FRACTION``, on :func:`fasterm.objpert.private_threshold`
+    f = ``THRESHOLD_FRACTION``, on :func:`fasterm.erm.objpert.private_threshold`
     over the scores ⟨coef, x⟩ of the clipped rows, whose bound ‖coef‖·X is
     public after stage 1.  Basic composition (adaptive): (ε₁ + ε₂, 0).  The
     stage-1 intercept is discarded (post-processing).
@@ -298,7 +316,7 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
     return dataclasses.replace(res, w=w, epsilon=total, info=info)
 
 
-#: noisy_gd's plans (:func:`fasterm.solvers._gd_plan`) of the estimators' unweighted fits,
+#: noisy_gd's plans (:func:`fasterm.erm.solvers._gd_plan`) of the estimators' unweighted fits,
 #: keyed by the public configuration with the types of its values: refitting one
 #: configuration (a benchmark, a search over seeds) checks and calibrates it once.
 _GD_PLANS: dict = {}
@@ -332,7 +350,7 @@ def _gd_plan(loss, ball, *config):
 
 #: ``method="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
 #: choice of the experiments of docs/solvers.rst ("Regression"; bench/regression_rules.py).
-REGRESSION_AUTO = {"approx": "noisy_pgd", "pure": "objpert"}
+REGRESSION_AUTO = {"approx": "gradient", "pure": "objpert"}
 
 #: The regression rule of noisy_gd from this n on (docs/solvers.rst, "Regression"): T and R grow with n.
 REGRESSION_GD_MIN_ROWS = SGD_MIN_ROWS
@@ -361,15 +379,15 @@ def regression_gd_rule(n, dim, epsilon, delta):
 
 
 def resolve_method(method, delta, secure=None, chunked=False, kind=None) -> str:
-    """``method="auto"``: "objpert" when δ = 0 (pure ε), else "noisy_pgd"; for
-    regression (``kind="squared"``) :data:`REGRESSION_AUTO`, the same two after
-    the comparison of docs/solvers.rst ("Regression") with sufficient
-    statistics perturbation ("adassp", :mod:`fasterm.ssp`).
+    """The algorithm of ``solver="auto"``: "objpert" when δ = 0 (pure ε), else
+    "gradient" (the noisy gradient solvers); for regression (``kind="squared"``)
+    :data:`REGRESSION_AUTO`, the same two after the comparison of
+    docs/solvers.rst ("Regression") with sufficient statistics perturbation
+    ("adassp", :mod:`fasterm.erm.ssp`).  Any other ``method`` is kept.
 
     Exceptions, because objective perturbation and AdaSSP need X in memory and
-    have no secure mode: a dask X or secure mode resolve to "noisy_pgd" (which
-    then needs ``noise="laplace"`` for δ = 0).  A public rule: δ, the loss, and
-    the user's choices.
+    have no secure mode: a dask X or secure mode resolve to "gradient" (with
+    Laplace noise for δ = 0).  A public rule: δ, the loss, and the user's choices.
     """
     if method != "auto":
         return method
@@ -377,7 +395,58 @@ def resolve_method(method, delta, secure=None, chunked=False, kind=None) -> str:
         return REGRESSION_AUTO["pure" if delta == 0.0 else "approx"]
     if delta == 0.0 and not chunked and not resolve_secure(secure):
         return "objpert"
-    return "noisy_pgd"
+    return "gradient"
+
+
+def resolve_solver(solver, delta, noise=None, secure=None, chunked=False, kind=None) -> tuple[str, str | None]:
+    """``(algorithm, optimiser)`` of a public ``solver`` (:data:`SOLVER_PARTS`).
+
+    The algorithm is "gradient", "objpert", "objpert_threshold", "expmech" or
+    "adassp"; the optimiser ("auto", "gd", "sgd", "pgd") only for "gradient".
+    ``solver="auto"`` resolves by :func:`resolve_method`, except that an
+    explicit ``noise`` keeps it among the noisy gradient solvers (the only ones
+    that take one).  A public rule.
+    """
+    if solver not in SOLVER_PARTS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    method, optimiser = SOLVER_PARTS[solver]
+    if method == "auto" and noise is not None:
+        method = "gradient"
+    method = resolve_method(method, delta, secure, chunked, kind)
+    return method, (optimiser if method == "gradient" else None)
+
+
+def resolve_noise(method, delta, noise, calibration, solver="auto") -> tuple[str | None, str | None]:
+    """``noise``/``calibration`` of the noisy gradient solvers; errors where they mean nothing.
+
+    ``noise=None``: Gaussian for δ > 0, Laplace for δ = 0 (pure ε);
+    ``calibration=None``: "l2" (Laplace noise only: Gaussian noise has one
+    calibration, exact μ-GDP).  Other algorithms take neither (ValueError).
+    """
+    if method != "gradient":
+        for name, value in (("noise", noise), ("calibration", calibration)):
+            if value is not None:
+                raise ValueError(f"{name}={value!r} applies to the noisy gradient solvers "
+                                 f"({', '.join(map(repr, GRADIENT_SOLVERS))}) only; solver={solver!r} runs "
+                                 f"{method!r}, which has its own noise: leave {name}=None")
+        return None, None
+    if noise is None:
+        noise = "laplace" if delta == 0.0 else "gaussian"
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {NOISES} or None, got {noise!r}")
+    if calibration is not None and noise != "laplace":
+        raise ValueError(f"calibration={calibration!r} applies to Laplace noise only (Gaussian noise is "
+                         "calibrated exactly in μ-GDP); leave calibration=None or pass noise='laplace'")
+    if calibration is None:
+        calibration = "l2"
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS} or None, got {calibration!r}")
+    if delta == 0.0 and (noise == "gaussian" or calibration == "coordinate"):
+        raise ValueError(
+            f"delta=0 (pure ε-DP) with the noisy gradient solvers needs noise='laplace' with calibration "
+            f"'pure' or 'l2', got noise={noise!r}, calibration={calibration!r} "
+            "(solver='auto' or 'objpert' fits delta=0 by objective perturbation)")
+    return noise, calibration
 
 
 #: A fit "ends on the boundary" when ‖(coef, intercept/s)‖ ≥ (1 − this)·radius.
@@ -403,12 +472,12 @@ def warn_on_boundary(kind, result, coef, intercept, radius, fit_intercept, inter
         if adassp:
             return
         radius = DEFAULT_RADIUS[kind]
-    method = "adassp" if adassp else ("objpert" if isinstance(result, _objpert_result_type()) else "noisy_pgd")
+    method = "adassp" if adassp else ("objpert" if isinstance(result, _objpert_result_type()) else "gradient")
     s = resolve_intercept_scaling(kind, method, intercept_scaling)
     w = np.append(np.ravel(coef).astype(np.float64), float(intercept) / s if fit_intercept else [])
     norm = float(np.linalg.norm(w))
     if norm >= (1.0 - BOUNDARY_TOLERANCE) * radius:
-        hint = ("raise radius (a public choice), or use method='adassp' (sufficient statistics "
+        hint = ("raise radius (a public choice), or use solver='adassp' (sufficient statistics "
                 "perturbation, which needs no bound)" if kind == "squared" else "raise radius (a public choice)")
         hint += ","
         warnings.warn(DataWarning(
@@ -427,24 +496,25 @@ def _objpert_result_type():
 
 def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept, intercept_scaling, secure,
                 random_state, label_bound, sample_weight, weight_bound, row_norms):
-    """``method="adassp"`` (regression): :func:`fasterm.ssp.adassp` on the design rows.
+    """``solver="adassp"`` (regression): :func:`fasterm.erm.ssp.adassp` on the design rows.
 
     The design is the one of every method (rows clipped to ``data_norm``, the
     column s appended), so the statistics' row bound is X_aug = √(X² + s²).
     With ``radius=None`` (the estimator's default) θ is returned as it is —
     AdaSSP needs no parameter bound; a numeric ``radius`` projects θ onto the
     ball (post-processing).  δ > 0: Gaussian releases composed by GDP; δ = 0:
-    Laplace releases, (ε, 0)-DP (:mod:`fasterm.ssp`).
+    Laplace releases, (ε, 0)-DP (:mod:`fasterm.erm.ssp`).
     """
     from ..erm import ssp
 
     if kind != "squared":
-        raise ValueError("method='adassp' is least-squares regression (DPLinearRegression) only")
+        raise ValueError("solver='adassp' is least-squares regression (DPLinearRegression) only")
     if resolve_secure(secure):
-        raise ValueError("secure=True (or fasterm.secure_mode) needs method='noisy_pgd': AdaSSP's "
+        raise ValueError("secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): AdaSSP's "
                          "releases have no floating-point-safe mode")
     if _dask.is_dask_collection(X):
-        raise ValueError("method='adassp' needs X in memory; dask arrays are fitted with method='noisy_pgd'")
+        raise ValueError("solver='adassp' needs X in memory; dask arrays are fitted with solver='noisy_pgd' "
+                         "(or 'auto')")
     if is_sparse(X):
         X = check_csr(X, "X")
     s = resolve_intercept_scaling(kind, "adassp", intercept_scaling)
@@ -463,8 +533,8 @@ def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept,
 
 
 def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
-               intercept_scaling, method, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None, secure=None, solver="auto", sample_weight=None,
+               intercept_scaling, solver, noise, calibration, clip, steps, max_steps,
+               random_state, label_bound=None, secure=None, sample_weight=None,
                weight_bound=1.0, checked=False, row_norms=None):
     """Fit one private linear model; returns ``(coef, intercept, result)``.
 
@@ -479,9 +549,11 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     the other methods refuse it.  ``checked``: the caller has validated X and
     y as the estimators do (finite, float32 or float64, one label per row),
     so the solver does not scan them again; ``row_norms``: X's row norms from
-    that check (:func:`fasterm._design.row_norms_unchecked`), or None.
+    that check (:func:`fasterm.erm._design.row_norms_unchecked`), or None.
     """
-    method = resolve_method(method, delta, secure, _dask.is_dask_collection(X), kind)
+    public_solver = solver
+    method, solver = resolve_solver(solver, delta, noise, secure, _dask.is_dask_collection(X), kind)
+    noise, calibration = resolve_noise(method, delta, noise, calibration, public_solver)
     # alpha=None (DPLinearRegression's default): 0 on the regression rule's path, else DEFAULTS["alpha"]
     if method == "adassp":
         return _fit_adassp(kind, X, y, epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
@@ -490,7 +562,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                            weight_bound=weight_bound, row_norms=row_norms)
     sec = resolve_secure(secure)
     chunked = _dask.is_dask_collection(X)
-    if (method == "noisy_pgd" and kind == "squared" and solver == "auto" and noise == "gaussian" and delta > 0.0
+    if (method == "gradient" and kind == "squared" and solver == "auto" and noise == "gaussian" and delta > 0.0
             and not sec and not chunked and X.shape[0] >= REGRESSION_GD_MIN_ROWS):
         # the regression rule (docs/solvers.rst, "Regression"): noisy_gd, T and R growing with n
         solver = "gd"
@@ -506,33 +578,35 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     if alpha is None:
         alpha = DEFAULTS["alpha"]
     if is_sparse(X):
-        if method != "noisy_pgd":
-            raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by method='noisy_pgd' only, "
-                            f"not {method!r} (delta=0 with sparse X: method='noisy_pgd', noise='laplace')")
+        if method != "gradient":
+            raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by the noisy gradient solvers "
+                            f"only, not {method!r} (delta=0 with sparse X: solver='noisy_gd' or 'noisy_pgd', "
+                            "noise='laplace')")
         X = check_csr(X, "X")  # canonical once, for every pass of the fit
-    if sample_weight is not None and method != "noisy_pgd":
-        raise ValueError(f"sample_weight is supported by method='noisy_pgd' only, not {method!r}"
-                         + (" (delta=0 under method='auto' is objective perturbation; for pure epsilon "
-                            "with weights use method='noisy_pgd', noise='laplace')" if delta == 0.0 else ""))
+    if sample_weight is not None and method != "gradient":
+        raise ValueError(f"sample_weight is supported by the noisy gradient solvers only, not {method!r}"
+                         + (" (delta=0 under solver='auto' is objective perturbation; for pure epsilon "
+                            "with weights use solver='noisy_gd' or 'noisy_pgd', noise='laplace')"
+                            if delta == 0.0 else ""))
     intercept_scaling = resolve_intercept_scaling(kind, method, intercept_scaling)
     if method in ("objpert", "objpert_threshold", "expmech"):
         _check_float_in_memory(method, X, secure)
     if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
-        raise ValueError("method='objpert_threshold' is for classifiers with fit_intercept=True "
+        raise ValueError("solver='objpert_threshold' is for classifiers with fit_intercept=True "
                          "(it chooses the intercept privately)")
     if method == "expmech" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:
         # Beyond one dimension the hit-and-run chain is not an exact sample
-        # (fasterm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
+        # (fasterm.erm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
         # δ = 0 cannot be promised.  In one dimension it is one exact draw.
-        raise ValueError("method='expmech' with delta=0: the hit-and-run chain only approximates "
+        raise ValueError("solver='expmech' with delta=0: the hit-and-run chain only approximates "
                          "the exponential mechanism (its distance delta_tv from it is not known), "
-                         "so the fit is not (epsilon, 0)-DP; use method='objpert' (or 'auto') for "
+                         "so the fit is not (epsilon, 0)-DP; use solver='objpert' (or 'auto') for "
                          "pure epsilon, or pass delta > 0 to accept an approximate, uncertified "
                          "release (reported with delta_ = nan)")
     loss = make_loss(kind, alpha, label_bound)
     dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
     ball = L2Ball(radius, X.shape[1] + bool(fit_intercept))
-    solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "noisy_pgd"
+    solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "gradient"
                     else ("pgd", {}))
     # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
     A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling, row_norms)
@@ -552,10 +626,11 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
     else:
         c = auto_clip(kind, dn, label_bound) if clip == "auto" else clip
         if solver != "pgd" and (kind == "hinge" or sec or chunked):
-            raise ValueError(f"solver={solver!r} needs a smooth loss (logistic, squared), X in memory "
-                             "and secure=False; use solver='pgd' (or 'auto')")
+            raise ValueError(f"solver={OPTIMISER_SOLVER[solver]!r} needs a smooth loss (logistic, squared), "
+                             "X in memory and secure=False; use solver='noisy_pgd' (or 'auto')")
         if solver == "sgd" and noise != "gaussian":
-            raise ValueError("solver='sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+            raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the "
+                             "subsampled Gaussian)")
         common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound,
                       sample_weight=sample_weight, weight_bound=weight_bound)
         if solver == "pgd":

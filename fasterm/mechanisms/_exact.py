@@ -24,12 +24,12 @@ Discrete Gaussian for Differential Privacy", NeurIPS 2020, arXiv:2004.00010,
   acceptance rate largest), accepted with probability
   exp(−(|Y| − σ²/t)²/(2σ²)); exp(−|y|/t − (|y| − σ²/t)²/(2σ²)) =
   exp(−y²/(2σ²) − σ²/(2t²)), a constant times the target.  When σ² = t·m
-  (how :mod:`fasterm.secure` chooses it) the exponent is the small integer
+  (how :mod:`fasterm.mechanisms.secure` chooses it) the exponent is the small integer
   ratio (|Y| − m)²/(2tm).
 
 Three implementations of each:
 
-* compiled (``fasterm._discrete``, ``src/cpp/fasterm/discrete.hpp``): uint64
+* compiled (``fasterm.mechanisms._discrete``, ``src/cpp/fasterm/discrete.hpp``): uint64
   with 128-bit products, drawing from a ``numpy.random.Generator``'s bit
   generator without the GIL — used whenever the parameters are below 2^62;
 * vectorised numpy on int64 arrays, used when every integer provably stays
@@ -65,7 +65,7 @@ _INT_LIMIT = 1 << 62
 class OSRandom:
     """Uniform integers from the operating system's entropy (``os.urandom``).
 
-    Use ``random_state=fasterm.noise.OSRandom()`` (or ``random_state="os"``)
+    Use ``random_state=fasterm.mechanisms.noise.OSRandom()`` (or ``random_state="os"``)
     in secure mode when the noise must not be predictable from a seed: the
     output is not reproducible.  ``integers(low, high)`` draws exact uniform
     integers in [low, high) by masked rejection from fresh random bytes

@@ -1,6 +1,6 @@
 """Laplace and Gaussian noise vectors from a caller's ``numpy.random.Generator``.
 
-The samplers are compiled (``fasterm._noise``) and draw from the Generator's
+The samplers are compiled (``fasterm.mechanisms._noise``) and draw from the Generator's
 own bit generator, so ``random_state`` reproduces a run exactly:
 
 * ``gaussian`` uses numpy's ziggurat normal: for float64 it returns exactly
@@ -27,7 +27,7 @@ of two neighbouring inputs produced it.  The fast path is therefore private
 only in the idealised real-number model — vulnerable in principle.
 
 Secure (floating-point-safe) samplers, used by ``secure=True`` /
-:func:`fasterm.secure_mode` (see :mod:`fasterm.secure` for the grid, the
+:func:`fasterm.secure_mode` (see :mod:`fasterm.mechanisms.secure` for the grid, the
 accounting of the rounding and the theorems):
 
 * ``discrete_laplace(size, scale)``: P[Z = z] ∝ exp(−|z|/scale) on ℤ;
@@ -37,7 +37,7 @@ accounting of the rounding and the theorems):
 They are exact: the parameters are taken as exact rationals (a float is a
 dyadic rational, ``float.as_integer_ratio``), and the algorithms of Canonne,
 Kamath & Steinke (2020, "The Discrete Gaussian for Differential Privacy",
-§5) use integer arithmetic and uniform integers only (:mod:`fasterm._exact`).
+§5) use integer arithmetic and uniform integers only (:mod:`fasterm.mechanisms._exact`).
 ``random_state``: None/int/Generator (reproducible; uniform integers from
 ``Generator.integers``, exact by rejection) or ``"os"`` / :class:`OSRandom`
 (operating-system entropy from ``os.urandom``; not reproducible).  Cost
@@ -164,7 +164,7 @@ def discrete_gaussian(size, sigma2, *, random_state=None) -> np.ndarray:
     the draws are int64), used exactly.  CKS 2020
     Algorithm 3: rejection from the discrete Laplace of scale t = ⌊σ⌋ + 1.
     Compiled/vectorised when σ² is an integer multiple of t (what secure mode
-    uses, :func:`fasterm.secure.gaussian_params`), else a scalar loop on
+    uses, :func:`fasterm.mechanisms.secure.gaussian_params`), else a scalar loop on
     Python ints.
     """
     n = _size(size)

@@ -3,7 +3,7 @@ choose an index privately: the exponential mechanism.
 
 Each function validates its parameters, calibrates the noise scale with
 :mod:`fasterm.accounting`, and adds noise drawn by the compiled samplers of
-:mod:`fasterm.noise` from ``random_state`` (None, an int, or a Generator).
+:mod:`fasterm.mechanisms.noise` from ``random_state`` (None, an int, or a Generator).
 The value is public-shaped: scalars give a Python float back, arrays an array
 of the same shape (float32 stays float32).
 
@@ -13,7 +13,7 @@ sensitivity in the stated norm.
 
 ``secure=True`` (or :func:`fasterm.secure_mode` / :func:`fasterm.set_secure`)
 releases on a power-of-two grid with exact discrete noise instead
-(:mod:`fasterm.secure`: the threat, the grid, the theorems); the release is
+(:mod:`fasterm.mechanisms.secure`: the threat, the grid, the theorems); the release is
 then float64 and every value is an integer multiple of ``granularity``.  The
 exponential mechanism in secure mode rounds the scores to the grid and draws
 the index exactly (no floating-point step in the sampling).
@@ -62,7 +62,7 @@ def laplace(value: np.typing.ArrayLike, sensitivity: float, epsilon: float,
 
     Secure mode: γ·(round(value/γ) + Z), Z discrete Laplace of scale t grid
     units with t ≥ Δ₁,grid/ε, Δ₁,grid = ⌊Δ₁/γ⌋ + d the rounding-enlarged L1
-    sensitivity; (ε, 0)-DP (:func:`fasterm.secure.laplace_calibration`).
+    sensitivity; (ε, 0)-DP (:func:`fasterm.mechanisms.secure.laplace_calibration`).
     """
     arr, scalar = _value(value)
     sens = check_positive(sensitivity, "sensitivity")
@@ -130,7 +130,7 @@ def gaussian(value: np.typing.ArrayLike, l2_sensitivity: float, epsilon: float, 
     Secure mode: discrete Gaussian noise on the grid, σ² (grid units²) from
     zero-concentrated DP: ρ = Δ₂,grid²/(2σ²) (CKS 2020) with ρ the largest
     value whose CKS conversion gives δ(ε) ≤ δ
-    (:func:`fasterm.secure.gaussian_calibration`).
+    (:func:`fasterm.mechanisms.secure.gaussian_calibration`).
     """
     arr, scalar = _value(value)
     sens = check_positive(l2_sensitivity, "l2_sensitivity")
@@ -230,8 +230,8 @@ def exponential(scores: np.typing.ArrayLike, sensitivity: float, epsilon: float,
       are never chosen; NaN/−inf raise as above.  Any finite scores work
       (1e300: exact Python-integer path); Δ/γ > 2^47 is refused
       (ValueError), as for the secure Laplace mechanism
-      (:mod:`fasterm.secure`).  ``random_state`` may also be ``"os"`` or a
-      :class:`fasterm.noise.OSRandom` (operating-system entropy).  Compiled
+      (:mod:`fasterm.mechanisms.secure`).  ``random_state`` may also be ``"os"`` or a
+      :class:`fasterm.mechanisms.noise.OSRandom` (operating-system entropy).  Compiled
       loop for a Generator; about 2.5–3× the fast path's time on 1e4 scores
       (README, "Floating-point safety").
 

@@ -10,7 +10,7 @@ so from one output an attacker can often tell which of two neighbouring inputs
 produced it (some outputs are reachable from one and impossible from the
 other), and a whole database can be reconstructed while the accountant records
 a small ε.  Any sampler whose outputs are "value + float noise" has this
-defect to some degree, including fasterm's fast samplers (:mod:`fasterm.noise`).
+defect to some degree, including fasterm's fast samplers (:mod:`fasterm.mechanisms.noise`).
 
 What secure mode does
 ---------------------
@@ -19,7 +19,7 @@ What secure mode does
    point, and rounding to an integer is exact).
 2. Integer noise Z_i is drawn exactly — discrete Laplace or discrete Gaussian
    in grid units, by the integer-only samplers of Canonne, Kamath & Steinke
-   (2020) in :mod:`fasterm._exact`.  No float enters the sampler.
+   (2020) in :mod:`fasterm.mechanisms._exact`.  No float enters the sampler.
 3. The release is γ·(k_i + Z_i): an integer times a power of two, which is an
    exact float64 while |k_i + Z_i| ≤ 2^53 (releases are clamped to
    ±2^53·γ and the scaled value to ±2^52 before rounding; both clamps are
@@ -69,7 +69,7 @@ is refused (:func:`check_grid_scale`): its releases would hit the clamp.
 
 Randomness: ``random_state`` None/int/Generator (reproducible; the samplers
 draw only exact bounded integers with ``Generator.integers``), or
-``"os"`` / :class:`fasterm.noise.OSRandom` for operating-system entropy
+``"os"`` / :class:`fasterm.mechanisms.noise.OSRandom` for operating-system entropy
 (``os.urandom``; not reproducible).
 
 What is *not* covered: the sensitivity bound assumes the computed f(x) moves by
@@ -87,7 +87,7 @@ secure mode they raise ``ValueError`` rather than fall back to their
 floating-point samplers (:func:`check_not_secure`).  Covered besides the
 mechanisms and ``noisy_pgd``: :class:`fasterm.learning.SQOracle` (its answers
 are secure Laplace releases) and the private PAC learners (the finite
-exponential mechanism).  The samplers of :mod:`fasterm.noise` themselves
+exponential mechanism).  The samplers of :mod:`fasterm.mechanisms.noise` themselves
 (``laplace``, ``gaussian``) are primitives and ignore the setting.
 
 The finite exponential mechanism
@@ -133,7 +133,7 @@ VALUE_LIMIT = float(2 ** 52)  # |value/γ| clamp before rounding
 RELEASE_LIMIT = 2 ** 53  # |k + Z| clamp: γ·(k + Z) is then an exact float64
 _MIN_EXP, _MAX_EXP = -1000, 960  # granularity range: γ·2^53 stays finite, γ normal
 # Largest grid sensitivity and noise scale (t or σ), in grid units: a draw reaches the
-# release clamp 2^53 only beyond 64 scales (probability < e^−64), as in fasterm.noise.
+# release clamp 2^53 only beyond 64 scales (probability < e^−64), as in fasterm.mechanisms.noise.
 GRID_SCALE_LIMIT = 2 ** 47
 
 _GLOBAL = [False]

@@ -356,7 +356,7 @@ MUTANTS = [
         "estimator-expmech-delta0-accepted", "linear_model/_rules.py",
         (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
           "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
-        "method='expmech' accepts delta=0 for an inexact chain",
+        "solver='expmech' accepts delta=0 for an inexact chain",
         ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
