@@ -20,7 +20,7 @@ Keys are class names; values are attribute paths relative to an object of that
 class, dots descending into attributes and dict entries (``"info.threshold"``:
 the entry ``threshold`` of the dict ``info``).  A path that an object does not
 have is simply absent (``info.threshold`` exists only for
-``method="objpert_threshold"``).  A nested object with an entry of its own
+``solver="objpert_threshold"``).  A nested object with an entry of its own
 (an estimator's ``result_``, a search's ``best_estimator_``) is governed by
 its own entry.  Leading-underscore attributes of the learners that keep state
 between calls (``PrivateRWM``, ``SQOracle``) are the curator's working state

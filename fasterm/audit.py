@@ -9,12 +9,10 @@ An audit runs M many times on one fixed pair, estimates the two probabilities
 for one rejection set S, and replaces them by Clopper–Pearson confidence
 bounds (a lower bound for the numerator, an upper bound for the denominator).
 The result is a statistically valid lower bound on the ε of M: if it exceeds
-the ε the code claims, the claim is false (or the sampler is not the
-mechanism the proof describes).  It proves nothing in the other direction —
-an audit that stays below the claim only failed to find a violation for this
-pair and these sets.  (This is the standard "hypothesis test" view of DP,
-Kairouz–Oh–Viswanath 2015; auditing in this form: Jagielski, Ullman & Oprea
-2020; Nasr et al. 2021.)
+the claimed ε, the claim is false (or the sampler is not the mechanism the
+proof describes); below the claim it proves nothing.  (The "hypothesis test"
+view of DP, Kairouz–Oh–Viswanath 2015; auditing in this form: Jagielski,
+Ullman & Oprea 2020; Nasr et al. 2021.)
 
 The outputs are reduced to one real number per run (a scalar release, an
 index, or a 1-D projection of a vector, see :func:`project`), and S ranges
@@ -30,10 +28,10 @@ sample *selects* (τ, side, direction) — the candidate with the largest
 bound computed on that half — and the second half, untouched by the
 selection, *evaluates* it.  When the candidate thresholds are fixed in
 advance instead (``thresholds=``), all runs are used and the selection is
-paid for by a union bound (Bonferroni) over the candidates.  The two one-sided Clopper–Pearson bounds each
-hold with probability ≥ ``confidence``, so the reported lower bound holds with
-probability ≥ 1 − 2(1 − ``confidence``) (a union bound; 90% at the default
-0.95) — for the pair of data sets audited.
+paid for by a union bound (Bonferroni) over the candidates.  The two one-sided
+Clopper–Pearson bounds each hold with probability ≥ ``confidence``, so the
+lower bound holds with probability ≥ 1 − 2(1 − ``confidence``) (90% at the
+default 0.95) — for the pair of data sets audited.
 
 Clopper–Pearson bounds are computed from the beta distribution
 (``scipy.stats.beta``): lower = Beta⁻¹(α; k, n − k + 1), upper =

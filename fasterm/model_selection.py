@@ -1,71 +1,35 @@
 """Private hyperparameter search: every candidate's training *and* the selection on one budget.
 
-Tuning a private model on the private data spends privacy: the chosen
-parameters depend on the data, and so does a model picked because it scored
-best.  :class:`PrivateSearch` accounts for all of it.  scikit-learn's
-``GridSearchCV``, ``cross_val_score`` and friends run on private data spend
-privacy that nobody counts: every fit spends its (ε, δ), the scores are
-computed from the private rows without noise, and the choice among them is a
-further release — use them on public or synthetic data only.  Needs scikit-learn
-(``pip install "fasterm[sklearn]"``).
+:class:`PrivateSearch` accounts for the privacy that tuning on private data
+spends (scikit-learn's ``GridSearchCV`` and ``cross_val_score`` on private
+data spend privacy nobody counts).  Why random stopping, what the search
+costs against the default estimator, and the measurements:
+docs/model_selection.rst.  Needs scikit-learn (``pip install "fasterm[sklearn]"``).
 
 Algorithm (random stopping, Liu & Talwar 2019, in the form of Papernot &
 Steinke 2022).  Draw K ~ D_{η,γ}, the truncated negative binomial
-distribution (``eta`` = 0: logarithmic, η = 1: geometric), from the public
-``expected_runs`` = E[K] (default: twice the number of candidates).  Then run
-K times, each time with fresh randomness, the mechanism Q:
+distribution (``eta`` = 0: logarithmic, η = 1: geometric), with E[K] =
+``expected_runs`` (public; default twice the number of candidates).  Each of
+the K runs, with fresh randomness: pick a candidate uniformly at random; fit
+it (μ_fit-GDP); score the model on the same data with a Gaussian mechanism —
+correct classifications (sensitivity 1, replace-one) or −Σ(y − ŷ)² with y, ŷ
+clipped to [−Y, Y] (sensitivity 4Y²), noise N(0, (Δ/μ_score)²).  A run is
+μ-GDP, μ² = μ_fit² + μ_score² (Dong, Roth & Su 2022, Cor. 3.3).  Only the
+best-scoring run is released.
 
-1. pick a candidate of the grid uniformly at random;
-2. fit the estimator with it on (X, y), spending μ_fit-GDP;
-3. score the fitted model on the same (X, y) with a Gaussian mechanism:
-   classifiers count the rows they classify correctly (sensitivity 1 under
-   replace-one neighbours: one row changes the count by at most 1),
-   regressors sum −(y − ŷ)² with y and ŷ clipped to [−Y, Y], Y the
-   estimator's ``label_bound`` (sensitivity 4Y²); noise N(0, (Δ/μ_score)²).
+**Theorem** (Papernot & Steinke, ICLR 2022, Thm. 2;
+:func:`fasterm.accounting.private_search_epsilon`): if a run is (λ, ε_λ)-RDP
+for all λ > 1, the search is (λ, ε_λ + (1 + η)(1 − 1/λ̂)ε_λ̂ +
+(1 + η)·log(1/γ)/λ̂ + log E[K]/(λ − 1))-RDP for every λ̂ ≥ 1.  μ is the largest
+within the budget (:func:`fasterm.accounting.calibrate_private_search`);
+``score_fraction`` of μ² goes to the score.  ``mu_``, ``epsilon_`` (≤
+``epsilon``) and ``delta_`` are public constants of the budget, E[K] and η.
 
-Q is μ-GDP with μ² = μ_fit² + μ_score² (Dong, Roth & Su 2022, Cor. 3.3:
-adaptive composition; the score is a Gaussian mechanism on data and a
-released model).  Only the run with the highest noisy score is released
-(``best_estimator_``, ``best_params_``, ``best_score_``); the others, their
-scores, which candidates were tried and how many runs there were are not (the
-theorem covers the best run only, with K hidden: its proof averages over K,
-and the best of a *known* number of runs is not covered by it).
-
-**Theorem** (Papernot & Steinke, "Hyperparameter tuning with Rényi
-differential privacy", ICLR 2022, Thm. 2; see
-:func:`fasterm.accounting.private_search_epsilon`): if Q is (λ, ε_λ)-RDP for
-all λ > 1, the search is (λ, ε_λ + (1 + η)(1 − 1/λ̂)ε_λ̂ + (1 + η)·log(1/γ)/λ̂ +
-log E[K]/(λ − 1))-RDP for every λ̂ ≥ 1.  μ is the largest with the converted
-(ε, δ) within the budget (:func:`fasterm.accounting.calibrate_private_search`);
-``score_fraction`` of μ² goes to the score.  The reported ``mu_`` is that
-calibrated μ and ``epsilon_`` the theorem's ε at it (≤ ``epsilon``),
-``delta_`` = ``delta``: public constants of the budget, E[K] and η.  (Each run
-is checked to spend at most its planned μ_fit; the largest μ the runs actually
-spent is not reported — it would depend on which candidates were drawn.)
-
-What the search stores is the release and public constants only
-(docs/guarantees.rst, "The release surface"): ``best_estimator_`` is the best
-run's fitted estimator with its ``random_state`` reset to None (the run's
-noise stream is not released: its seed would reproduce the noise), and
-neither K nor the runs' realised μ is stored.
-
-Candidates must be Gaussian-noise fits accounted in GDP: fasterm's
-estimators with ``solver`` "noisy_gd" or "noisy_pgd" (or "auto" with δ > 0),
-Gaussian noise, ``secure=False`` ("auto"
-is fine below n = 5,000 rows, where it does not pick SGD, whose accounting
-is Rényi DP of the subsampled Gaussian).  The grid may not set ``epsilon``,
-``delta`` or ``random_state``: the search sets them.
-
-Compared with fitting every candidate and composing (μ/√m per candidate for
-m candidates in GDP), random stopping costs a factor independent of the grid
-size: at ε = 1, δ = 1e-5 and E[K] = 8, each run gets μ = 0.146 (the
-Gaussian budget of ε ≈ 0.51), where composing 4 candidates leaves μ = 0.134
-and 8 candidates 0.095.  Each run still gets only 0.25–0.47 of the μ² a
-single fit would get from the same (ε, δ) (δ = 1e-5, ε from 0.5 to 4, m = 3 or
-6 candidates, E[K] = m or 2m): where the estimator's defaults are already good,
-the search costs accuracy rather than gaining it (on scikit-learn's
-breast-cancer data 1–4 points below the default estimator at every ε
-from 0.5 to 4; docs/model_selection.rst has the measurements and why).
+Stored: the release and public constants only (docs/guarantees.rst, "The
+release surface") — not K, the other runs, their scores or realised μ (the
+theorem averages over a hidden K); ``best_estimator_.random_state`` is reset
+to None.  Candidates must be Gaussian-noise fits accounted in GDP (no noisy
+SGD); the grid may not set ``epsilon``, ``delta`` or ``random_state``.
 """
 
 from __future__ import annotations

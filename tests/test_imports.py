@@ -189,3 +189,13 @@ def test_the_public_paths_kept_from_the_flat_layout():
     for name in ("noise", "secure", "objpert", "ssp"):  # attributes of the namespace, as before
         assert getattr(fe, name).__name__.startswith("fasterm.")
     assert fe.losses.Logistic is importlib.import_module("fasterm.erm.losses").Logistic
+
+
+def test_module_docstrings_say_what_and_which_theorem_briefly():
+    # The why of each rule lives in docs/ (solvers.rst and its siblings), linked from the code.
+    long = {}
+    for p in PACKAGE.rglob("*.py"):
+        doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")), clean=False) or ""
+        if len(doc.splitlines()) > 60:
+            long[str(p.relative_to(PACKAGE))] = len(doc.splitlines())
+    assert long == {}

@@ -3,7 +3,7 @@
 Lemma (docs/pure.rst, "Purification"; the idea of Lin, Wang, Ma & Wang 2025):
 if M is (ε₁, δ)-DP with outputs in a set Θ of diameter D_Θ and N has density
 ∝ exp(−‖v‖/β), then M + N is (log(e^{ε₁} + δ·e^{D_Θ/β}), 0)-DP.  The
-comparison of pure-ε candidates (``bench/pure_candidates.py``, ``pur(L)``)
+comparison of pure-ε candidates (``experiments/pure_candidates.py``, ``pur(L)``)
 rests on it.
 
 Instance, computed here with scipy's quadrature only (nothing from fasterm):

@@ -34,6 +34,16 @@ from .objpert import calibrate_objpert, norm_laplace_scale, objpert_epsilon, obj
 from .search import SEARCH_ORDERS, calibrate_private_search, private_search_epsilon
 
 __all__ = [
+    "GAUSSIAN_EPSILON_CAP",
+    "RDP_ORDERS",
+    "SEARCH_ORDERS",
+    "SGD_SIGMA_RTOL",
+    "STEP_CALIBRATIONS",
+    "STEP_NOISES",
+    "StepCalibration",
+    "clear_caches",
+    "noise_scale",
+    "noise_sq_of_steps",
     "BudgetAccountant",
     "BudgetExceededError",
     "advanced_composition",

@@ -1,47 +1,33 @@
 """Noisy PGD over row-chunked ``dask.array`` data (``pip install "fasterm[dask]"``).
 
 :func:`fasterm.noisy_pgd` (and the estimators' ``fit``) hand a dask array to
-this module; everything else about the call — parameter checks, the
-calibration of T, η and the noise, the result — stays in
-:mod:`fasterm.erm.optimize` and is the same for in-memory and chunked data.
-Nothing here imports dask until a dask collection has been passed (none can
-exist before dask is imported), so ``import fasterm`` does not need dask.
+this module; parameter checks, the calibration of T, η and the noise, and the
+result stay in :mod:`fasterm.erm.optimize`, the same for in-memory and chunked
+data.  Nothing here imports dask until a dask collection has been passed, so
+``import fasterm`` does not need dask.  Costs, measurements and when to use
+it: docs/dask.rst.
 
 The map-reduce.  The averaged gradient is a sum over rows,
 
     ∇L(w) = (1/n) Σ_k Σ_{i ∈ chunk k} ψ'_i(⟨w, x_i⟩) x_i + l2·w,
 
 so each row chunk k is a map task: the compiled, clipped gradient sum of the
-chunk (``fasterm.erm._losses.grad_sum`` with the same data norm, clip and label
-bound as the in-memory loop) on the worker that holds it, d numbers out.  The
-client adds the K partial sums in chunk order (a fixed order: the result does
-not depend on which worker finishes first) and hands them to the engine's
-loop (:func:`fasterm.erm._engine.descend`), which divides by n, adds the
-regularizer's term and **the noise, once**, through the fit's noise backend
-(:mod:`fasterm.erm._backends`), and takes the projected step exactly as in
-memory.  The released quantity of each step is therefore the same noisy
-averaged gradient as in memory — only the order of a floating-point sum
-differs — and the privacy accounting of :func:`fasterm.noisy_pgd` applies
-unchanged.  The noise stream is the in-memory one as well: with float noise
-step t adds the next d values that ``laplace_fill``/``gaussian_fill`` draw
-from the Generator's bit generator in X's dtype, so the same seed gives the
-same ŵ up to summation order; in secure mode the chunks are summed in float64
-(the backend's work dtype) and the exact grid release happens at the client,
-so the rounded releases — and ŵ — are those of the in-memory secure fit.
+chunk (``fasterm.erm._losses.grad_sum``, the same data norm, clip and label bound
+as in memory) on the worker that holds it.  The client adds the partial sums
+in chunk order (fixed, whatever worker finishes first) and hands them to
+:func:`fasterm.erm._engine.descend`, which divides by n, adds the regularizer and
+**the noise, once**, through the fit's backend (:mod:`fasterm.erm._backends`).
+Each step releases the in-memory noisy averaged gradient — only the order of
+a floating-point sum differs — so the accounting of :func:`fasterm.noisy_pgd`
+applies unchanged, and the noise stream is the in-memory one (same seed, same
+ŵ up to summation order; in secure mode the chunks are summed in float64 and
+the grid release happens at the client, so ŵ is the in-memory secure fit's).
 
-Per iteration the network carries w to each task (d numbers per chunk) and
-the partial sums back (d numbers per chunk); X and its row norms are prepared
-once (C-contiguous, X's dtype, row norms for clipping) and stay in worker
-memory for the whole run: with a ``dask.distributed`` cluster as futures
-held by the client (spread over the workers in proportion to their threads,
-:func:`balance`, since every step waits for the busiest worker), with the
-local scheduler as persisted in-process arrays.  They are released when the
-run returns.
-
-Validation follows the in-memory path without pulling data to the client:
-shapes, dtypes and chunking are checked from the array's metadata; the
-finiteness check of X and y (the only data-dependent check of the in-memory
-path, with the same message) runs on the workers, one boolean per chunk.
+X and its row norms are prepared once and stay in worker memory for the run
+(futures spread over the workers by :func:`balance`, or persisted arrays on
+the local scheduler), released when the run returns.  Validation reads the
+array's metadata; the finiteness check of X and y (the in-memory path's only
+data-dependent check, same message) runs on the workers, one boolean per chunk.
 """
 
 from __future__ import annotations

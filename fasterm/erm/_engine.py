@@ -10,37 +10,11 @@ One run, from w_0 (the feasible set's centre, data independent):
         w_{t+1} = Π_C(y_t − η_t g̃)            step-size schedule, projection
     return Π_C(acc/T) (average=True) or w_T (the last iterate)
 
-The pieces a solver supplies (:func:`descend`):
-
-``grad_sum(w, out)``
-    out ← Σ_{i∈B_t} ∇ℓ_i(w) in the work dtype; called once per step, in step
-    order, so it may keep state (a full batch: the compiled ``_losses.grad_sum``;
-    a Poisson minibatch: a sampler drawing its batch from its own Generator; on
-    dask: a map-reduce over row chunks, :mod:`fasterm.erm._dask`).  It must bound
-    each example's contribution wherever it is evaluated (per-example clipping):
-    that bound, times ``scale``, is the sensitivity the backend was calibrated for.
-``scale``
-    the factor s that turns the sum into the released average (1/n; 1/(q·n) for
-    Poisson sampling at rate q).
-``reg``
-    ρ, the data-independent L2 regulariser's weight: ρ·y is added to the
-    gradient (a function of earlier releases only, so post-processing).
-``lr``
-    η: a float, or a callable t ↦ η_t (a schedule).
-``momentum``
-    None, a float β or a callable t ↦ β_t (Nesterov extrapolation, as in
-    accelerated projected gradient / FISTA; y_t may leave C, hence the clipping
-    requirement above).  Privacy is unaffected: y_t is a function of the
-    earlier releases.
-``noise``
-    a noise backend (:mod:`fasterm.erm._backends`): ``release(g, shift)`` returns
-    the noisy gradient g + shift + h (it may work in place on g), and
-    ``work_dtype(dtype)`` says in which dtype gradients must be summed (the
-    exact-grid backend needs float64 sums); ``fused(dtype)`` returns the
-    compiled loop's noise arguments, or None.
-``average``
-    return the average of the y_t (Theorems 1/2 of :mod:`fasterm.erm.optimize`
-    bound it) or the last iterate.
+The pieces a solver supplies are the arguments of :func:`descend`.  The
+gradient sum must bound each example's contribution wherever it is evaluated
+(per-example clipping; y_t may leave C under momentum): that bound times
+``scale`` is the sensitivity the noise backend (:mod:`fasterm.erm._backends`) was
+calibrated for.
 
 :func:`run` is the in-memory driver of a linear-model loss: when the backend
 can be fused (float noise drawn inside the compiled loop), the set has a
@@ -50,8 +24,9 @@ arithmetic as :func:`descend`, in the same order (the bit-exactness tests
 compare them); otherwise :func:`descend` runs around the compiled gradient sum.
 The dask driver (:func:`fasterm.erm._dask.run`) calls :func:`descend` with a
 map-reduce gradient sum.  Each step releases one noisy gradient and everything
-else is post-processing, so the privacy of a run is the backend's calibration
-for T releases, whatever the driver.
+else (momentum, regulariser, step, projection, averaging) is post-processing,
+so the privacy of a run is the backend's calibration for T releases, whatever
+the driver.
 """
 
 from __future__ import annotations
@@ -82,12 +57,42 @@ def _schedule(value):
 
 def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, average=True, momentum=None,
             out_dtype=None):
-    """T projected (noisy) gradient steps from ``w`` (updated in place); module docstring.
+    """T projected (noisy) gradient steps from ``w`` (updated in place); the loop of the module docstring.
 
     ``w``'s dtype is the work dtype (the dtype ``grad_sum`` writes); the result
     is returned in ``out_dtype`` (default: the work dtype).  Without a schedule
     or momentum each step is, in w's dtype, g = s·Σ (+ ρ·w) (+ h_t);
     w ← Π_C(w + (−η)·g) — the arithmetic of the compiled loop.
+
+    ``grad_sum(w, out)``
+        out ← Σ_{i∈B_t} ∇ℓ_i(w) in the work dtype; called once per step, in step
+        order, so it may keep state (a full batch: the compiled ``_losses.grad_sum``;
+        a Poisson minibatch: a sampler drawing its batch from its own Generator; on
+        dask: a map-reduce over row chunks, :mod:`fasterm.erm._dask`).  It must bound
+        each example's contribution wherever it is evaluated (per-example clipping):
+        that bound, times ``scale``, is the sensitivity the backend was calibrated for.
+    ``scale``
+        the factor s that turns the sum into the released average (1/n; 1/(q·n) for
+        Poisson sampling at rate q).
+    ``reg``
+        ρ, the data-independent L2 regulariser's weight: ρ·y is added to the
+        gradient (a function of earlier releases only, so post-processing).
+    ``lr``
+        η: a float, or a callable t ↦ η_t (a schedule).
+    ``momentum``
+        None, a float β or a callable t ↦ β_t (Nesterov extrapolation, as in
+        accelerated projected gradient / FISTA; y_t may leave C, hence the clipping
+        requirement above).  Privacy is unaffected: y_t is a function of the
+        earlier releases.
+    ``noise``
+        a noise backend (:mod:`fasterm.erm._backends`): ``release(g, shift)`` returns
+        the noisy gradient g + shift + h (it may work in place on g), and
+        ``work_dtype(dtype)`` says in which dtype gradients must be summed (the
+        exact-grid backend needs float64 sums); ``fused(dtype)`` returns the
+        compiled loop's noise arguments, or None.
+    ``average``
+        return the average of the y_t (Theorems 1/2 of :mod:`fasterm.erm.optimize`
+        bound it) or the last iterate.
     """
     d, dtype = w.shape[0], w.dtype
     acc = np.zeros(d, dtype=np.float64) if average else None

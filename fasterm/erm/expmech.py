@@ -1,98 +1,40 @@
 """The exponential mechanism for convex ERM, sampled by compiled hit-and-run.
 
+The theorems, the table of Δ and the measurements behind the default T:
+docs/guarantees.rst ("Exponential mechanism ERM").
+
 **Mechanism** (Smith–Ullman, lecture 11, Algorithm 1; Stemmer, lecture 9).
 Release ŵ ∈ C with density
 
     p(w) ∝ exp(−k·L(w; S)),   k = ε·n / (2Δ),
     L(w; S) = (1/n) Σ_i ℓ(⟨w, x_i⟩, y_i) + l2/2·‖w‖²,
 
-where Δ bounds |ℓ(w; x, y) − ℓ(w; x', y')| over w ∈ C and all admissible
-records (``loss.sensitivity``; table in docs/guarantees.rst), so n·L changes by
-at most Δ between neighbouring data sets (replace-one; the regularizer is data
-independent).  Sampled exactly, this is (ε, 0)-DP (Lemma 2.4; McSherry–Talwar
-2007).
+Δ bounding |ℓ(w; x, y) − ℓ(w; x', y')| over w ∈ C and admissible records
+(``loss.sensitivity``; replace-one).  Sampled exactly, (ε, 0)-DP (Lemma 2.4;
+McSherry–Talwar 2007).
 
-**Sampler** (docs/guarantees.rst).  Hit-and-run started at ``constraint.center`` (data
-independent): a random direction u (uniform on the sphere; on the simplex in
-the hyperplane Σu = 0; see **Directions**), the chord of C through w along u in closed form, and
-an *exact* draw from the density restricted to the chord; the margins
-z = X̃w are kept and updated (z += t·X̃u), one O(nd) pass per step.  The
-line draws (``src/cpp/fasterm/hitrun_line.hpp``): squared loss → truncated normal;
-linear → truncated exponential (truncated normal with ``l2``); hinge and
-absolute → the exact piecewise-exponential density over the sorted kinks (for
-n ≤ 2048 and l2 = 0; otherwise adaptive rejection sampling); logistic →
-rejection from a Gaussian envelope given by bounds on the curvature over the
-chord, or adaptive rejection sampling (Gilks–Wild 1992) when those bounds are
-loose.  Every line draw has exactly the conditional density (up to
-floating-point rounding), so the chain leaves p invariant.
+**Sampler.**  Hit-and-run from ``constraint.center`` (data independent): a
+direction u (``directions="sphere"``: uniform; ``"mixed"``, the default: half
+the steps on a box or simplex along an edge direction — still a symmetric law
+of lines), the chord of C along u in closed form, and an *exact* draw from the
+density on the chord (``src/cpp/fasterm/hitrun_line.hpp``); the margins
+z = X̃w are updated in one O(nd) pass per step.  The chain leaves p invariant.
 
-**Privacy of a finite chain.**  An MCMC sampler only approximates p: after T
-steps the output has some law p_T, with δ_TV = sup over data sets of
-TV(p_T, p).  The release is then (ε, (1 + e^ε)·δ_TV)-DP — the "(ε, δ_TV)" often
-quoted for approximate samplers, up to that factor: P_T(S)(E) ≤ P(S)(E) + δ_TV ≤ e^ε P(S')(E) + δ_TV
-≤ e^ε P_T(S')(E) + (1 + e^ε) δ_TV.  fasterm does **not** know a numerical
-bound on δ_TV for its default T — the proven mixing bounds for hit-and-run
-(Lovász–Vempala 2006) have constants far too large to use — so the result of
-a chain is *approximate*: it reports ``delta = None`` (not certified: no δ,
-not even 0, can be promised), ``delta_tv = None`` (unknown) and
-``exact = False`` with a note; the estimators' ``method="expmech"`` refuses
-``delta=0`` for it and reports ``delta_ = nan``.  The exceptions are sets of affine dimension
-≤ 1 (d = 1, the simplex in d = 2, a box with one free coordinate): the chord
-through the centre is the whole set, one exact line draw is an exact sample,
-and the result has ``exact = True``, ``delta_tv = 0.0``, ``delta = 0.0`` —
-no MCMC, pure ε.
+**Privacy of a finite chain**: (ε, (1 + e^ε)·δ_TV)-DP, δ_TV = sup TV(p_T, p)
+unknown numerically, so the result reports ``delta = None``,
+``delta_tv = None``, ``exact = False``.  For sets of affine dimension ≤ 1 one
+exact line draw is an exact sample: ``exact = True``, ``delta = 0.0``.
 
-**Directions.**  ``directions="sphere"`` is the textbook step 1 above.
-The default ``"mixed"`` takes, on a box or a simplex, half of the steps along
-an edge direction instead (e_j on the box, (e_i − e_j)/√2 on the simplex,
-uniformly): still a symmetric law of lines, so the chain is still reversible
-with respect to p.  Uniform directions are slow where the density sits in a
-corner — measured below, chains concentrated in a corner (k·Δ = 3000, m = 3
-to 10) had not mixed after 50·m² steps with ``"sphere"``, and did after
-≤ 5·m² with ``"mixed"``.  The ball has no corners and always uses the sphere.
+**Default steps** (``default_steps``): T = 50·m² for affine dimension m ≥ 2,
+measured (``experiments/mixing_hitrun.py``), not a bound; raise ``steps`` when
+in doubt.  **Utility** (``utility_bound``; lecture 11, Thm 2.5 with Δ kept
+apart from G): for C the L2 ball of radius ρ and an exact draw, with
+probability ≥ 1 − β, L(ŵ) − min_C L ≤ 2ρG·d/(εn) + 2Δ·(d·ln(εn/d) + ln(1/β))/(εn).
 
-**Default number of steps** (``default_steps``): T = 50·m² for a set of
-affine dimension m ≥ 2.  Measured with ``bench/mixing_hitrun.py`` (n = 200;
-the five losses on the ball, the box and the simplex; k·Δ = εn/2 ∈ {30, 300,
-3000}, from a nearly flat density to one concentrated within ~1/1000 of the
-set's width; m = 2, 3, 5, 10, and m = 20 for the logistic, hinge and squared
-losses at k·Δ = 3000): 300 independent chains from the centre (200 for
-m = 20) were compared with their own states after 100·m² steps (two-sample
-KS on every coordinate and on L(w), Bonferroni level 0.01).  The first
-checkpoint that passed, T_mix, was at most 80 steps for m = 2, 90 for m = 3
-and 5·m² for m = 5, 10 and 20; the integrated autocorrelation times of
-stationary chains were at most 7·m² (the largest: 385 steps at m = 10 and
-688 at m = 20, logistic loss on the simplex, k = 3000).  T = 50·m² is at
-least 2.5·T_mix (10·T_mix for m ≥ 5) and at least 7 autocorrelation times in
-every measured case.  This is evidence on well-conditioned problems, not a
-bound: strongly correlated features elongate the density and slow hit-and-run
-down (its mixing time grows with the density's aspect ratio), and a KS test
-on 300 chains cannot see a TV distance below a few percent; raise ``steps``
-when in doubt.  Cost: T·O(nd), e.g. 5000 steps for m = 10.
-
-**Utility** (Theorem 2.5 of lecture 11, with the sensitivity Δ kept apart
-from the Lipschitz constant G): for C the L2 ball of radius ρ, a G-Lipschitz
-L on C and εn ≥ d, with probability ≥ 1 − β over an *exact* draw,
-
-    L(ŵ) − min_C L ≤ 2ρG·d/(εn) + 2Δ·(d·ln(εn/d) + ln(1/β))/(εn).
-
-The theorem states it with Δ = Gρ (then it reads 2ρG(d/(εn) + (d ln(εn/d)
-+ ln(1/β))/(εn))); its proof (the GOOD/BAD volume argument with r = 2ρd/(εn))
-gives the form above for any sensitivity Δ.  For the logistic loss on a
-ball centred at 0, Δ = RX = Gρ exactly and the two coincide.  For the other
-losses Δ ≠ Gρ (hinge, absolute, linear: Δ > Gρ; squared: Δ = Gρ·(Y + RX)/(2RX))
-and the form above is the one that holds; it is also the one used for a ball
-not centred at 0, whose Δ is computed from its norm bound ‖c‖ + ρ.  It is
-reported as ``utility_bound`` (capped by the trivial bound 2ρG) for β =
-``beta``; a finite chain adds δ_TV to the failure probability.
-
-Data conventions are those of :mod:`fasterm.losses`: rows longer than
-``data_norm`` are scaled to it, classification labels are read as y > 0 → +1,
-otherwise −1, regression labels are clipped to [−Y, Y] — nothing is rejected
-for its value and no bound is estimated from the data.  For the linear loss on
-the simplex with coordinate-bounded data (``Linear.sensitivity_simplex``) pass
-``coord_bound=B`` instead of ``data_norm``: X is then clipped coordinate-wise
-to [−B, B] and Δ = 2·total·B (``Linear.sensitivity_simplex``).
+Data conventions are those of :mod:`fasterm.erm.losses` (rows scaled to
+``data_norm``, labels y > 0 → +1, regression labels clipped to [−Y, Y]);
+``coord_bound=B`` (linear loss on the simplex) clips X coordinate-wise to
+[−B, B], Δ = 2·total·B (``Linear.sensitivity_simplex``).
 """
 
 from __future__ import annotations
@@ -116,8 +58,8 @@ from .._validation import (
 
 __all__ = ["ExpMechResult", "default_steps", "expmech_erm"]
 
-# The default T = 50·m² (module docstring: >= 2.5·T_mix and >= 7 autocorrelation
-# times in every case measured by bench/mixing_hitrun.py).
+# The default T = 50·m² (docs/guarantees.rst: >= 2.5·T_mix and >= 7 autocorrelation
+# times in every case measured by experiments/mixing_hitrun.py).
 _STEPS_PER_DIM2 = 50
 
 _NOTE_CHAIN = ("approximate: sampled by hit-and-run for a finite number of steps, the release is "
@@ -176,8 +118,8 @@ class ExpMechResult:
 def default_steps(dim: int) -> int:
     """Default hit-and-run steps for a set of affine dimension ``dim``: 50·dim².
 
-    1 for dim = 1 (an exact draw) and 0 for dim = 0.  See the module docstring
-    for the measurements behind the constant.
+    1 for dim = 1 (an exact draw) and 0 for dim = 0.  The measurements behind
+    the constant: docs/guarantees.rst ("Exponential mechanism ERM").
     """
     m = check_scalar(dim, "dim", low=0, integer=True)
     if m <= 1:
@@ -363,7 +305,7 @@ def expmech_erm(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: n
         every direction uniformly (on the simplex: in its hyperplane), the
         textbook hit-and-run.  ``"mixed"`` replaces half of the steps on a box
         or simplex by steps along an edge direction (e_j; e_i − e_j), which
-        mix far faster where the density sits in a corner (module docstring);
+        mix far faster where the density sits in a corner (docs/guarantees.rst, "Directions");
         the ball always uses ``"sphere"``.  Both leave the target invariant.
     beta : failure probability of the reported ``utility_bound``.
 

@@ -11,47 +11,29 @@ Five losses (their constants are tabulated in docs/guarantees.rst)::
 each with an optional data-independent L2 regularizer Λ(w) = l2/2 · ‖w‖², so that
 the objective is L(w; S) = (1/n) Σ_i ℓ(w; x_i, y_i) + Λ(w).
 
-Methods: ``value`` (the objective L), ``grad`` (the n×d per-example gradients of ℓ),
-``grad_sum`` (Σ_i of the per-example gradients, optionally clipped per example,
-computed in one fused pass over X without building the n×d matrix),
-``reg_value``/``reg_grad`` (Λ and ∇Λ), and the constants ``lipschitz`` (G),
-``sensitivity`` (Δ) and, for the smooth losses (logistic, squared, linear),
-``smoothness`` (β, the Lipschitz constant of ∇ℓ in w) for the declared bounds.
+Methods: ``value`` (L), ``grad`` (the n×d per-example gradients), ``grad_sum``
+(their sum, optionally clipped per example, in one fused pass over X),
+``reg_value``/``reg_grad``, and the constants ``lipschitz`` (G), ``sensitivity``
+(Δ) and, for the smooth losses, ``smoothness`` (β) for the declared bounds.
 
-Declared bounds and clipping (docs/guarantees.rst).  Privacy needs *public* bounds, never ones
-estimated from the data:
+Declared bounds and clipping (docs/guarantees.rst): privacy needs *public*
+bounds, never ones estimated from the data, and nothing is rejected for being
+out of bounds.  A row with ‖x_i‖ > ``data_norm`` X is used as x_i·X/‖x_i‖ by
+every kernel (on the fly; X is never copied or modified).  Labels are clipped
+to [−``label_bound``, ``label_bound``] (Squared, Absolute).  Classification
+labels are each read on its own: y > 0 as +1, 0 or −1 as −1; any other value
+raises ``ValueError`` naming y (:func:`fasterm._validation.check_class_labels`).
+``clip`` c: each per-example gradient is scaled to norm ≤ c' = c·(1 − (d + 8)·2⁻⁵³
+− 3u) (u the unit roundoff of X's dtype), so that the gradient as the kernels
+form it has exact norm ≤ c (the proof: docs/guarantees.rst, "Floating point").
 
-* ``data_norm`` X: a row with ‖x_i‖ > X is used as x_i · X/‖x_i‖ (scaled onto
-  the sphere of radius X) by every kernel.  X itself is never copied or
-  modified; the kernels apply the row scale on the fly from the row norms,
-  which the gradient kernels compute in their own pass over X unless cached
-  ones are given (``row_norms``).
-* ``label_bound`` Y (Squared, Absolute): labels are clipped to [−Y, Y].
-* Classification labels (Logistic, Hinge): each in {−1, 0, +1}, read on its
-  own (a per-record rule): the kernels read y > 0 as +1 and 0 or −1 as −1
-  (scikit-learn style: 0 is the negative class).
-  Any other value (2, 0.5, 1e300) is refused with ``ValueError``
-  naming y (:func:`fasterm._validation.check_class_labels`), like a NaN: it is
-  outside the label domain, and reading it by its sign fitted a model of labels
-  the caller did not mean.  Inside the domain nothing is rejected because of
-  its value.
-* ``clip`` c (``grad``, ``grad_sum``): each per-example gradient g_i is replaced
-  by g_i · min(1, c'/‖g_i‖) with c' = c·(1 − (d + 8)·2⁻⁵³ − 3u) just below c (u the
-  unit roundoff of X's dtype), so that the gradient as the kernels form it, the
-  coefficient rounded to X's dtype times the row, has exact norm ≤ c whatever the
-  data (the proof: docs/guarantees.rst, "Floating point"; rows scaled to the data
-  norm likewise stay within it).
-
-Nothing here is rejected for being out of bounds; only shapes, dtypes and
-finiteness are checked (``fasterm._validation``), and every error names the
-parameter.  float32 and float64 data are computed in their own precision (X's
-dtype decides; w and y are converted to it); sums over rows, row norms and the
-scalar calculus are in double in both cases.
-
-Large problems are split over ``n_threads`` threads (default: the CPUs this
-process may run on).  Rows are cut into chunks that depend only on (n, d, dtype)
-and partial sums are added in a fixed order, so results are bit-for-bit the same
-for every ``n_threads``.
+Only shapes, dtypes and finiteness are checked (:mod:`fasterm._validation`),
+every error naming the parameter.  float32 and float64 data are computed in
+their own precision (w and y converted to X's dtype); sums over rows, row
+norms and the scalar calculus are in double.  Work is split over ``n_threads``
+threads (default: the CPUs of this process) in chunks that depend only on
+(n, d, dtype), summed in a fixed order: bit-for-bit the same for every
+``n_threads``.
 """
 
 from __future__ import annotations

@@ -1,106 +1,42 @@
 """Objective perturbation: pure ε-DP empirical risk minimisation by one perturbed convex solve.
 
-**Mechanism** (Chaudhuri, Monteleoni & Sarwate 2011, "Differentially private
-empirical risk minimization", JMLR 12, Algorithm 2; Kifer, Smith & Thakurta
-2012, "Private convex empirical risk minimization and high-dimensional
-regression", COLT, Algorithm 1).  Given n rows (x_i, y_i) with ‖x_i‖₂ ≤ X
-(rows are clipped to X, never rejected), draw b ∈ R^d with density
-∝ exp(−ε_b‖b‖₂/(2L)) — a uniform direction times a norm ~ Gamma(d, 2L/ε_b) —
-and release the minimiser over R^d of
+Why it is the δ = 0 default, how its defaults were chosen, its cost and the
+proof of the theorem: docs/pure.rst ("Objective perturbation").
+
+**Mechanism** (Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12, Algorithm 2;
+Kifer, Smith & Thakurta 2012, COLT, Algorithm 1).  Rows clipped to
+‖x_i‖₂ ≤ X; b ∈ R^d of density ∝ exp(−ε_b‖b‖₂/(2L)) (uniform direction,
+norm ~ Gamma(d, 2L/ε_b)); release the minimiser over R^d of
 
     J(w) = (1/n) Σ_i ψ(⟨w, x_i⟩, y_i) + (μ/2)‖w‖² + ⟨b, w⟩/n.
 
-**Theorem** (CMS 2011, Thm 9; the Jacobian bound of KST 2012, Thm 2, for
-Hessians of rank one).  Let ψ be convex and twice continuously differentiable
-in z with |ψ'| ≤ 1 and 0 ≤ ψ'' ≤ h, so that each term w ↦ ψ(⟨w, x⟩, y) is
-L-Lipschitz (L = X) with Hessian ψ''·x xᵀ of rank one and eigenvalue
-≤ c = h·X².  Then the exact minimiser w* is (ε_b + log(1 + c/(nμ)), 0)-DP
-under **replace-one** neighbours (two data sets of the same public size n
-differing in one row (x, y)).
+**Theorem** (CMS 2011, Thm 9; the Jacobian bound of KST 2012, Thm 2).  ψ
+convex and C² in z, |ψ'| ≤ 1, 0 ≤ ψ'' ≤ h (L = X, c = h·X²): the exact
+minimiser is (ε_b + log(1 + c/(nμ)), 0)-DP under **replace-one** neighbours
+(n public).  ψ must be C² (a hard clamp of ψ' breaks the change of variables).
 
-*Proof.*  J is μ-strongly convex and C², so w* is the unique point with
-b = b_D(w*) := −Σ_i ψ'(⟨w*, x_i⟩, y_i)·x_i − nμw*; the map w ↦ b_D(w) is a C¹
-bijection of R^d, and w* has density p_D(w) = ν(b_D(w))·|det ∇b_D(w)|.  For
-neighbours D, D' (row n replaced): ‖b_D(w) − b_D'(w)‖ ≤ ‖ψ'x_n‖ + ‖ψ'x'_n‖ ≤ 2L,
-so ν(b_D(w))/ν(b_D'(w)) ≤ e^{ε_b}; and with A = Σ_{i<n} ψ''_i x_i x_iᵀ + nμI ⪰ nμI,
-the matrix determinant lemma gives det(A + ψ''_n x_n x_nᵀ) = det A·(1 + ψ''_n x_nᵀA⁻¹x_n)
-∈ [det A, det A·(1 + c/(nμ))], so the ratio of the two determinants is at most
-1 + c/(nμ).  (CMS state the looser (1 + c/(nμ))²; CMS need ψ'' continuous —
-a hard clamp of ψ' breaks the change of variables at its kinks, which is why
-the losses here are smooth.)  ∎
+**Certified solve** (the idea of Iyengar et al. 2019, approximate minima
+perturbation, with pure-ε output noise).  Newton stops only when
+‖∇J(ŵ)‖ ≤ g is certified (Higham's summation bounds, double or
+``numpy.longdouble``; else ``ArithmeticError``); μ-strong convexity gives
+‖ŵ − w*‖ ≤ ρ = g/μ, and ŵ + e, e ∝ exp(−ε_out‖e‖/(2ρ)), is
+(ε_b + log(1 + c/(nμ)) + ε_out, 0)-DP.  g = ``GRADIENT_TOLERANCE``·(L + d·s_b/n),
+ε_out = ``OUTPUT_FRACTION``·ε, both public.
 
-**Approximate solver, certified** (the idea of Iyengar et al. 2019,
-"Towards practical differentially private convex optimization", approximate
-minima perturbation, with pure-ε output noise instead of Gaussian).  A
-numerical solve returns ŵ, not w*.  The solver stops only when the gradient
-norm is *certified* ‖∇J(ŵ)‖ ≤ g (the computed norm plus a bound on its
-floating-point error); μ-strong convexity then gives ‖ŵ − w*‖ ≤ ρ = g/μ for
-every (D, b).  The release is ŵ + e with e of density ∝ exp(−ε_out‖e‖/(2ρ)):
-for any output o, |‖o − ŵ‖ − ‖o − w*‖| ≤ ρ, so its density is within e^{±ε_out/2}
-of that of w* + e, which is ε-DP by post-processing; chaining D → ideal(D) →
-ideal(D') → D' gives ε_b + log(1 + c/(nμ)) + ε_out in total.  g and ε_out are
-public: g = ``GRADIENT_TOLERANCE``·(L + d·s_b/n) (s_b the scale of ‖b‖, so
-d·s_b/n = E‖b‖/n) and ε_out = ``OUTPUT_FRACTION``·ε; e is ~1e-6 of ‖w‖ in
-practice.  The certificate (``_Objective.certify``) bounds the rounding
-with Higham's summation bounds, in double precision, or in extended
-precision (``numpy.longdouble``) when double's floor is too high; if neither
-certifies (conceivable only without extended precision and with n·d·εn
-beyond ~1e15) the call raises ``ArithmeticError`` rather than release an
-uncertified point.
+**Released**: ŵ + e and public constants (ε terms, μ, L, c, the scales, g,
+the cap ``MAX_STEPS``); ‖b‖, the residual and the Newton count identify the
+data set, so they exist only behind ``nonprivate_diagnostics=True``.
 
-**What is released.**  The result holds ŵ + e and public constants only
-(ε terms, μ, L, c, the scales, g, the iteration cap ``MAX_STEPS``): the norm
-of b, the residual reached and the number of Newton iterations run depend on
-the data and on b — from ‖b‖ and the release alone, solving stationarity for
-the b each neighbouring data set would need tells them apart — so they are
-kept only behind ``nonprivate_diagnostics=True``, which the estimators never
-set.
+**Budget split** (:func:`default_regularization`,
+:func:`fasterm.accounting.calibrate_objpert`): μ = max(l2, a·X²/(εn),
+c/(n(e^{fε} − 1))), a = ``REGULARIZATION``, f = ``JACOBIAN_FRACTION``;
+ε_b = ε − log(1 + c/(nμ)) − ε_out.  Public: ε, n, d, X and the loss only.
 
-**Budget split and regularization** (:func:`default_regularization`,
-:func:`fasterm.accounting.objpert_regularization`,
-:func:`fasterm.accounting.calibrate_objpert`): ε_out = ``OUTPUT_FRACTION``·ε;
-μ = max(l2, a·X²/(εn), c/(n(e^{fε} − 1))) with a = ``REGULARIZATION`` and
-f = ``JACOBIAN_FRACTION`` (the last term is the smallest μ whose Jacobian term
-is f·ε, a floor as in CMS's rule); ε_b = ε − log(1 + c/(nμ)) − ε_out.  With the
-default loss (τ = 1/4, so c = X²) the Jacobian term is log(1 + ε/8) — 0.118
-at ε = 1 — and ε_b ≈ 0.87ε.  μ ∝ 1/(εn) follows the noise: the perturbation
-moves the minimiser by about ‖b‖/(nμ), ‖b‖ ≈ 2dL/ε_b.  Every number depends
-only on ε, n, d, X and the loss's constants — never on data values.
-
-**Losses.**  ``SmoothHinge(smoothness=τ, margin=h)`` for classification,
-ψ(m) = τ·log(1 + e^{(h − m)/τ}) in the margin m = y·z: 1-Lipschitz, ψ'' ≤ 1/(4τ),
-the hinge max(0, h − m) smoothed at scale τ (τ → 0), and the logistic loss for
-h = 0, τ = 1 (``fasterm.losses.Logistic`` is accepted and means exactly that).
-It is a C² version of the *Huberized* (clipped-derivative) logistic loss:
-clipping the logistic derivative at κ is, up to the scale of w, close to
-h = log((1 − κ)/κ), τ = 1.  ``LogCosh(width=κ)`` for regression,
-ψ(r) = κ·log cosh(r/κ) in the residual r = z − y: 1-Lipschitz, ψ'' ≤ 1/κ,
-≈ r²/(2κ) for |r| ≪ κ and |r| for |r| ≫ κ (a smooth Huber loss) — no label
-bound enters its constants.
-
-**Public rule for the defaults** (τ = ``DEFAULT_SMOOTHNESS`` = 0.25, margin 1,
-a = ``REGULARIZATION`` = 8) chosen on data other than the breast-cancer set
-(70/30 splits, 20 each, ε = 1, rows in the unit ball by
-:func:`fasterm.datasets.scale_to_unit_ball`): scikit-learn's *digits*
-(digit < 5, pixels in their public range [0, 16]), *wine* (class 0 against
-the rest) and *diabetes* (target > 140), and two synthetic Gaussian-class
-problems.  τ = 0.25 and margin 1 were best, or within 0.02 of the best, on
-every one of them (grid τ ∈ {1/16, 1/8, 1/4, 1/2, 1}, margin ∈ {1/2, 1, 2};
-only τ/margin matters, by rescaling w); the best a was 16 on digits and
-the synthetic data and 4–8 on wine and diabetes, and a = 8 has the smallest
-worst-case loss against each data set's best a (0.022).  The breast-cancer
-accuracies were seen during this work (``docs/pure.rst``), so the figures
-reported for it are development figures, not a held-out test.
-
-Cost: a damped Newton method in float64, typically 5–12 iterations, each
-one O(nd) gradient and a d×d solve with the Hessian of at most
-max(16384, 8d) evenly spaced rows (O(min(n, 16384)·d²)), and one certified
-gradient (double; extended precision only if needed).  Measured (one BLAS
-thread, shared machine): 1.8 ms on the breast-cancer training set
-(n = 398, d = 31), 0.7 s for n = 1e5, d = 50 (scikit-learn's non-private
-``LogisticRegression``: 0.37 s).  A float32 X is converted once.  No
-secure (exact-grid) mode: the solve is floating-point, so ``secure=True`` (or
-:func:`fasterm.secure_mode`) raises ``ValueError``.
+**Losses**: ``SmoothHinge(smoothness=τ, margin=h)``, ψ(m) = τ·log(1 + e^{(h − m)/τ})
+(1-Lipschitz, ψ'' ≤ 1/(4τ); logistic at h = 0, τ = 1); ``LogCosh(width=κ)``,
+ψ(r) = κ·log cosh(r/κ) (1-Lipschitz, ψ'' ≤ 1/κ).  Defaults τ = 0.25,
+margin 1, a = 8 (chosen on data other than breast cancer, docs/pure.rst
+"Choosing the defaults").  No secure mode: ``secure=True`` raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -127,13 +63,13 @@ from .._validation import (
 __all__ = ["LogCosh", "ObjPertResult", "SmoothHinge", "default_regularization", "objective_perturbation",
            "private_threshold"]
 
-#: Smoothness τ of the default ``SmoothHinge`` (module docstring: chosen on digits and synthetic data).
+#: Smoothness τ of the default ``SmoothHinge`` (chosen on data other than breast cancer: docs/pure.rst, "Choosing the defaults").
 DEFAULT_SMOOTHNESS = 0.25
-#: a in the default regularization μ = a·X²/(εn) (module docstring: chosen on digits and synthetic data).
+#: a in the default regularization μ = a·X²/(εn) (chosen on data other than breast cancer: docs/pure.rst, "Choosing the defaults").
 REGULARIZATION = 8.0
 #: Largest fraction of ε the default regularization leaves to the Jacobian term (a floor for μ).
 JACOBIAN_FRACTION = 0.5
-#: ``method="objpert_threshold"``: share of ε for the private threshold, a of its μ, grid size.
+#: ``solver="objpert_threshold"``: share of ε for the private threshold, a of its μ, grid size.
 THRESHOLD_FRACTION = 0.2
 THRESHOLD_REGULARIZATION = 32.0
 THRESHOLD_GRID = 256

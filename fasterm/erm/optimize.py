@@ -16,59 +16,27 @@ replaced by g̃_t = g_t + h_t with independent zero-mean noise,
 minimised by η = R/(G_eff √T) at the value R·G_eff/√T.  These are the bounds
 reported as ``utility_bound``.
 
-Privacy (docs/guarantees.rst, noisy PGD).  Under replace-one neighbours the averaged gradient of a
-G-Lipschitz loss has L2 sensitivity Δ₂ = 2G/n (each per-example gradient has
-norm ≤ G; with per-example clipping at c, G is replaced by c).  The kernels
-clip at c/(1 + Θ), Θ the proven relative rounding excess of the computed
-release (:mod:`fasterm.erm._float_margin`; docs/guarantees.rst, "Floating point"),
-so Δ₂ bounds the computed pre-noise vector too.  Every step
-releases one noisy gradient; the rest of the algorithm is post-processing.
-The noise per coordinate and the privacy of the T releases:
+Privacy (the noise table and its theorems: docs/guarantees.rst, "Noisy
+projected gradient descent").  Under replace-one neighbours the averaged
+gradient has L2 sensitivity Δ₂ = 2G/n (2c/n with per-example clipping at c;
+the kernels clip at c/(1 + Θ), :mod:`fasterm.erm._float_margin`); every step
+releases one noisy gradient, the rest is post-processing.  Clipping at c < G
+is noisy PGD on the c-Lipschitz Huberized surrogate (Song, Thakkar & Thakurta
+2020, arXiv:2006.06783), for which Theorem 2 holds:
+``info["surrogate_utility_bound"]`` (``utility_bound`` is None unless c ≥ G).
+Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds.
 
-==========================  ===================================================
-``laplace`` / ``"pure"``     Lap(b), b = T√d·Δ₂/ε: basic composition, (ε, 0)
-``laplace`` / ``"coordinate"``  Lap(Δ₂/ε₀), advanced composition over T·d
-                             coordinate mechanisms (the notes' first attempt)
-``laplace`` / ``"l2"``       Lap(b), b smallest with min(T√d s, √(2T ln(1/δ)) s
-                             + T s(e^s − 1)) ≤ ε, s = Δ₂/b (Thm 3 over T steps)
-``gaussian``                 N(0, σ²): exactly μ-GDP, μ = √T·Δ₂/σ (Dong–Roth–Su)
-==========================  ===================================================
+Secure mode (:mod:`fasterm.mechanisms.secure`): each step releases
+γ·(round(ḡ_t/γ) + Z_t), Z_t exact discrete noise, with the rounding-enlarged
+sensitivity Δ₂,grid ≤ Δ₂/γ + √d; Gaussian noise through zCDP.  The rounding
+bias b = √d·γ/2 gives the reported bound
+η((G + b)² + E‖h‖²)/2 + R²/(2ηT) + R·b.
 
-Per-example clipping at c < G (Song, Thakkar & Thakurta 2020, "Characterizing
-private clipped gradient descent on convex generalized linear problems",
-arXiv:2006.06783).  For a linear model the clipped gradient of example i
-is ψ_i'(⟨w, x_i⟩)·x_i with ψ_i' = φ' clamped to [−c/‖x_i‖, c/‖x_i‖]; a clamped
-non-decreasing function is non-decreasing, so ψ_i is convex and c-Lipschitz
-in w: clipped noisy PGD is exactly noisy PGD on this Huberized surrogate
-objective.  The default step
-size and T therefore use G = c (plus the regularizer's term), and Theorem 2
-holds for the surrogate; its bound is reported as
-``info["surrogate_utility_bound"]`` (``utility_bound`` stays None: it is a
-bound for the original objective only when c ≥ G).
-
-Defaults (steps, step size) depend only on n, d, ε, δ and the declared bounds,
-never on data values.
-
-Secure mode (``secure=True``, :mod:`fasterm.mechanisms.secure`).  Each step releases
-γ·(round(ḡ_t/γ) + Z_t) for ḡ_t the averaged clipped data gradient, Z_t exact
-discrete Laplace/Gaussian noise in grid units; the regularizer's gradient, the
-step and the projection are post-processing of the releases.  The privacy of
-the T releases follows from the same composition theorems as above with the
-rounding-enlarged sensitivity Δ₂,grid ≤ Δ₂/γ + √d (grid units); Gaussian noise
-is accounted through zCDP (Bun–Steinke composition, CKS conversion) instead of
-GDP.  The rounding biases each gradient by at most b = √d·γ/2 in norm; with it
-Theorem 2's proof gives E[L(ŵ) − L(w*)] ≤ η((G + b)² + E‖h‖²)/2 + R²/(2ηT) + R·b,
-the ``utility_bound`` reported.  The default T is chosen with the fast path's
-calibration (a public rule; only the noise is calibrated for secure mode).
-
-Structure.  The calibrations are in :mod:`fasterm.accounting`
-(:func:`~fasterm.accounting.calibrate_steps`; ``noise_scale`` here is its
-tuple form); the step loop is :mod:`fasterm.erm._engine`, driven in memory (the
-fused compiled loop, or numpy around the compiled gradient sum) or over dask
-row chunks (:mod:`fasterm.erm._dask`); the noise is a backend chosen once per fit
-(:mod:`fasterm.erm._backends`: float or exact grid), so secure mode runs on every
-driver.  This module checks the parameters, picks T and η from Theorem 2 and
-reports the result.
+Structure: calibrations in :mod:`fasterm.accounting`
+(:func:`~fasterm.accounting.calibrate_steps`), the step loop in
+:mod:`fasterm.erm._engine` (in memory or over dask row chunks, :mod:`fasterm.erm._dask`),
+the noise backend in :mod:`fasterm.erm._backends`; this module checks the
+parameters, picks T and η from Theorem 2 and reports the result.
 """
 
 from __future__ import annotations

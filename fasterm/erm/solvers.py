@@ -1,87 +1,43 @@
 """Private solvers for smooth losses: noisy gradient descent and noisy minibatch SGD.
 
 Both drive the step loop of :mod:`fasterm.erm._engine` with a float noise backend
-(:class:`fasterm.erm._backends.FloatNoise`): noisy_gd with the full clipped
-gradient sum, noisy_sgd with a Poisson-minibatch gradient sum; what is new
-here is the step rule (1/β from the loss's smoothness), the momentum, the
-default T and, for SGD, the sampling and its accounting.
+(:class:`fasterm.erm._backends.FloatNoise`); what is new here is the step rule
+(1/β from the loss's smoothness), the momentum, the default T and, for SGD,
+the sampling and its accounting.  The guarantees in full, with the proofs:
+docs/guarantees.rst ("Noisy gradient descent", "Noisy minibatch SGD"); the
+default rule and the experiments behind it: docs/solvers.rst.
 
-Problem: minimise L(w; S) = (1/n) Σ ψ_i(w) + Λ(w) over a convex set C, where
-ψ_i is the loss of example i with its gradient clipped at c (for a linear
-model this is the loss itself when c ≥ G, and otherwise a Huberized surrogate:
-ψ_i'(z) = φ'(z) clamped to [−c/‖x_i‖, c/‖x_i‖]; Song, Thakkar & Thakurta 2020,
-see :mod:`fasterm.erm.optimize`) and Λ(w) = l2/2·‖w‖².
-
-Smoothness.  If φ'' ≤ b (logistic b = 1/4, squared b = 2) then ψ_i is
-β-smooth with β = b·X², X the declared row bound: clamping a function to an
-interval is 1-Lipschitz, so the clamped derivative is still b-Lipschitz in z,
-and ∇ψ_i(w) = ψ_i'(⟨w, x_i⟩)·x_i changes by at most b·‖x_i‖²·‖w − w'‖.  L is
-then β_L = b·X² + l2 smooth (:meth:`fasterm.losses.Logistic.smoothness`).
-The hinge and absolute losses are not smooth: use :func:`fasterm.noisy_pgd`.
+Problem: minimise L(w; S) = (1/n) Σ ψ_i(w) + l2/2·‖w‖² over a convex set C,
+ψ_i the loss of example i with its gradient clipped at c (a Huberized
+surrogate; Song, Thakkar & Thakurta 2020, :mod:`fasterm.erm.optimize`).  If
+φ'' ≤ b (logistic 1/4, squared 2), L is β_L = b·X² + l2 smooth
+(:meth:`fasterm.erm.losses.Logistic.smoothness`; clipping keeps ψ_i' b-Lipschitz).
 
 **Theorem A** (projected noisy gradient descent on a smooth convex function;
-the standard stochastic-gradient argument, e.g. Bubeck 2015, Thm. 6.3, written
-out here with its constants).  Let L be convex and β_L-smooth on C, w_0 ∈ C,
-w_{t+1} = Π_C(w_t − η(∇L(w_t) + h_t)) with η ≤ 1/β_L and h_t independent,
-zero-mean, E‖h_t‖² ≤ s².  Then for every w* ∈ C and w̄ = (1/T) Σ_{t=1}^{T} w_t
+e.g. Bubeck 2015, Thm. 6.3, with its constants).  Let L be convex and
+β_L-smooth on C, w_0 ∈ C, w_{t+1} = Π_C(w_t − η(∇L(w_t) + h_t)) with
+η ≤ 1/β_L and h_t independent, zero-mean, E‖h_t‖² ≤ s².  For every w* ∈ C and
+w̄ = (1/T) Σ_{t=1}^{T} w_t
 
     E L(w̄) − L(w*) ≤ ‖w_0 − w*‖²/(2ηT) + η s².
 
-Proof sketch: smoothness and convexity give L(w_{t+1}) ≤ L(w*) +
-⟨∇L(w_t), w_{t+1} − w*⟩ + β_L/2·‖w_{t+1} − w_t‖²; the projection's
-obtuse-angle property bounds ⟨g̃_t, w_{t+1} − w*⟩ by
-(‖w_t − w*‖² − ‖w_{t+1} − w*‖² − ‖w_{t+1} − w_t‖²)/(2η); the noise term
-−⟨h_t, w_{t+1} − w*⟩ has expectation ≤ η E‖h_t‖² (compare w_{t+1} with the
-noiseless step, independent of h_t, and use that Π_C is 1-Lipschitz); sum
-over t and use convexity for w̄.  With η = 1/β_L and ‖w_0 − w*‖ ≤ R
-(w_0 = ``constraint.center``; R the radius of an L2 ball, the diameter of
-any other set) the bound is β_L R²/(2T) + s²/β_L —
-reported as ``utility_bound`` (for the clipped objective; for the original
-loss when no clipping binds, c ≥ G).  The same bound holds for the last
-iterate up to a log T factor in the non-smooth analysis; here ``output``
-``"average"`` is the point the theorem bounds and ``"last"`` the
-point usually best in practice (docs/solvers.rst).
+Reported as ``utility_bound`` with η = 1/β_L and ‖w_0 − w*‖ ≤ R.
 
-:func:`noisy_gd` (full batch).  Each step releases the averaged clipped
-gradient ḡ_t = (1/n) Σ ψ_i'(...) x_i + N(0, σ²I): L2 sensitivity Δ₂ = 2c/n
-under replace-one neighbours (fasterm's relation; one example's clipped
-gradient changes by at most 2c).  T adaptive Gaussian releases are exactly
-μ-GDP with μ = √T·Δ₂/σ (Dong, Roth & Su 2022, Thm. 2.7 and Cor. 3.3); σ comes
-from :func:`fasterm.accounting.calibrate_gaussian` (the exact μ-GDP → (ε, δ)
-curve).  Everything else — the regularizer's gradient, the step, the
-projection, the momentum of ``accelerate=True`` — is post-processing of the
-releases, so the query points may depend on earlier releases.  Laplace noise
-(``noise="laplace"``) is calibrated as in :func:`fasterm.noisy_pgd`.  In
-s² = d·σ² of Theorem A, σ² = T·Δ₂²/μ² grows with T: the bound
-β_L R²/(2T) + d T Δ₂²/(μ² β_L) is smallest at T* = β_L R μ/(Δ₂ √(2d)), and
-the default T is min(T*, the compute budget ``max_steps``) (docs/solvers.rst
-for the budget chosen by experiments).
+:func:`noisy_gd`: each step releases the averaged clipped gradient plus
+N(0, σ²I), Δ₂ = 2c/n (replace-one); T steps are exactly μ-GDP, μ = √T·Δ₂/σ
+(Dong, Roth & Su 2022, Thm. 2.7, Cor. 3.3; σ from
+:func:`fasterm.accounting.calibrate_gaussian`); step, projection and momentum
+are post-processing.  Default T = min(T*, ``max_steps``),
+T* = β_L R μ/(Δ₂ √(2d)) the minimiser of Theorem A's bound.
 
-:func:`noisy_sgd` (Poisson-subsampled minibatches).  Each step includes each
-row independently with probability q (public), releases
-Σ_{i∈B} clipped gradient + N(0, σ²c²I), divides by the *expected* batch size
-q·n (public, so the division is post-processing) and steps.  Privacy: the
-privacy loss distribution of the Poisson-subsampled Gaussian's dominating
-pair — for replace-one neighbours (fasterm's default) or add/remove —
-composed over the T steps (Zhu, Dong & Wang 2022, Thm. 10; discretised
-pessimistically, Doroshenko et al. 2022), or its Rényi DP (Mironov, Talwar &
-Zhang 2019; Balle et al. 2020, Thm. 21) where that is smaller — see
-:func:`fasterm.accounting.sgd_epsilon`.  The stochastic gradient is unbiased
-for ∇L with variance ≤ (1 − q)c²/(qn) from the sampling plus d σ² c²/(qn)²
-from the noise: Theorem A applies with that s².
-
-Under add/remove neighbours (``neighbors="add_remove"``) the number of rows n
-is itself private, so q·n is not a public normaliser and neither q = 512/n
-nor T = epochs·n/512 is a public parameter: the caller gives q
-(``sample_rate``) and a public expected batch size m (``batch_size``) that
-replaces q·n as the divisor — as Opacus does with its ``expected_batch_size``
-— and nothing computed from n is used outside the sampling or stored.  Each
-step is then the Poisson-subsampled Gaussian release with parameters (q, σ)
-alone, and the divisor, step, projection and T are public constants, so the
-iterates are a post-processing of the releases.  The stochastic gradient then
-has mean (qn/m)·∇ of the data term, a scale that depends on n: Theorem A's
-bound is not reported (``utility_bound`` and ``surrogate_utility_bound`` are
-None).
+:func:`noisy_sgd`: Poisson sampling with public q, the clipped sum plus
+N(0, σ²c²I), divided by the public expected batch size q·n (or ``batch_size``
+under ``neighbors="add_remove"``, where n is private).  Privacy: the PLD of the
+subsampled Gaussian's dominating pair composed over T (Zhu, Dong & Wang 2022,
+Thm. 10; discretised pessimistically, Doroshenko et al. 2022), or its Rényi DP
+(Mironov, Talwar & Zhang 2019; Balle et al. 2020, Thm. 21) where smaller —
+:func:`fasterm.accounting.sgd_epsilon`.  Theorem A applies with
+s² = (1 − q)c²/(qn) + dσ²c²/(qn)² (not reported under add/remove).
 """
 
 from __future__ import annotations

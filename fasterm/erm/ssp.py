@@ -2,66 +2,36 @@
 
 :func:`adassp` is Algorithm 2 ("AdaSSP") of Y.-X. Wang, *Revisiting
 differentially private linear regression: optimal and adaptive prediction &
-estimation in unbounded domain*, UAI 2018 (arXiv:1803.02596).  The least-squares
-solution depends on the data only through G = Σ wᵢ aᵢaᵢᵀ and b = Σ wᵢ yᵢ aᵢ
-(the *sufficient statistics*); AdaSSP releases both with noise, together with a
-private lower bound on the smallest eigenvalue of G, and returns the ridge
-solution θ = (Ĝ + λI)⁻¹ b̂ with a ridge λ chosen from that bound only.  There is
-no parameter ball, no step size and no iteration count: where n ≫ d the noise
-on G and b is small against G and b themselves, and θ reaches the
-least-squares fit whatever the conditioning or the norm of the solution
-(docs/solvers.rst, "Regression").
+estimation in unbounded domain*, UAI 2018 (arXiv:1803.02596): release
+G = Σ wᵢ aᵢaᵢᵀ, b = Σ wᵢ yᵢ aᵢ and a lower bound of λ_min(G) with noise, and
+return the ridge solution θ = (Ĝ + λI)⁻¹ b̂ with λ chosen from that bound only.
+The sensitivity proofs: docs/guarantees.rst ("Sufficient statistics
+perturbation"); when it is the default: docs/solvers.rst ("Regression").
 
 Algorithm (rows aᵢ ∈ R^p clipped to ‖a‖₂ ≤ X, labels clipped to |y| ≤ Y,
 weights mapped into [0, B]; B = 1 without weights):
 
-1. λ̃ = max(0, λ_min(G) + s₁·z₁ − s₁·t), the released lower bound of λ_min(G);
+1. λ̃ = max(0, λ_min(G) + s₁·z₁ − t), the released lower bound of λ_min(G);
 2. λ = max(0, s₂·√(p·log(2p²/ρ)) − λ̃), ρ = :data:`ADASSP_RHO` = 0.05
    (the failure probability of Wang's Theorem 3, the value of his experiments);
 3. Ĝ = G + s₂·Z, Z symmetric with independent upper triangle (diagonal
    included), b̂ = b + s₃·z₃;
 4. θ = (Ĝ + λI)⁻¹ b̂ (a least-squares solve if that matrix is singular).
 
-Steps 2 and 4 are post-processing of the three releases of steps 1 and 3.
+Steps 2 and 4 are post-processing.  Sensitivities (replace-one): λ_min(G)
+B·X² (Weyl); the upper triangle of G L2 √2·B·X², L1 B·(p + 1)·X²; b L2
+2·B·X·Y, L1 2·B·√p·X·Y.
 
-Sensitivities, replace-one neighbours (one record (a, y, w) replaced), for
-releases u(D) − u(D'):
+δ > 0: each release divided by its L2 sensitivity gets N(0, σ²),
+σ = :func:`fasterm.accounting.calibrate_gaussian` (1, 3, ε, δ): three
+μ/√3-GDP mechanisms, μ-GDP together (Dong, Roth & Su 2022, Cor. 3.3),
+μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ) (ibid. Cor. 2.13); so
+s₁ = σX²B, s₂ = σ√2X²B, s₃ = 2σXYB and t = s₁·√log(6/δ) (Wang's).  δ = 0:
+Laplace noise of scale (L1 sensitivity)/(ε/3) per release, basic composition;
+t = s₁·log(1/ρ) and s₂ = √2·b₂ in step 2 (public constants of this variant).
 
-* λ_min(G): B·X² — G changes by w'a'a'ᵀ − waaᵀ, whose eigenvalues lie in
-  [−B·X², B·X²], and Weyl's inequality moves λ_min by at most that;
-* the upper triangle of G (p(p+1)/2 entries): L2 ≤ √2·B·X² — for the two
-  PSD rank-one terms U = waaᵀ, V = w'a'a'ᵀ, ‖ut(U − V)‖² = ½(‖U − V‖²_F +
-  Σᵢ(U − V)ᵢᵢ²) ≤ ½(‖U‖²_F + ‖V‖²_F + ΣUᵢᵢ² + ΣVᵢᵢ²) ≤ 2B²X⁴ (⟨U, V⟩ ≥ 0 and
-  UᵢᵢVᵢᵢ ≥ 0); L1 ≤ B·(p + 1)·X², as Σ_{i≤j}|aᵢaⱼ| = (‖a‖₁² + ‖a‖₂²)/2 and
-  ‖a‖₁ ≤ √p‖a‖₂;
-* b: L2 ≤ 2·B·X·Y, L1 ≤ 2·B·√p·X·Y.
-
-Privacy, δ > 0 (Gaussian noise): each release is divided by its L2
-sensitivity and receives N(0, σ²) noise per coordinate with
-σ = :func:`fasterm.accounting.calibrate_gaussian` (1, 3, ε, δ), i.e. three
-(adaptively composed) mechanisms of μ/√3-GDP each; by the composition theorem
-of Gaussian differential privacy (Dong, Roth & Su 2022, Cor. 3.3) the triple
-is μ-GDP with μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ), hence
-(ε, δ)-DP (ibid. Cor. 2.13).  Wang splits (ε/3, δ/3) with the classical
-Gaussian mechanism; the equal GDP split is the same split, tightly
-accounted.  So s₁ = σX²B, s₂ = σ√2X²B, s₃ = 2σXYB, and the shift of step 1 is
-t = s₁·√log(6/δ) (Wang's, a one-sided Gaussian tail of probability
-Φ(−√log(6/δ))).
-
-Privacy, δ = 0 (Laplace noise, ``delta=0``): each release gets independent
-Laplace noise per coordinate with scale (its L1 sensitivity)/(ε/3); by the
-Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) and basic
-composition the triple is (ε, 0)-DP.  Wang's algorithm has no δ = 0 form; the
-public constants of this variant are t = b₁·log(1/ρ) (a Laplace tail of
-probability ρ/2) and s₂ = √2·b₂ (the standard deviation of the Laplace noise
-on each entry of G) in step 2.
-
-Nothing of the data enters any choice but through the releases: λ depends on
-the data only through λ̃; the returned result holds θ and public constants
-(the noise scales, the sensitivities, ε and δ); neither the noisy G, b, λ̃ nor
-λ is stored.  Floating point: the statistics are accumulated in float64; like
-every float mechanism of fasterm outside secure mode, the noise is a float
-sample (no secure mode here).
+Stored: θ and public constants (noise scales, sensitivities, ε, δ); never the
+noisy G, b, λ̃ or λ.  Statistics in float64; no secure mode.
 """
 
 from __future__ import annotations

@@ -3,73 +3,37 @@
 Used by the estimators' ``bounds=`` parameter (:mod:`fasterm.linear_model`)
 and by :class:`fasterm.preprocessing.BoundedScaler`, so that a pipeline and an
 estimator with the same bounds see the same rows, bit for bit.  numpy only.
+Why this map and this rule, and how much data the private ranges need:
+docs/guarantees.rst ("Declared and private feature bounds") and
+docs/getting_started.rst.
 
-The map
--------
-For declared bounds low_j < high_j of the d features, row x becomes
+The map: for public bounds low_j < high_j of the d features,
 
     x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2) / (√d/2),
 
-i.e. each feature is clipped to [low_j, high_j], centred on (low_j + high_j)/2,
-divided by its half-width (into [−1, 1]) and by √d, so every coordinate lies in
-[−1/√d, 1/√d] and ‖x‖₂ ≤ 1 whatever the data (equality only at a corner of the
-box).  It is :func:`fasterm.datasets.scale_to_unit_ball`, evaluated by the same
-operations in the same order, so the two agree bit for bit on float64 rows.
-The map is per record and fixed before the data are seen, so mapped
-neighbours are still neighbours and no privacy is spent — provided the bounds
-are *public* (documentation, instrument ranges, physical limits), never
-statistics of the private rows.  The output is one new array of X's shape and
-dtype (float32 rows are mapped in float32); X is never modified.
+so ‖x‖₂ ≤ 1 whatever the data; it is
+:func:`fasterm.datasets.scale_to_unit_ball`, the same operations in the same
+order (bit for bit on float64).  Per record and fixed before the data are
+seen: mapped neighbours are neighbours, no privacy spent.  The output is a new
+array of X's shape and dtype; X is never modified; sparse X is refused.
 
-Why this map and not per-feature division by √d·max(abs(low), abs(high)) (which keeps
-zeros, hence sparsity): centring uses the whole unit interval of every
-feature, where the uncentred map leaves a feature in [143, 2501] (the mean
-area of the breast-cancer data) in [0.06, 1]·(1/√d) — less signal per unit of
-noise.  Sparse X is refused with bounds (the centred map does not keep zeros).
+Private ranges (``bounds="private"``): ``PRIVATE_SHARE`` = 1/4 of ε and of δ
+go to 2d private quartiles (q = 0.25, 0.75) by the rank mechanism
+(:func:`fasterm.quantile`, exact sampling) on z = asinh(x/τ),
+τ = ``PRIVATE_TAU``, over abs(x) ≤ ``PRIVATE_LIMIT`` (clipped); back-transformed,
+sorted and widened by the interquartile range on each side (a width below
+1e-9·max(1, abs(a), abs(b)) raised to it, post-processing).
 
-Private ranges (``bounds="private"``)
--------------------------------------
-When no public bounds are known, the estimators can spend a share of their own
-budget on private per-feature ranges.  The rule below was written down (and
-committed) before it was compared with anything, and was chosen without the
-breast-cancer data:
-
-* share: ``PRIVATE_SHARE`` = 1/4 of ε, and 1/4 of δ, go to the ranges; the fit
-  runs with the remaining (3ε/4, 3δ/4);
-* per feature, two private quantiles (q = 0.25 and q = 0.75) by the rank
-  mechanism (:func:`fasterm.quantile`, exact sampling), computed on the public
-  monotone transform z = asinh(x/τ), τ = ``PRIVATE_TAU`` = 1e-3, over the public
-  interval abs(x) ≤ ``PRIVATE_LIMIT`` = 1e9 (values beyond are clipped to it: a
-  feature that large needs declared bounds).  The rank score is invariant
-  under a monotone map, so this is the rank mechanism on x with the base
-  measure dz (roughly uniform in log abs(x)): scale-free, from 1e-3 to 1e9;
-* back-transformed, sorted (a ≤ b), and widened by the interquartile range on
-  each side: [a − (b − a), b + (b − a)] (for a normal feature about ±2σ, 96%
-  of the values); a width below 1e-9·max(1, abs(a), abs(b)) is raised to it (a
-  post-processing, so that low < high).
-
-Privacy of the ranges.  Each quantile is the exponential mechanism with a score
-of sensitivity 1 under replace-one neighbours (one record moves the count
-#{x_i < w} by at most 1): ε_q-DP (McSherry & Talwar 2007; Dwork & Roth 2014,
-Thm 3.10), and also ε_q-bounded-range (its log-density ratio between
-neighbours lies in an interval of width ε_q), hence ε_q²/8-zCDP (Cesar &
-Rogers 2021, Lemma 3.2).  The 2d quantiles compose to ρ = 2d·ε_q²/8-zCDP (Bun &
-Steinke 2016, Lemma 2.3), which is (ε_r, δ_r)-DP by the conversion of
-:func:`fasterm.accounting.zcdp_delta` (Canonne, Kamath & Steinke 2020): ε_q is
-the largest with ρ ≤ :func:`fasterm.accounting.zcdp_rho` (ε_r, δ_r).  With
-δ = 0 the 2d quantiles compose by basic composition: ε_q = ε_r/(2d).  The fit
-then runs on the rows mapped with the released ranges (adaptive composition:
-it may depend on them), and the whole is (ε_r + ε_fit, δ_r + δ_fit)-DP by
-basic composition, which holds adaptively (Dwork & Roth 2014, Thm 3.16 and
-§3.5; Dwork, Rothblum & Vadhan 2010).  The released ranges are part of the
-private output (they are stored on the estimator and used at predict time).
-
-How well this can work.  The rank mechanism needs ε_q·n of a few tens to place
-a quartile inside the data when the public interval is wide (here about 57
-units of z against a data span of one or two): with d features, ε_q ∝ ε/√d,
-so private ranges need n·ε/√d large.  docs/getting_started.rst has the
-measured accuracy (``bench/raw_data.py``); with few rows per feature, declare
-bounds instead.
+Privacy: each quantile is the exponential mechanism with a score of
+sensitivity 1 under replace-one (McSherry & Talwar 2007; Dwork & Roth 2014,
+Thm 3.10), ε_q-DP and ε_q-bounded-range, hence ε_q²/8-zCDP (Cesar & Rogers
+2021, Lemma 3.2); 2d of them compose to ρ = 2d·ε_q²/8 (Bun & Steinke 2016,
+Lemma 2.3), (ε_r, δ_r)-DP by :func:`fasterm.accounting.zcdp_delta` (Canonne,
+Kamath & Steinke 2020): ε_q is the largest with ρ ≤
+:func:`fasterm.accounting.zcdp_rho` (ε_r, δ_r); for δ = 0, ε_q = ε_r/(2d).
+The fit on the mapped rows makes the whole (ε_r + ε_fit, δ_r + δ_fit)-DP by
+adaptive basic composition (Dwork & Roth 2014, Thm 3.16).  The released
+ranges are private output (stored, used at predict time).
 """
 
 from __future__ import annotations

@@ -2,81 +2,52 @@
 
 :mod:`fasterm.linear_model` calls :func:`fit_multiclass` for K > 2 classes
 (two classes keep the binary path of :mod:`fasterm.linear_model._rules`, bit for bit).
-The model is one weight matrix W of shape (d + 1) × K — column k scores class
-k, row d + 1 multiplies the intercept column — and every step releases *one*
-noisy gradient of the whole matrix, so the whole (ε, δ) serves all K classes
-(one-vs-rest would split it K ways).
+The model is one weight matrix W of shape (d + 1) × K, and every step
+releases *one* noisy gradient of the whole matrix, so the whole (ε, δ) serves
+all K classes.  Why, how the defaults were chosen, and the measurements:
+docs/multiclass.rst.
 
 Losses (z = Wᵀa the K scores of the augmented row a, y the class index)
     logistic  ℓ(W) = −log softmax(z)_y, ∇ℓ = a (p − e_y)ᵀ with p = softmax(z);
     hinge     ℓ(W) = max_j (z_j + [j ≠ y]) − z_y (Crammer & Singer 2001),
               a subgradient a (e_j − e_y)ᵀ for the maximising j (zero when j = y).
 
-Lipschitz constant (the per-example sensitivity).  ‖a uᵀ‖_F = ‖a‖·‖u‖, and
-‖p − e_y‖² = (1 − p_y)² + Σ_{k≠y} p_k² ≤ (1 − p_y)² + (Σ_{k≠y} p_k)² =
-2(1 − p_y)² ≤ 2, ‖e_j − e_y‖ = √2: both gradients have Frobenius norm
-≤ G = √2·X_aug (X_aug the augmented row bound, :func:`fasterm.linear_model._rules.augmented_norm`).
-Per-example gradients are clipped at c ≤ G (the whole matrix, in Frobenius
-norm: g ↦ g·min(1, c/‖g‖_F)), so replacing one row changes the averaged
-gradient by at most Δ₂ = 2c/n in Frobenius norm — the binary path's
-sensitivity, for a vector of (d + 1)·K coordinates.
+Sensitivity.  ‖a uᵀ‖_F = ‖a‖·‖u‖, ‖p − e_y‖² ≤ 2(1 − p_y)² ≤ 2 and
+‖e_j − e_y‖ = √2, so G = √2·X_aug (:func:`fasterm.linear_model._rules.augmented_norm`);
+per-example gradients are clipped at c ≤ G in Frobenius norm, so the averaged
+gradient moves by at most Δ₂ = 2c/n under replace-one neighbours.
 
-Privacy.  The noise of the T releases is calibrated exactly as for the binary
-models, with dimension (d + 1)·K: Gaussian noise by μ-GDP (Dong, Roth & Su
-2022, Thm. 2.7 and Cor. 3.3; :func:`fasterm.accounting.calibrate_steps`),
-Laplace noise by its calibrations (:func:`fasterm.noisy_pgd`'s table), secure
-mode by :mod:`fasterm.mechanisms.secure`.  The step, the data-independent ridge α·W, the
-projection onto the Frobenius ball of radius ``radius`` and the momentum are
-post-processing.  The clipped multinomial gradient field is not the gradient
-of a known convex surrogate (unlike the binary case, where clipping Huberizes
-the loss): clipping changes *what* is optimised, never the privacy.
+Privacy.  The T releases are calibrated as the binary models', in dimension
+(d + 1)·K: Gaussian noise by μ-GDP (Dong, Roth & Su 2022, Thm. 2.7 and
+Cor. 3.3; :func:`fasterm.accounting.calibrate_steps`), Laplace noise by
+:func:`fasterm.noisy_pgd`'s calibrations, secure mode by :mod:`fasterm.mechanisms.secure`.
+Step, ridge α·W, projection onto the Frobenius ball of radius ``radius`` and
+momentum are post-processing; clipping changes *what* is optimised, never the
+privacy.
 
-Smoothness.  The Hessian of the multinomial loss is (diag p − ppᵀ) ⊗ aaᵀ and
-diag p − ppᵀ ⪯ ½(I − 11ᵀ/K) (Böhning 1992, "Multinomial logistic regression
-algorithm", Ann. Inst. Statist. Math. 44, Lemma: the bound of the
-information matrix), so the loss is β = X_aug²/2-smooth everywhere; at the
-start W = 0 (p uniform) the Hessian is (1/K)(I − 11ᵀ/K) ⊗ aaᵀ, of norm
-β₀ = X_aug²/K.  The binary rule's step 4/β uses the curvature at the start
-(for the binary logistic loss β = X²/4 is both), so the multiclass step is
-at most η = 4/(β₀ + α) (``LR_MULTIPLE``; a public multiple, beyond the step
-Theorem A of :mod:`fasterm.erm.solvers` covers, so no utility bound is claimed),
-smaller when the noise dominates (:func:`step_multiple`).
+Defaults (public: n, d, K, ε, δ, the declared bounds).  Solver "auto" is
+the binary rule (:func:`choose_solver`): "sgd" for the logistic loss with
+Gaussian noise from n = 5,000 rows, "gd" below and for Laplace noise, "pgd"
+(Theorem 2 of :mod:`fasterm.erm.optimize`, G = c + α·R) for the hinge loss
+and in secure mode; clip "auto" the binary rule.  The step uses
+β₀ = X_aug²/K + α, the curvature at W = 0 (the worst case is X_aug²/2,
+Böhning 1992): a public multiple beyond Theorem A's step, so no utility bound
+is claimed.  "gd": T = ``max_steps`` or :func:`gd_budget` (80, down to 20 when
+one pass n·(d + 1)·K exceeds GD_WORK/80; Laplace noise keeps the binary T
+rule within it), η = min(4, H/T)/β₀, horizon H = min(``HORIZON_MAX``,
+``HORIZON_NOISE``/ν), ν = √(E‖h_t‖²/T)/c (:func:`step_multiple`), momentum by
+the binary rule, the last iterate.  "sgd": Poisson minibatches of expected
+size clamp(n/100, 128, 1024), SGD_EPOCHS × the binary epochs, σ from
+:func:`fasterm.accounting.calibrate_sgd_sigma` (replace-one; Rényi DP of the
+subsampled Gaussian, Mironov, Talwar & Zhang 2019, converted by Balle et al.
+2020, Thm. 21), η = min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), the
+average of the last half of the iterates (post-processing).  δ = 0 with
+``solver="auto"`` and no ``noise``: the noisy class sums (:func:`_fit_class_sums`),
+one Laplace release, (ε, 0)-DP by the Laplace mechanism.
 
-Defaults (public quantities only: n, d, K, ε, δ, the declared bounds)
-    solver "auto" (:func:`choose_solver`, the binary rule): noisy SGD
-    ("noisy_sgd") for the logistic loss with Gaussian noise from n = 5,000 rows,
-    noisy gradient descent ("noisy_gd") below and for Laplace noise, noisy
-    projected gradient descent ("noisy_pgd", averaged iterates, T and η from Theorem 2 of
-    :mod:`fasterm.erm.optimize` with G = c + α·R) for the hinge loss (not smooth)
-    and in secure mode; clip "auto": the binary rule
-    (:func:`fasterm.linear_model._rules.auto_clip`).
-    "noisy_gd": T = ``max_steps`` or :func:`gd_budget` (80, fewer — down to 20 —
-    when one gradient pass n·(d + 1)·K exceeds GD_WORK/80; Gaussian noise —
-    Laplace noise keeps the binary T rule within that budget) and the step
-    η = min(4, H/T)/β₀ with the horizon H = η·β₀·T = min(160, 15/ν),
-    ν = √(E‖h_t‖²/T)/c the noise of the run on the clip's scale
-    (:func:`step_multiple`; Theorem A's bound R²/(2ηT) + η·T·D·Δ₂²/μ² is
-    smallest at a horizon ∝ μ/(√D·Δ₂) ∝ 1/ν); Nesterov momentum by the binary
-    rule (``accelerate="auto"``), the last iterate.
-    "noisy_sgd": Poisson minibatches of expected size B = clamp(n/100, 128, 1024),
-    SGD_EPOCHS × the binary epochs (2 below n = 10⁵, 1 above, at least 160
-    steps), σ from :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε,
-    δ, "replace_one") — the binary accountant (Rényi DP of the subsampled
-    Gaussian, Mironov, Talwar & Zhang 2019, converted by Balle et al. 2020,
-    Thm. 21) — the step min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), no
-    momentum, and the average of the last half of the iterates (post-processing).
-    δ = 0 with ``solver="auto"`` (and no ``noise``): the noisy class sums (:func:`_fit_class_sums`),
-    one Laplace release of the per-class sums of the clipped rows, (ε, 0)-DP by
-    the Laplace mechanism.
-    These rules were chosen on synthetic multiclass data and the wine and
-    iris data sets, then measured on scikit-learn's digits (docs/multiclass.rst).
-
-Gradients.  Every solver's per-step gradient sum is the compiled kernel
-(:func:`kernel_sum`, src/cpp/fasterm/multiclass.hpp): one pass over the raw
-rows (dense or CSR, a minibatch read in place), the design row (x·min(1,
-X/‖x‖), s) built on the fly, the K scores, the per-row norm ‖a‖·‖u‖, the clip
-factor and the rank-1 update accumulated while the row is in cache; every
-product and sum in double (a float32 × float32 product is exact in double).
+Gradients: the compiled kernel (:func:`kernel_sum`, src/cpp/fasterm/multiclass.hpp),
+one pass over the raw rows (dense or CSR, a minibatch in place) with the design
+row built on the fly, every product and sum in double.
 """
 
 from __future__ import annotations

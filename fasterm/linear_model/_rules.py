@@ -2,98 +2,40 @@
 
 :mod:`fasterm.linear_model` wraps :func:`fit_linear` in scikit-learn
 estimators (and validates their parameters there, once); the main job calls it
-directly so that it runs without scikit-learn.  The public bounds and the
-defaults chosen from them are documented here once.
+directly so that it runs without scikit-learn.  The rules and defaults below
+read public quantities only; why each was chosen: docs/solvers.rst ("The
+default rule", "How the constants were chosen", "The estimators' public
+defaults") and docs/pure.rst (the intercept column of objective perturbation).
 
-Pipeline of one fit (``method="noisy_pgd"``, the gradient methods)
-------------------------------------------------------------------
-1. Rows are clipped to the declared ``data_norm`` X (x ↦ x·min(1, X/‖x‖)), and,
-   with ``fit_intercept``, a constant column ``intercept_scaling`` s is
-   appended: the augmented rows have norm ≤ X_aug = √(X² + s²), and the
-   parameter ball of radius ``radius`` constrains (coef, intercept/s) jointly.
-2. Per-example gradients are clipped at ``clip`` c (``"auto"``: below), so
-   the averaged gradient has L2 sensitivity 2c/n under replace-one
-   neighbours; for a linear model this is noisy PGD on the c-Lipschitz
-   Huberized surrogate of the loss (Song, Thakkar & Thakurta 2020; see
-   :mod:`fasterm.erm.optimize`), still convex, and for classification still
-   classification-calibrated (a convex margin loss with negative derivative at
-   0, Bartlett, Jordan & McAuliffe 2006, Thm 6).
-3. The solver (``solver="auto"``: :func:`choose_solver`, a rule on public
-   quantities only, chosen by the experiments of docs/solvers.rst):
+``solver`` names the private algorithm (:data:`SOLVER_PARTS`: "noisy_gd",
+"noisy_sgd", "noisy_pgd" — the noisy gradient solvers —, "objpert",
+"objpert_threshold", "expmech", "adassp"); :func:`resolve_solver` and
+:func:`resolve_noise` hold the rules linking it to ``noise``, ``calibration``,
+δ and secure mode.  One fit of the noisy gradient solvers:
 
-   * for the squared loss with Gaussian noise and n ≥ 5,000,
-     :func:`fasterm.noisy_gd` with the regression rule
-     (:func:`regression_gd_rule`: T = clamp(⌈n/50⌉, 200, 1000) steps and, for
-     ``radius=None``, R = clamp(n·μ/(10·p), 5, 100); docs/solvers.rst,
-     "Regression"), otherwise as below;
-   * :func:`fasterm.noisy_sgd` for n ≥ 5,000 (logistic loss,
-     Gaussian noise): Poisson minibatches of expected size B = clamp(n/100,
-     128, 1024), 2 epochs below n = 10⁵ and 1 above but at least 160 steps,
-     step 4/β (β the loss's
-     smoothness, :meth:`fasterm.losses.Logistic.smoothness`), the last
-     iterate; each minibatch's design rows are built on the fly, so the
-     (n, d + 1) design matrix is never formed;
-   * :func:`fasterm.noisy_gd` for smaller n and for Laplace noise: step 4/β,
-     T = min(T*, ``max_steps`` or the budget: 40, and 20 below n = 1,000 for
-     the logistic loss with Gaussian noise) with T* the minimiser of its utility
-     bound, Nesterov momentum capped at 1 − 3ν, ν the noise per step over c
-     (none from ν = 1/3 on; ``accelerate="auto"``), the last iterate;
-   * :func:`fasterm.noisy_pgd` for the hinge loss (not smooth), secure mode
-     and dask arrays: T from Theorem 2's rule within ``max_steps`` (default
-     100), η from Theorem 2, the average of the iterates.
-
-   ``solver="pgd"``, ``"gd"`` or ``"sgd"`` forces one (``"pgd"`` is the
-   behaviour of fasterm before the rule).  The step 4/β is a public multiple
-   of the largest step the smooth analysis covers (the theorem's bound is then
-   not claimed; privacy does not depend on the step).  The privacy spent is
-   the result's (ε, δ); nothing else touches the data.
-
-``clip="auto"`` (public: depends on X_aug and Y only)
-    logistic  c = X_aug·σ(−1) = X_aug/(1 + e) ≈ 0.27·X_aug: the gradient norm of a
-              full-norm row at margin 1, so gradients are clipped exactly where the
-              hinge loss would be active and the surrogate behaves like a smooth hinge;
-    hinge     c = X_aug/2;
-    squared   c = Y·X_aug/2: a full-norm row is clipped once its residual exceeds Y/4.
-    Smaller c means less noise (σ ∝ c) and more examples clipped.  These values
-    come from the reasoning above and were compared with c = X_aug/2, 0.35·X_aug,
-    X_aug/4 and no clipping on a synthetic problem and on scikit-learn's
-    *digits* data (pixels in the public range [0, 16]); clipping at any of
-    these levels beat no clipping, and for the hinge loss the result is nearly
-    independent of c (clipped hinge gradients are scale-free).  The
-    breast-cancer accuracies were printed alongside during that comparison, so
-    the README's figures are development-set figures, not a held-out test.
-
-Defaults (their meaning; none depends on data values)
-    ``epsilon=1.0, delta=1e-5``; ``method="auto"`` fits ``delta=0`` by objective
-    perturbation (:mod:`fasterm.erm.objpert`, (ε, 0)-DP) and ``delta > 0`` by noisy
-    PGD; ``method="noisy_pgd"`` with ``delta=0`` needs ``noise="laplace"`` with
-    calibration ``"pure"`` or ``"l2"`` (then the fit is (ε, 0)-DP).
-    ``data_norm=1.0``: rows are assumed (and clipped) to ‖x‖₂ ≤ 1 — scale the
-    features with public bounds first (:func:`fasterm.datasets.scale_to_unit_ball`).
-    ``intercept_scaling="auto"``: the constant column s — 0.25 (adds 3% to
-    the row norm at X = 1, √(1 + 0.25²) = 1.031, and allows
-    |intercept| ≤ 0.25·radius), except for classifiers fitted by objective
-    perturbation (``method="objpert"``, also through "auto"), which use
-    ``OBJPERT_INTERCEPT_SCALING`` = 0.125: there the ridge μ/2·w_d² on the
-    column's coefficient is a ridge μ/(2s²)·b² on the intercept b = s·w_d, and
-    s was chosen by a rule declared before the comparison, on data other than
-    the breast-cancer set (``docs/pure.rst``, ``bench/pure_intercept.py``).
-    ``radius=50`` (classifiers), ``None`` (regression: 5, the regression rule
-    from n = 5,000, no bound for AdaSSP): the L2 bound on (coef, intercept/s).  For logistic and hinge losses the noise does not
-    depend on the radius (G = X); it sets the step size (η ∝ R) and how
-    confident the model may become (|logit| ≤ R·X_aug).  For the squared
-    loss a large radius makes noisy_pgd's η exceed the curvature's stability
-    limit, hence 5 (noisy_gd's step 4/β does not depend on R, so the
-    regression rule can let R grow with n).
-    ``alpha=1e-4``: data-independent L2 regularization α/2·‖w‖² (scikit-learn's
-    SGD default); regression's ``alpha=None`` is 0 on the path of
-    :func:`regression_gd_rule` and 1e-4 elsewhere.  ``max_steps=None``: the solver's compute budget of the
-    default T — 100 for noisy_pgd (with the step size of the clipped surrogate,
-    accuracy on the comparison data did not change between 100 and 400 steps;
-    Theorem 2's bound improves only as √(1 + a/T) → 1 with a = n²μ²/(4d) for
-    Gaussian noise, μ the GDP parameter), for noisy_gd 40, and 20 below n = 1,000
-    rows for the logistic loss with Gaussian noise (:func:`gd_budget`, docs/solvers.rst);
-    unused by noisy_sgd, whose T is epochs/q.
+1. Rows are clipped to ``data_norm`` X; with ``fit_intercept`` a constant
+   column s (``intercept_scaling``; "auto": 0.25, or
+   ``OBJPERT_INTERCEPT_SCALING`` = 0.125 for classifiers fitted by objective
+   perturbation) is appended, so rows have norm ≤ X_aug = √(X² + s²), and
+   (coef, intercept/s) lie in the ball of radius ``radius``.
+2. Per-example gradients are clipped at c (``clip="auto"``, :func:`auto_clip`:
+   X_aug/(1 + e) logistic, X_aug/2 hinge, Y·X_aug/2 squared), so the averaged
+   gradient has L2 sensitivity 2c/n under replace-one neighbours: noisy PGD on
+   the c-Lipschitz Huberized surrogate (Song, Thakkar & Thakurta 2020), convex
+   and, for classification, classification-calibrated (Bartlett, Jordan &
+   McAuliffe 2006, Thm 6).
+3. ``solver="auto"`` (:func:`resolve_method`, then :func:`choose_solver`):
+   objective perturbation for δ = 0; else :func:`fasterm.noisy_pgd` for
+   the hinge loss, secure mode and dask arrays (Theorem 2's T within
+   ``max_steps``, default 100); :func:`fasterm.noisy_sgd` for n ≥ 5,000
+   (logistic, Gaussian; B = clamp(n/100, 128, 1024), 2 epochs below n = 10⁵
+   and 1 above, at least 160 steps; the squared loss with Gaussian noise
+   takes noisy_gd with :func:`regression_gd_rule` there); :func:`fasterm.noisy_gd` otherwise
+   (step 4/β, T = min(T*, :func:`gd_budget`), momentum by the public noise
+   ratio ν).  The step 4/β is a public multiple of the largest step the smooth
+   analysis covers (its bound is then not claimed; privacy does not depend on
+   the step).  The privacy spent is the result's (ε, δ); nothing else touches
+   the data.
 """
 
 from __future__ import annotations
@@ -118,7 +60,7 @@ __all__ = ["KINDS", "SOLVERS", "auto_clip", "design", "fit_linear", "resolve_int
 
 KINDS = ("logistic", "hinge", "squared")
 
-# Defaults shared by the estimators and the main job (see the module docstring).
+# Defaults shared by the estimators and the main job (their meaning and origin: docs/solvers.rst, "The estimators' public defaults").
 DEFAULTS = dict(
     epsilon=1.0, delta=1e-5, data_norm=1.0, alpha=1e-4, fit_intercept=True,
     intercept_scaling="auto", solver="auto", noise=None, calibration=None,
@@ -147,7 +89,7 @@ OPTIMISER_SOLVER = {"gd": "noisy_gd", "sgd": "noisy_sgd", "pgd": "noisy_pgd"}
 PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
 GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
 GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
-GD_SMALL_MAX_STEPS = 20  # (bench/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
+GD_SMALL_MAX_STEPS = 20  # (experiments/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
@@ -157,7 +99,7 @@ LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
 
 def gd_budget(kind, n, noise="gaussian") -> int:
     """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss with
-    Gaussian noise 20 below n = 1,000 rows (the comparison of bench/gd_budget.py), else 40
+    Gaussian noise 20 below n = 1,000 rows (the comparison of experiments/gd_budget.py), else 40
     (the squared loss and Laplace noise were not compared at small n: 40)."""
     small = kind == "logistic" and noise == "gaussian" and n < GD_SMALL_ROWS
     return GD_SMALL_MAX_STEPS if small else GD_MAX_STEPS
@@ -195,7 +137,7 @@ OBJPERT_INTERCEPT_SCALING = 0.125
 
 
 def resolve_intercept_scaling(kind, method, intercept_scaling) -> float:
-    """``intercept_scaling="auto"`` for a resolved ``method`` (module docstring); a number is kept.
+    """``intercept_scaling="auto"`` for a resolved algorithm (:func:`resolve_solver`); a number is kept.
 
     A public rule: the model kind and the method only.
     """
@@ -348,8 +290,8 @@ def _gd_plan(loss, ball, *config):
     return plan
 
 
-#: ``method="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
-#: choice of the experiments of docs/solvers.rst ("Regression"; bench/regression_rules.py).
+#: ``solver="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
+#: choice of the experiments of docs/solvers.rst ("Regression"; experiments/regression_rules.py).
 REGRESSION_AUTO = {"approx": "gradient", "pure": "objpert"}
 
 #: The regression rule of noisy_gd from this n on (docs/solvers.rst, "Regression"): T and R grow with n.
@@ -367,7 +309,7 @@ def regression_gd_rule(n, dim, epsilon, delta):
     T = clamp(⌈n/50⌉, 200, 1000) steps of noisy_gd and the radius
     R = clamp(n·μ/(10·p), 5, 100), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ)
     and p = ``dim`` (the coefficients with the intercept column).  Public:
-    n, p, ε, δ.  Chosen by ``bench/regression_rules.py`` (docs/solvers.rst).
+    n, p, ε, δ.  Chosen by ``experiments/regression_rules.py`` (docs/solvers.rst).
     """
     from ..accounting import gaussian_mu
 
@@ -383,7 +325,7 @@ def resolve_method(method, delta, secure=None, chunked=False, kind=None) -> str:
     "gradient" (the noisy gradient solvers); for regression (``kind="squared"``)
     :data:`REGRESSION_AUTO`, the same two after the comparison of
     docs/solvers.rst ("Regression") with sufficient statistics perturbation
-    ("adassp", :mod:`fasterm.erm.ssp`).  Any other ``method`` is kept.
+    ("adassp", :mod:`fasterm.erm.ssp`).  Any other algorithm is kept.
 
     Exceptions, because objective perturbation and AdaSSP need X in memory and
     have no secure mode: a dask X or secure mode resolve to "gradient" (with

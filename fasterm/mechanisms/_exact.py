@@ -27,21 +27,15 @@ Discrete Gaussian for Differential Privacy", NeurIPS 2020, arXiv:2004.00010,
   (how :mod:`fasterm.mechanisms.secure` chooses it) the exponent is the small integer
   ratio (|Y| − m)²/(2tm).
 
-Three implementations of each:
-
-* compiled (``fasterm.mechanisms._discrete``, ``src/cpp/fasterm/discrete.hpp``): uint64
-  with 128-bit products, drawing from a ``numpy.random.Generator``'s bit
-  generator without the GIL — used whenever the parameters are below 2^62;
-* vectorised numpy on int64 arrays, used when every integer provably stays
-  below 2^62 (bounds below) — the path for :class:`OSRandom`, and a
-  reference for the compiled one;
-* scalar on Python ints (any size) — the obviously-correct reference and the
-  fallback for parameters or rare draws beyond the int64 bounds.
-
-The numpy paths consume only uniform integers from ``rng.integers`` (a
-Generator: exact bounded integers by rejection, Lemire's method) or from
-:class:`OSRandom` (operating-system entropy).  ``discrete_laplace``,
-``discrete_gaussian`` and ``bernoulli_exp`` pick the path.
+Three implementations of each, picked by ``discrete_laplace``,
+``discrete_gaussian`` and ``bernoulli_exp``: compiled (``fasterm.mechanisms._discrete``,
+``src/cpp/fasterm/discrete.hpp``; uint64 with 128-bit products, from a
+Generator's bit generator without the GIL) for parameters below 2^62;
+vectorised numpy on int64 when every integer provably stays below 2^62 (the
+path for :class:`OSRandom`, and a reference for the compiled one); scalar on
+Python ints, the obviously-correct reference and the fallback beyond those
+bounds.  The numpy paths consume only uniform integers from ``rng.integers``
+(exact by rejection, Lemire's method) or from :class:`OSRandom`.
 """
 
 from __future__ import annotations

@@ -16,19 +16,13 @@ own bit generator, so ``random_state`` reproduces a run exactly:
   probability 1/2, then b·E·S has density exp(-|x|/b) / (2b), the Laplace
   density.  The stream therefore differs from ``Generator.laplace``.
 
-These are the *fast* floating-point samplers.  What they protect: the
-distribution of the noise is Laplace/Gaussian up to float rounding, which is
-all the privacy proofs need *if* an attacker only saw real numbers.  What they
-do not: like every textbook floating-point sampler they are exposed to the
-attack of Mironov (2012, "On significance of the least significant bits for
-differential privacy"): the set of doubles that value + noise can produce
-depends on the value, so the low-order bits of one release can reveal which
-of two neighbouring inputs produced it.  The fast path is therefore private
-only in the idealised real-number model — vulnerable in principle.
+These are the *fast* floating-point samplers: private in the real-number
+model, exposed in principle to Mironov's (2012) attack on the low-order bits
+of value + float noise (docs/secure.rst, "The threat").
 
 Secure (floating-point-safe) samplers, used by ``secure=True`` /
-:func:`fasterm.secure_mode` (see :mod:`fasterm.mechanisms.secure` for the grid, the
-accounting of the rounding and the theorems):
+:func:`fasterm.secure_mode` (:mod:`fasterm.mechanisms.secure`: the grid, the accounting
+of the rounding and the theorems; docs/secure.rst: their cost):
 
 * ``discrete_laplace(size, scale)``: P[Z = z] ∝ exp(−|z|/scale) on ℤ;
 * ``discrete_gaussian(size, sigma2)``: P[Z = z] ∝ exp(−z²/(2·sigma2)) on ℤ;
@@ -40,9 +34,7 @@ Kamath & Steinke (2020, "The Discrete Gaussian for Differential Privacy",
 §5) use integer arithmetic and uniform integers only (:mod:`fasterm.mechanisms._exact`).
 ``random_state``: None/int/Generator (reproducible; uniform integers from
 ``Generator.integers``, exact by rejection) or ``"os"`` / :class:`OSRandom`
-(operating-system entropy from ``os.urandom``; not reproducible).  Cost
-(``bench/bench_secure.py``): the compiled exact samplers are ~4× (Laplace) and
-~12× (Gaussian) slower than numpy's float samplers; with OS entropy ~70×.
+(operating-system entropy from ``os.urandom``; not reproducible).
 """
 
 from __future__ import annotations

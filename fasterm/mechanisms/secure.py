@@ -1,113 +1,42 @@
 """Secure (floating-point-safe) mode: exact discrete noise on a power-of-two grid.
 
-The threat
-----------
-Mironov (2012, "On significance of the least significant bits for differential
-privacy", CCS) showed that a textbook Laplace mechanism implemented in
-floating point — value + b·(−ln U)·sign, U a random double — is not
-differentially private: the set of doubles it can output depends on the value,
-so from one output an attacker can often tell which of two neighbouring inputs
-produced it (some outputs are reachable from one and impossible from the
-other), and a whole database can be reconstructed while the accountant records
-a small ε.  Any sampler whose outputs are "value + float noise" has this
-defect to some degree, including fasterm's fast samplers (:mod:`fasterm.mechanisms.noise`).
+Why (Mironov 2012's attack on float noise) and what it costs: docs/secure.rst.
 
-What secure mode does
----------------------
-1. The value is rounded to a grid of spacing γ = 2^k (the *granularity*):
-   k_i = round(f(x)_i / γ) (dividing by a power of two is exact in floating
-   point, and rounding to an integer is exact).
-2. Integer noise Z_i is drawn exactly — discrete Laplace or discrete Gaussian
-   in grid units, by the integer-only samplers of Canonne, Kamath & Steinke
-   (2020) in :mod:`fasterm.mechanisms._exact`.  No float enters the sampler.
-3. The release is γ·(k_i + Z_i): an integer times a power of two, which is an
-   exact float64 while |k_i + Z_i| ≤ 2^53 (releases are clamped to
-   ±2^53·γ and the scaled value to ±2^52 before rounding; both clamps are
-   data-independent post-processing / 1-Lipschitz maps, so neither adds
-   sensitivity).
+Mechanism: the value is rounded to the grid γ = 2^k, k_i = round(f(x)_i/γ)
+(exact); integer noise Z_i is drawn exactly (discrete Laplace or discrete
+Gaussian in grid units, Canonne, Kamath & Steinke 2020, :mod:`fasterm.mechanisms._exact`);
+the release γ·(k_i + Z_i) is an exact float64 (the value is clamped to ±2^52,
+the release to ±2^53 grid units: data-independent 1-Lipschitz maps).
+Rounding is accounted: in grid units ‖v‖₁ ≤ ⌊Δ₁/γ⌋ + d and
+‖v‖₂² ≤ ⌊(Δ₂/γ + r_d)²⌋, r_d ≥ √d rational.
 
-Every release lies on the lattice γ·ℤ, whatever the input: the set of possible
-outputs is the same for any two inputs, which removes what Mironov's attack
-exploits, and the output distribution is exactly the one the privacy theorem is
-about.  Releases are float64 (a float32 cannot hold every grid point).
+Theorems:
 
-The price of rounding (accounted, not ignored)
-----------------------------------------------
-Rounding can enlarge the sensitivity: with |round(a) − a| ≤ 1/2,
-|round(a/γ) − round(b/γ)| ≤ |a − b|/γ + 1 per coordinate, so in grid units
+* Discrete Laplace, P[Z = z] ∝ exp(−|z|/t): (Δ₁,grid/t, 0)-DP (discrete
+  analogue of Dwork–Roth Thm 3.6; CKS 2020 §1); coordinate i alone is
+  (|v_i|/t, 0)-DP, as the ``"l2"`` calibrations' advanced composition needs.
+* Discrete Gaussian: Rényi divergence ≤ α‖v‖₂²/(2σ²) (CKS 2020, Prop. 5;
+  coordinates add), so ρ = Δ₂,grid²/(2σ²)-zCDP; T releases Tρ-zCDP (Bun &
+  Steinke 2016, Lemma 2.3); (ε, δ) by CKS's conversion
+  (:func:`fasterm.accounting.zcdp_delta`).
+* Finite exponential mechanism (:func:`fasterm.mechanisms.exponential`):
+  scores rounded to the grid (Δ_g = ⌊Δ/γ⌋ + 1), index drawn with probability
+  exactly ∝ exp(−t·(k_i − min k)), t = ε/(2Δ_g) (ε/Δ_g monotone), by uniform
+  proposals and exact Bernoulli acceptance (CKS 2020): McSherry–Talwar,
+  (ε, 0)-DP (:func:`exponential_calibration`, :func:`exponential_indices`).
 
-* L1: ‖v‖₁ ≤ Δ₁/γ + d, an integer bound ⌊Δ₁/γ⌋ + d;
-* L2: ‖v‖₂ ≤ Δ₂/γ + √d (triangle inequality), used as the integer bound
-  ⌊(Δ₂/γ + r_d)²⌋ on ‖v‖₂² with r_d ≥ √d a rational upper bound.
+Default granularity: the largest power of two ≤ Δ₁/(2^10·d) (L1) or
+Δ₂/(2^10·√d) (L2), public; calls whose grid sensitivity or noise scale exceeds
+2^47 grid units are refused (:func:`check_grid_scale`).
 
-Theorems behind the reported privacy:
+Not covered (they raise ``ValueError`` in secure mode, :func:`check_not_secure`):
+``median``, ``mean``, ``quantile``, ``expmech_erm``, ``RWM``, ``run_rwm``,
+``PrivateRWM``, ``linear_learner``.  Covered besides the mechanisms and
+``noisy_pgd``: :class:`fasterm.learning.SQOracle` and the private PAC learners.
+Timing and the error of computing f itself are not covered (docs/secure.rst).
 
-* Discrete Laplace, P[Z = z] ∝ exp(−|z|/t) per coordinate: for integer
-  vectors v, P[z]/P[z + v] ≤ exp(‖v‖₁/t), so the release is (Δ₁,grid/t, 0)-DP
-  (the discrete analogue of Dwork–Roth Thm 3.6; CKS 2020 §1).  Coordinate i
-  alone is (|v_i|/t, 0)-DP, which is all that the heterogeneous advanced
-  composition behind the ``"l2"`` calibrations uses.
-* Discrete Gaussian, P[Z = z] ∝ exp(−z²/(2σ²)): for integer shifts the Rényi
-  divergence of order α is at most α‖v‖₂²/(2σ²) (CKS 2020, Prop. 5 in one
-  dimension; independent coordinates add), i.e. ρ-zCDP with ρ = Δ₂,grid²/(2σ²);
-  T adaptive releases are Tρ-zCDP (Bun & Steinke 2016, Lemma 2.3), and ρ-zCDP
-  implies (ε, δ)-DP with CKS's conversion (:func:`fasterm.accounting.zcdp_delta`).
-  This is *not* the exact (GDP) curve of the fast path: for the same (ε, δ)
-  σ is 6–9% larger for ε ∈ [0.1, 8], δ ∈ [1e-8, 1e-5] (CKS prove the discrete Gaussian is almost
-  as private as the continuous one, but their tight 1-D formula does not cover
-  vectors or composition, so the zCDP route is the one used).
-
-Default granularity: γ = the largest power of two ≤ Δ₁/(2^10·d) (L1) or
-Δ₂/(2^10·√d) (L2) — public quantities only.  Then the sensitivity grows by at
-most a factor 1 + 2^−10 (0.1% more noise) and the rounding moves each
-coordinate by at most γ/2 ≤ Δ·2^−11, far below the noise.  A coarser grid
-(``granularity=`` larger) adds sensitivity (d or √d grid units out of Δ/γ); a
-finer one makes the integers larger (slower samplers, and the clamp ±2^52·γ on
-the value comes closer).  A call whose grid sensitivity Δ/γ or noise scale
-(t or σ) would exceed 2^47 grid units — a tiny ε, or a grid far finer than Δ —
-is refused (:func:`check_grid_scale`): its releases would hit the clamp.
-
-Randomness: ``random_state`` None/int/Generator (reproducible; the samplers
-draw only exact bounded integers with ``Generator.integers``), or
-``"os"`` / :class:`fasterm.mechanisms.noise.OSRandom` for operating-system entropy
-(``os.urandom``; not reproducible).
-
-What is *not* covered: the sensitivity bound assumes the computed f(x) moves by
-at most Δ between neighbours, as the fast path does; floating-point error in
-computing f itself (e.g. a sum of n gradients) is not bounded here (secure
-``noisy_pgd`` sums in float64 whatever X's dtype, so that error stays orders of
-magnitude below one grid step for any realistic n; a float32 sum would not).
-Secure mode removes the leak through the noise and the output set, not
-through timing: the exact samplers' running time is random, and the finite
-exponential mechanism's expected number of proposals (m/Σ weights) depends on
-the scores.  The 1-D samplers (``median``/``mean``/``quantile``), the
-continuous exponential mechanism (``expmech_erm``, hit-and-run), ``RWM``,
-``run_rwm``, ``PrivateRWM`` and ``linear_learner`` have no secure path: in
-secure mode they raise ``ValueError`` rather than fall back to their
-floating-point samplers (:func:`check_not_secure`).  Covered besides the
-mechanisms and ``noisy_pgd``: :class:`fasterm.learning.SQOracle` (its answers
-are secure Laplace releases) and the private PAC learners (the finite
-exponential mechanism).  The samplers of :mod:`fasterm.mechanisms.noise` themselves
-(``laplace``, ``gaussian``) are primitives and ignore the setting.
-
-The finite exponential mechanism
---------------------------------
-:func:`fasterm.mechanisms.exponential` is covered: each score is rounded to
-the grid, k_i = round(s_i/γ) (exact), so neighbouring rounded scores differ by
-at most Δ_g = ⌊Δ/γ⌋ + 1 grid units (the bound above with d = 1; default γ the
-largest power of two ≤ Δ/2^10); index i is drawn with probability exactly
-∝ exp(−t·(k_i − min k)), t = ε/(2Δ_g) (ε/Δ_g for monotone scores) an exact
-rational, by rejection: a uniform proposal (exact integers) accepted with an
-exact Bernoulli(exp(−t·(k_i − min k))) (CKS 2020).  The accepted index has
-exactly the law of McSherry–Talwar's mechanism on the rounded scores with
-sensitivity Δ_g: (ε, 0)-DP, with no floating-point step between the rounded
-scores and the output (:func:`exponential_calibration`, :func:`grid_scores`,
-:func:`exponential_indices`).
-
-Setting: ``secure=None`` (the default of every function with the flag) means
-"the current setting": :func:`set_secure` changes the process-wide default,
-:func:`secure_mode` overrides it inside a ``with`` block for the current
-thread / asyncio task only (a :class:`contextvars.ContextVar`).
+Setting: ``secure=None`` means the current setting: :func:`set_secure`
+(process-wide) or :func:`secure_mode` (a ``with`` block, this thread / task).
 """
 
 from __future__ import annotations

@@ -9,25 +9,29 @@ sets, wine and iris, ε = 1 and 2, δ = 1e-5.  Prints each configuration's
 accuracy per cell and its mean difference against the first rule (η = 4/β₀,
 40 steps).
 
-    python bench/multiclass_rules.py [--splits 10]
+    python experiments/multiclass_rules.py [--splits 10]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 
 import numpy as np
 from sklearn.datasets import load_iris, make_blobs
 from sklearn.model_selection import train_test_split
 
-from compare_multiclass import synthetic, wine
-from fasterm import accounting
-from fasterm.erm import _backends, _engine
-from fasterm.erm._design import design
-from fasterm.linear_model._multiclass import GD_STEPS, HORIZON_MAX, HORIZON_NOISE, grad_sum
-from fasterm.erm.constraints import L2Ball
-from fasterm.erm.solvers import _fista
+# the data helpers of bench/compare_multiclass.py (the sets the rules were chosen on)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+from compare_multiclass import synthetic, wine  # noqa: E402
+from fasterm import accounting  # noqa: E402
+from fasterm.erm import _backends, _engine  # noqa: E402
+from fasterm.erm._design import design  # noqa: E402
+from fasterm.linear_model._multiclass import GD_STEPS, HORIZON_MAX, HORIZON_NOISE, grad_sum  # noqa: E402
+from fasterm.erm.constraints import L2Ball  # noqa: E402
+from fasterm.erm.solvers import _fista  # noqa: E402
 
 S, ALPHA, RADIUS, DELTA = 0.25, 1e-4, 50.0, 1e-5
 

@@ -1,7 +1,7 @@
 """Pure-ε candidates side by side: the comparison behind the δ = 0 default (docs/pure.rst).
 
-    python bench/pure_candidates.py                  # the comparison data (never breast cancer)
-    python bench/pure_candidates.py --breast-cancer  # afterwards, every candidate on breast cancer
+    python experiments/pure_candidates.py                  # the comparison data (never breast cancer)
+    python experiments/pure_candidates.py --breast-cancer  # afterwards, every candidate on breast cancer
 
 Not a pytest benchmark: a script that prints accuracies (mean ± sd over 20
 random 70/30 splits, seeds 0–19, δ = 0, ε ∈ {0.5, 1, 2}).  The rule that
@@ -25,11 +25,11 @@ Candidates (``CANDIDATES``):
   threshold t₁ and ½ spread over the grid.
 
 References outside the rule (``REFERENCES``; name them on the command line,
-e.g. ``python bench/pure_candidates.py laplace_gd "gauss(1e-5)"``): Laplace
+e.g. ``python experiments/pure_candidates.py laplace_gd "gauss(1e-5)"``): Laplace
 noisy GD with the estimator's solver rule, and the (ε, 1e-5) Gaussian default.
 
 Data: the five sets the objective-perturbation defaults were chosen on
-(``bench/pure_intercept.py``: digits < 5, wine class 0, diabetes > 140,
+(``experiments/pure_intercept.py``: digits < 5, wine class 0, diabetes > 140,
 synthetic A and B) and five more whose decision threshold is far from the
 origin — real sets with unequal classes and features off-centre in their
 public range (digits < 3, wine class 2, diabetes > 200) and two synthetic

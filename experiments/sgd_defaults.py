@@ -1,6 +1,6 @@
 """The estimators' noisy-SGD defaults after the PLD accountant (docs/solvers.rst, issue 26).
 
-    flock /tmp/fasterm.lock python bench/sgd_defaults.py [--seeds 5] [--quick]
+    flock /tmp/fasterm.lock python experiments/sgd_defaults.py [--seeds 5] [--quick]
 
 Not a pytest benchmark: a script that prints, for every cell (data set × ε, δ = 1e-5),
 the held-out accuracy (mean ± standard error over seeds; split seed = noise seed) and
@@ -22,7 +22,7 @@ geometric from 1 to 0.05 (*aniso*), a planted model with an offset, rows divided
 of the generator so that 99% have norm ≤ 1: n_train = 20,000 (iso, aniso) and 160,000 (iso),
 20,000 test rows.
 
-The rule, written down before any comparison was run (bench/sgd_defaults.py, commit message
+The rule, written down before any comparison was run (experiments/sgd_defaults.py, commit message
 "rule first"): a candidate C ∈ {C1, C2} replaces C0 only if, with the PLD accountant,
   (a) its accuracy averaged over all cells is at least C0's − 0.002,
   (b) in every cell its accuracy is at least C0's − max(0.01, 2 × the standard error of

@@ -6,7 +6,7 @@ score varies from run to run: this prints its distribution over noise seeds
 0..N-1 for that split, the same for bounds= on the raw rows (the same map, so
 the same numbers), and scikit-learn's non-private LogisticRegression.
 
-    python bench/readme_tour.py            # N = 200
+    python experiments/readme_tour.py            # N = 200
 """
 
 from __future__ import annotations

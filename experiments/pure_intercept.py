@@ -1,7 +1,7 @@
 """Intercept treatment in objective perturbation: the comparison behind the default (docs/pure.rst).
 
-    python bench/pure_intercept.py                 # the comparison data (never breast cancer)
-    python bench/pure_intercept.py --breast-cancer # the adopted rule on breast cancer, afterwards
+    python experiments/pure_intercept.py                 # the comparison data (never breast cancer)
+    python experiments/pure_intercept.py --breast-cancer # the adopted rule on breast cancer, afterwards
 
 Not a pytest benchmark: a script that prints accuracies (mean ± sd over 20
 random 70/30 splits, seeds 0–19, δ = 0, ``DPLogisticRegression``).
@@ -13,7 +13,7 @@ X_aug = √(X² + s²) sets L, c and μ (all derived by the estimator); and
 the same with μ = max(a·X²/(εn), Jacobian floor) taken from X rather than
 X_aug, so that a larger s weakens only the intercept's ridge.
 The data sets are those the objective-perturbation defaults were chosen on
-(:mod:`fasterm.erm.objpert`): digits (< 5), wine (class 0), diabetes (> 140)
+(docs/pure.rst, "Choosing the defaults"): digits (< 5), wine (class 0), diabetes (> 140)
 and two synthetic problems, rows scaled into the unit ball with public (or
 rounded, widened) ranges.
 """

@@ -18,9 +18,9 @@ bounds="private" (with its epsilon_), and the default fit on the raw rows
 (whether it emitted a DataWarning).  Also the cost of the DataWarning check:
 fit time with and without it (``--timing``).
 
-    python bench/raw_data.py                 # 20 splits, ε = 1
-    python bench/raw_data.py --epsilons 1 3 10 --splits 20
-    python bench/raw_data.py --epsilons --synthetic --timing   # the warning check's cost only
+    python experiments/raw_data.py                 # 20 splits, ε = 1
+    python experiments/raw_data.py --epsilons 1 3 10 --splits 20
+    python experiments/raw_data.py --epsilons --synthetic --timing   # the warning check's cost only
 """
 
 from __future__ import annotations

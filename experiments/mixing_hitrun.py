@@ -1,8 +1,8 @@
 """Mixing of fasterm's hit-and-run: the measurements behind ``expmech.default_steps``.
 
-    python bench/mixing_hitrun.py                      # the grid quoted in fasterm/expmech.py
-    python bench/mixing_hitrun.py --directions sphere  # uniform directions only
-    python bench/mixing_hitrun.py --dims 3 --losses hinge --sets simplex --kdelta 3000
+    python experiments/mixing_hitrun.py                      # the grid quoted in fasterm/expmech.py
+    python experiments/mixing_hitrun.py --directions sphere  # uniform directions only
+    python experiments/mixing_hitrun.py --dims 3 --losses hinge --sets simplex --kdelta 3000
 
 Not a pytest benchmark: a diagnostic script (minutes).  For each problem
 (loss, feasible set, affine dimension m, k·Δ = εn/2) it reports

@@ -1,7 +1,7 @@
 """noisy_gd's step budget at small n: the comparison behind ``GD_MAX_STEPS`` (docs/solvers.rst).
 
-    python bench/gd_budget.py                    # the comparison data (never breast cancer)
-    python bench/gd_budget.py --breast-cancer    # the same table on breast cancer, afterwards
+    python experiments/gd_budget.py                    # the comparison data (never breast cancer)
+    python experiments/gd_budget.py --breast-cancer    # the same table on breast cancer, afterwards
 
 Not a pytest benchmark: a script that prints test accuracies (mean over
 ``--splits`` random 70/30 splits, split seed = noise seed = 0, 1, …) of
@@ -12,7 +12,7 @@ proportional to B (B full passes), so the question is the smallest B that
 loses no accuracy at a given n.
 
 Data: the sets the objective-perturbation defaults were chosen on
-(``bench/pure_intercept.py``: digits < 5, wine class 0, diabetes > 140,
+(``experiments/pure_intercept.py``: digits < 5, wine class 0, diabetes > 140,
 two synthetic problems), rows in the unit ball by public or widened ranges;
 digits and the larger synthetic set also with the training split cut to its
 first n rows (``--cuts``), so that n runs from about 120 to 1,400.
