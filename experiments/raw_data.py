@@ -80,7 +80,7 @@ def run(name, X, y, bounds, epsilon, splits):
     for k, v in rows.items():
         extra = ""
         if k == 'bounds="private"':
-            extra = f"   epsilon_ = {max(eps_private):.6f} (fit {0.75 * epsilon:g} + ranges {0.25 * epsilon:g})"
+            extra = f"   epsilon_ = {max(eps_private):.6f} (fit at ε/2 = {epsilon / 2:g}, the ranges by zCDP)"
         if k == "default on raw rows":
             extra = f"   DataWarning in {sum(warned)}/{splits} fits"
         print(f"  {k:24s} {np.mean(v):.3f} ± {np.std(v):.3f}{extra}")

@@ -14,7 +14,10 @@ Nothing else may be stored on a released object (docs/guarantees.rst, "The
 release surface", whose table mirrors this mapping;
 tests/test_release_surface.py walks every attribute of every such object,
 nested results and dicts included, and checks that each one not named here is
-bit-identical across neighbouring data sets and across seeds).
+bit-identical across neighbouring data sets and across seeds).  For fitted
+estimators and results "every attribute" is the whole ``__dict__``,
+leading-underscore entries included (pickling the object releases them), and
+every public property.
 
 Keys are class names; values are attribute paths relative to an object of that
 class, dots descending into attributes and dict entries (``"info.threshold"``:

@@ -9,11 +9,14 @@ the noise.  This file checks that for every public entry point that releases
 an object, by *walking* the object — never by listing the attributes it
 expects, so an attribute added tomorrow is covered without editing this file:
 
-* estimators: every fitted attribute (``vars(est)`` entries ending in ``_``),
-  and, recursively, every field of ``result_`` and of nested results, dicts
+* estimators: every entry of ``vars(est)`` but the constructor parameters
+  (the caller's input) — underscore-prefixed ones included: pickling the
+  fitted object releases its whole ``__dict__`` — every public property, and,
+  recursively, every field of ``result_`` and of nested results, dicts
   (``info``), dataclasses and estimators (a search's ``best_estimator_``,
   whose parameters are walked too);
-* results (dataclasses): every field, every public property, nested dicts;
+* results (dataclasses): every field, every other ``__dict__`` entry, every
+  public property, nested dicts;
 * learners that keep state (``PrivateRWM``, ``SQOracle``): every public
   attribute and property (their ``_``-prefixed working state is the
   curator's, :mod:`fasterm._release`).
@@ -111,18 +114,30 @@ def _public_properties(obj):
 
 
 def _children(obj, nested):
-    """(name, value) of every attribute of ``obj`` the walk descends into."""
+    """(name, value) of every attribute of ``obj`` the walk descends into.
+
+    Estimators and results: the whole ``vars(obj)`` — underscore attributes included, since
+    pickling the object (or reading ``__dict__``) releases them too — less the constructor
+    parameters of a top-level estimator (the caller's own input), plus every public property.
+    """
     if isinstance(obj, BaseEstimator):
-        items = [(k, v) for k, v in vars(obj).items() if k.endswith("_") and not k.startswith("_")]
+        params = obj.get_params(deep=False)
+        items = [(k, v) for k, v in vars(obj).items() if k not in params]
         if nested:  # an estimator built by the library (best_estimator_): its parameters too
-            items += [(f"param:{k}", v) for k, v in obj.get_params(deep=False).items()]
-        return items
-    if dataclasses.is_dataclass(obj):
+            items += [(f"param:{k}", v) for k, v in params.items()]
+    elif dataclasses.is_dataclass(obj):
         items = [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+        have = {k for k, _ in items}
+        items += [(k, v) for k, v in getattr(obj, "__dict__", {}).items() if k not in have]
     else:
         items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
     have = {k for k, _ in items}
-    items += [(p, getattr(obj, p)) for p in _public_properties(obj) if p not in have]
+    for p in _public_properties(obj):
+        if p not in have:
+            try:
+                items.append((p, getattr(obj, p)))
+            except AttributeError:  # a property that does not apply to this object (sklearn's available_if)
+                items.append((p, "<absent>"))
     return items
 
 
@@ -659,3 +674,34 @@ def test_declaration_names_real_classes():
     classes = {name for m in modules for name, v in vars(m).items() if isinstance(v, type)}
     missing = [k for k in RELEASED if k not in classes]
     assert not missing
+
+
+def test_the_walk_sees_underscore_attributes_and_properties(monkeypatch):
+    # a planted leak — the data's row norms kept in an underscore attribute, or shown by a
+    # property — must fail the surface check (the walk is not blind to either)
+    (X, y, _), (X2, y2, _) = _neighbours("logistic", 2, np.float64, "dense", False)
+    release = lambda data, seed: lm.DPLogisticRegression(random_state=seed).fit(*data)  # noqa: E731
+    check_surface(release, (X, y), (X2, y2))  # as shipped: passes
+    fit = lm.DPLogisticRegression.fit
+
+    def leaky_fit(self, X, y, sample_weight=None):
+        fit(self, X, y, sample_weight)
+        self._row_norms = np.linalg.norm(X, axis=1)
+        return self
+
+    monkeypatch.setattr(lm.DPLogisticRegression, "fit", leaky_fit)
+    with pytest.raises(AssertionError, match="_row_norms"):
+        check_surface(release, (X, y), (X2, y2))
+    # a property reading data kept outside the object (not in vars): only the property walk sees it
+    seen = {}
+    monkeypatch.setattr(lm.DPLogisticRegression, "max_abs", property(lambda self: seen[id(self)]),
+                        raising=False)
+
+    def seen_fit(self, X, y, sample_weight=None):
+        fit(self, X, y, sample_weight)
+        seen[id(self)] = float(np.abs(X).max())
+        return self
+
+    monkeypatch.setattr(lm.DPLogisticRegression, "fit", seen_fit)
+    with pytest.raises(AssertionError, match="max_abs"):
+        check_surface(release, (X, y), (X2, y2))

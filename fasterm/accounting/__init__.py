@@ -21,29 +21,25 @@ chosen, and how tight it is: docs/guarantees.rst and docs/solvers.rst.
 """
 
 from .composition import (BudgetAccountant, BudgetExceededError, advanced_composition, basic_composition,
-    compose_pure, heterogeneous_composition, pure_share)
-from .laplace import (calibrate_laplace_coordinate, calibrate_laplace_l2, calibrate_laplace_pure,
-    laplace_l2_epsilon)
-from .gaussian import (GAUSSIAN_EPSILON_CAP, calibrate_gaussian, gaussian_delta, gaussian_epsilon,
-    gaussian_mu, zcdp_delta, zcdp_rho)
-from .steps import (STEP_CALIBRATIONS, STEP_NOISES, StepCalibration, calibrate_steps, clear_caches,
-    noise_scale, noise_sq_of_steps)
-from .rdp import RDP_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
-from .sgd import SGD_SIGMA_RTOL, calibrate_sgd_sigma, sgd_epsilon
+                          compose_pure, heterogeneous_composition, pure_share)
+from .laplace import calibrate_laplace_coordinate, calibrate_laplace_l2, calibrate_laplace_pure, laplace_l2_epsilon
+from .gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon, gaussian_mu, zcdp_delta, zcdp_rho
+from .steps import calibrate_steps
+from .rdp import rdp_epsilon, rdp_subsampled_gaussian
+from .sgd import calibrate_sgd_sigma, sgd_epsilon
 from .objpert import calibrate_objpert, norm_laplace_scale, objpert_epsilon, objpert_regularization
-from .search import SEARCH_ORDERS, calibrate_private_search, private_search_epsilon
+from .search import calibrate_private_search, private_search_epsilon
+
+# Public constants and helpers outside __all__, re-exported explicitly ("X as X").
+from .gaussian import GAUSSIAN_EPSILON_CAP as GAUSSIAN_EPSILON_CAP
+from .rdp import RDP_ORDERS as RDP_ORDERS
+from .search import SEARCH_ORDERS as SEARCH_ORDERS
+from .sgd import SGD_SIGMA_RTOL as SGD_SIGMA_RTOL
+from .steps import STEP_CALIBRATIONS as STEP_CALIBRATIONS, STEP_NOISES as STEP_NOISES
+from .steps import StepCalibration as StepCalibration, clear_caches as clear_caches
+from .steps import noise_scale as noise_scale, noise_sq_of_steps as noise_sq_of_steps
 
 __all__ = [
-    "GAUSSIAN_EPSILON_CAP",
-    "RDP_ORDERS",
-    "SEARCH_ORDERS",
-    "SGD_SIGMA_RTOL",
-    "STEP_CALIBRATIONS",
-    "STEP_NOISES",
-    "StepCalibration",
-    "clear_caches",
-    "noise_scale",
-    "noise_sq_of_steps",
     "BudgetAccountant",
     "BudgetExceededError",
     "advanced_composition",

@@ -27,8 +27,9 @@ from ..erm import optimize as _optimize
 from ..mechanisms.secure import resolve as resolve_secure
 from ..erm._design import row_norms_unchecked
 from .._validation import check_random_state, is_sparse, plain_X_y
+from .. import _warnings
 from .._warnings import DataWarning
-from ._checks import _check_declared_labels, _declared_index, _integral_labels, _rest, _unique_labels, _warn_clipped_rows
+from ._checks import _check_declared_labels, _declared_index, _integral_labels, _unique_labels, _warn_clipped_rows
 
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
@@ -306,7 +307,7 @@ class _DPLinearModel(BaseEstimator):
         :class:`fasterm.DataWarning`, to the caller only) when more than
         ``CLIPPED_ROWS_WARN`` of the rows exceed ``data_norm``.
         """
-        self._plan = (self.epsilon, self.delta, self.random_state, 0.0, 0.0)
+        self._plan = (self.epsilon, self.delta, self.random_state, None)
         bounds = self.bounds
         if bounds is None:
             if hasattr(self, "bounds_"):
@@ -327,9 +328,9 @@ class _DPLinearModel(BaseEstimator):
                 raise ValueError("bounds='private' has no secure mode (its quantile sampler works in floating "
                                  "point); declare bounds=(low, high), or secure=False")
             rng = check_random_state(self.random_state)
-            eps_r, delta_r, _ = _bounds.private_budget(self.epsilon, self.delta, d)
-            low, high = _bounds.private_ranges(X, self.epsilon, self.delta, rng)
-            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)
+            plan = _bounds.private_plan(self.epsilon, self.delta, d, _bounds.gaussian_fit(self, X.shape[0]))
+            low, high = _bounds.private_ranges(X, plan.eps_q, rng)
+            self._plan = (plan.eps_fit, plan.delta_fit, rng, plan)
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
         self.bounds_ = (low, high)
@@ -350,17 +351,17 @@ class _DPLinearModel(BaseEstimator):
         return coef, intercept
 
     def _record(self, result):
-        # The fit's (ε, δ), plus what bounds="private" spent on the ranges (basic
-        # composition, adaptive: Dwork & Roth 2014, Thm 3.16; fasterm.linear_model._bounds).
-        eps_r, delta_r = self._plan[3:]
+        # The fit's (ε, δ), with what bounds="private" spent on the ranges (basic composition, or
+        # zCDP for a Gaussian fit; adaptive: fasterm.linear_model._bounds).  NaN δ: an approximate
+        # release whose δ is not certified (solver="expmech").
+        plan = self._plan[3]
         del self._plan  # the fit's budget and random state: not kept on the fitted object
         self.result_ = result
-        self.epsilon_ = float(result.epsilon) + eps_r
-        # None: an approximate release whose δ is not certified (solver="expmech").
-        self.delta_ = math.nan if result.delta is None else float(result.delta) + delta_r
+        self.epsilon_, self.delta_ = _bounds.total(plan, result)
         # A public count for every method: T for the noisy gradient methods, the
         # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)
+        _warnings.warn_on_boundary(self, result)  # to the caller only, nothing stored (fasterm._warnings)
 
     def _decision(self, X):
         check_is_fitted(self)

@@ -24,22 +24,34 @@ go to 2d private quartiles (q = 0.25, 0.75) by the rank mechanism
 sorted and widened by the interquartile range on each side (a width below
 1e-9·max(1, abs(a), abs(b)) raised to it, post-processing).
 
-Privacy: each quantile is the exponential mechanism with a score of
-sensitivity 1 under replace-one (McSherry & Talwar 2007; Dwork & Roth 2014,
-Thm 3.10), ε_q-DP and ε_q-bounded-range, hence ε_q²/8-zCDP (Cesar & Rogers
-2021, Lemma 3.2); 2d of them compose to ρ = 2d·ε_q²/8 (Bun & Steinke 2016,
-Lemma 2.3), (ε_r, δ_r)-DP by :func:`fasterm.accounting.zcdp_delta` (Canonne,
-Kamath & Steinke 2020): ε_q is the largest with ρ ≤
-:func:`fasterm.accounting.zcdp_rho` (ε_r, δ_r); for δ = 0, ε_q = ε_r/(2d).
-The fit on the mapped rows makes the whole (ε_r + ε_fit, δ_r + δ_fit)-DP by
-adaptive basic composition (Dwork & Roth 2014, Thm 3.16).  The released
-ranges are private output (stored, used at predict time).
+Private ranges (``bounds="private"``; the rule, how it was chosen and its
+measurements: docs/guarantees.rst, "Declared and private feature bounds", and
+``experiments/private_bounds.py``).  ``PRIVATE_SHARE`` = 1/2 of (ε, δ) goes to
+the ranges.  Per feature, two private medians by the rank mechanism (exact
+sampling, :func:`fasterm.quantile` with q = 1/2) on public monotone
+transforms of the values clipped to ``PRIVATE_LIMIT``: the centre
+m = τ·sinh(median of asinh(x/τ)) and the spread s = τ·sinh(median of
+asinh(abs(x − m)/τ)) (the median absolute deviation about the released m),
+τ = ``PRIVATE_TAU``; the range is m ± ``PRIVATE_WIDEN``·s.
+
+Privacy: each median is the exponential mechanism with a score of sensitivity
+1 under replace-one (McSherry & Talwar 2007; Dwork & Roth 2014, Thm 3.10),
+ε_q-DP and ε_q-bounded-range, hence ε_q²/8-zCDP (Cesar & Rogers 2021, Lemma
+3.2); the 2d medians compose adaptively to ρ = 2d·ε_q²/8 (Bun & Steinke 2016,
+Lemma 2.3).  With a full-batch Gaussian fit (exactly μ-GDP, hence
+μ²/2-zCDP) the whole is accounted in zCDP and converted once (Canonne, Kamath
+& Steinke 2020; :func:`private_plan`, :func:`total`); otherwise (ε_r, δ_r)
+from :func:`fasterm.accounting.zcdp_rho` for the ranges plus the fit's
+(ε, δ) by adaptive basic composition (Dwork & Roth 2014, Thm 3.16); δ = 0:
+ε_q = ε_r/(2d).  The released ranges are private output (stored, used at
+predict time).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,16 +59,18 @@ from .. import accounting
 from ..mechanisms import univariate
 from .._validation import check_random_state
 
-__all__ = ["PRIVATE_LIMIT", "PRIVATE_QUANTILES", "PRIVATE_SHARE", "PRIVATE_TAU", "map_rows", "private_budget",
+__all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_budget", "private_plan", "total",
            "private_ranges", "resolve"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
-PRIVATE_SHARE = 0.25
-#: The two quantiles released per feature.
-PRIVATE_QUANTILES = (0.25, 0.75)
-#: The linear-core width τ of the transform z = asinh(x/τ).
+PRIVATE_SHARE = 0.5
+#: Private releases per feature: the median, then the median absolute deviation about it.
+PRIVATE_MECHANISMS = 2
+#: The range is the released median ± this many released median absolute deviations.
+PRIVATE_WIDEN = 2.0
+#: The linear-core width τ of the transforms asinh(·/τ).
 PRIVATE_TAU = 1e-3
-#: The public interval abs(x) ≤ this on which the quantiles are released.
+#: The public interval abs(x) ≤ this on which the medians are released.
 PRIVATE_LIMIT = 1e9
 
 
@@ -144,51 +158,126 @@ def map_chunked(X, low, high):
     return X.map_blocks(map_rows, low, high, dtype=X.dtype)
 
 
-def private_budget(epsilon, delta, n_features):
-    """The public plan of ``bounds="private"``: ``(eps_ranges, delta_ranges, eps_quantile)``.
+def _rest(total, share):
+    """total − share, rounded down until (total − share) + share ≤ total in floating point."""
+    rest = total - share
+    while rest > 0.0 and rest + share > total:
+        rest = math.nextafter(rest, 0.0)
+    return rest
 
-    ε_r = ``PRIVATE_SHARE``·ε, δ_r = ``PRIVATE_SHARE``·δ; ε_q is the ε of each
-    of the 2d quantiles: √(4ρ/d) with ρ = zcdp_rho(ε_r, δ_r) for δ > 0 (2d
-    mechanisms of ε_q²/8-zCDP each), ε_r/(2d) for δ = 0 (module docstring).
+
+class PrivatePlan(NamedTuple):
+    """The public budget plan of ``bounds="private"`` (:func:`private_plan`)."""
+
+    epsilon: float      # the estimator's (ε, δ)
+    delta: float
+    eps_fit: float      # what the fit is calibrated to
+    delta_fit: float
+    eps_q: float        # each of the 2d medians is ε_q-DP, ε_q-bounded-range, ε_q²/8-zCDP
+    eps_r: float        # basic composition: the ranges' (ε_r, δ_r)
+    delta_r: float
+    rho_r: float | None  # joint: the ranges' zCDP ρ_r (None: basic composition)
+
+
+def gaussian_fit(estimator, n) -> bool:
+    """Whether the estimator's fit will be T full-batch Gaussian releases (exactly μ-GDP).
+
+    From public parameters only, by the estimators' own rules
+    (:func:`fasterm.linear_model._rules.resolve_solver`, ``resolve_noise`` and
+    ``choose_solver`` for n rows): δ > 0, the noisy gradient algorithm with
+    Gaussian noise, and an optimiser other than "sgd" (subsampled steps have
+    another accountant).  False means basic composition.
     """
-    eps_r = PRIVATE_SHARE * float(epsilon)
-    delta_r = PRIVATE_SHARE * float(delta)
-    k = len(PRIVATE_QUANTILES) * int(n_features)
-    if delta_r > 0.0:
-        rho = accounting.zcdp_rho(eps_r, delta_r)
-        eps_q = math.sqrt(8.0 * rho / k) * (1.0 - 1e-12)  # rounding never pushes k·ε_q²/8 above ρ
-    else:
-        eps_q = eps_r / k
-    return eps_r, delta_r, eps_q
+    from ._rules import choose_solver, resolve_noise, resolve_solver
+
+    delta = float(estimator.delta)
+    if not delta > 0.0:
+        return False
+    method, optimiser = resolve_solver(estimator.solver, delta, estimator.noise, False, False, estimator._kind)
+    if method != "gradient":
+        return False
+    noise, _ = resolve_noise(method, delta, estimator.noise, estimator.calibration, estimator.solver)
+    if noise != "gaussian":
+        return False
+    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != "sgd"
 
 
-def _transform(x):
-    return np.arcsinh(np.clip(x, -PRIVATE_LIMIT, PRIVATE_LIMIT) / PRIVATE_TAU)
+def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
+    """The public plan of ``bounds="private"`` (module docstring, "Privacy of the ranges").
+
+    The fit is calibrated to (ε − ε_r, δ − δ_r), ε_r = ``PRIVATE_SHARE``·ε,
+    δ_r = ``PRIVATE_SHARE``·δ.  Basic composition (``gaussian=False``): the
+    2d medians share (ε_r, δ_r), ε_q = √(4ρ/d) with ρ = zcdp_rho(ε_r, δ_r) for
+    δ > 0, ε_r/(2d) for δ = 0.  Joint zCDP (``gaussian=True``, a fit of
+    full-batch Gaussian steps, μ-GDP hence μ²/2-zCDP with μ at most
+    μ_fit = gaussian_mu(ε_fit, δ_fit)): the medians get
+    ρ_r = zcdp_rho(ε, δ) − μ_fit²/2, so that the whole is zcdp_rho(ε, δ)-zCDP,
+    hence (ε, δ)-DP — when that gives them more than basic composition would
+    (from 1.8 to 2.9 times the ρ for ε from 30 down to 0.05), else basic.
+    """
+    epsilon, delta, d = float(epsilon), float(delta), int(n_features)
+    eps_r, delta_r = PRIVATE_SHARE * epsilon, PRIVATE_SHARE * delta
+    eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)
+    k = PRIVATE_MECHANISMS * d
+    if delta_r == 0.0:
+        return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_r / k, eps_r, delta_r, None)
+    rho = accounting.zcdp_rho(eps_r, delta_r)
+    rho_r = None
+    if gaussian:
+        mu_fit = accounting.gaussian_mu(eps_fit, delta_fit) * (1.0 + 1e-9)  # σ's rounding: μ ≤ this
+        joint = (accounting.zcdp_rho(epsilon, delta) - mu_fit * mu_fit / 2.0) * (1.0 - 1e-9)
+        if joint > rho:
+            rho = rho_r = joint
+    eps_q = math.sqrt(8.0 * rho / k) * (1.0 - 1e-12)  # rounding never pushes k·ε_q²/8 above ρ
+    return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_q, eps_r, delta_r, rho_r)
 
 
-def private_ranges(X, epsilon, delta, random_state=None):
+def private_budget(epsilon, delta, n_features, gaussian=False):
+    """``(eps_ranges, delta_ranges, eps_quantile)`` of :func:`private_plan` (basic composition's
+    (ε_r, δ_r); with ``gaussian=True`` the ranges are accounted in zCDP with the fit instead)."""
+    plan = private_plan(epsilon, delta, n_features, gaussian)
+    return plan.eps_r, plan.delta_r, plan.eps_q
+
+
+def total(plan, result):
+    """``(epsilon_, delta_)`` of a fit: the result's own (ε, δ) (``plan=None``: no private
+    ranges), or with the ranges of ``plan`` — basic composition (ε_fit + ε_r, δ_fit + δ_r), or
+    for a joint plan the requested (ε, δ) after checking, from the result's public calibration
+    (T, Δ₂, σ: μ = √T·Δ₂/σ), that ρ_r + μ²/2 is (ε, δ)-DP by the CKS conversion
+    (:func:`fasterm.accounting.zcdp_delta`).  A δ of None (an uncertified release) is NaN.
+    """
+    if plan is None or plan.rho_r is None:
+        eps_r, delta_r = (0.0, 0.0) if plan is None else (plan.eps_r, plan.delta_r)
+        return float(result.epsilon) + eps_r, (math.nan if result.delta is None else float(result.delta) + delta_r)
+    info = getattr(result, "info", None) or {}
+    if getattr(result, "noise", None) != "gaussian" or "sample_rate" in info or info.get("secure"):
+        raise RuntimeError("bounds='private' planned a full-batch Gaussian fit, and the fit was not one")
+    mu = math.sqrt(result.steps) * float(result.sensitivity) / float(result.noise_scale)
+    if not accounting.zcdp_delta(plan.rho_r + mu * mu / 2.0, plan.epsilon) <= plan.delta:
+        raise RuntimeError("bounds='private': the ranges and the fit exceed the budget (a bug)")
+    return plan.epsilon, plan.delta
+
+
+def private_ranges(X, eps_q, random_state=None):
     """Private per-feature ranges of the dense rows X: ``(low, high)`` (module docstring).
 
-    Spends (ε_r, δ_r) of :func:`private_budget` (epsilon, delta, d); the
-    caller reports it.  ``random_state``: a Generator (advanced) or a seed.
+    2d mechanisms of ε_q each (``eps_q`` from :func:`private_plan`; the caller
+    reports the total).  ``random_state``: a Generator (advanced) or a seed.
+    Per feature, the median m then the median absolute deviation s, drawn in
+    that order from one stream; the range is m ± ``PRIVATE_WIDEN``·s.
     """
     rng = check_random_state(random_state)
     d = X.shape[1]
-    _, _, eps_q = private_budget(epsilon, delta, d)
     zmax = float(np.arcsinh(PRIVATE_LIMIT / PRIVATE_TAU))
+    umax = float(np.arcsinh(2.0 * PRIVATE_LIMIT / PRIVATE_TAU))
     low = np.empty(d)
     high = np.empty(d)
     for j in range(d):
-        z = _transform(np.asarray(X[:, j], dtype=np.float64))
-        qs = sorted(univariate.quantile(z, q, (-zmax, zmax), eps_q, random_state=rng)
-                    for q in PRIVATE_QUANTILES)
-        a, b = (float(np.sinh(v) * PRIVATE_TAU) for v in qs)
-        spread = b - a
-        lo, hi = a - spread, b + spread
-        floor = 1e-9 * max(1.0, abs(a), abs(b))
-        if not hi - lo >= floor:
-            mid = 0.5 * (a + b)
-            lo, hi = mid - floor, mid + floor
-        low[j], high[j] = lo, hi
+        x = np.clip(np.asarray(X[:, j], dtype=np.float64), -PRIVATE_LIMIT, PRIVATE_LIMIT)
+        m = float(np.sinh(univariate.quantile(np.arcsinh(x / PRIVATE_TAU), 0.5, (-zmax, zmax), eps_q,
+                                              random_state=rng)) * PRIVATE_TAU)
+        u = np.arcsinh(np.abs(x - m) / PRIVATE_TAU)
+        s = float(np.sinh(univariate.quantile(u, 0.5, (0.0, umax), eps_q, random_state=rng)) * PRIVATE_TAU)
+        half = max(PRIVATE_WIDEN * s, 1e-9 * max(1.0, abs(m)))
+        low[j], high[j] = m - half, m + half
     return low, high
-

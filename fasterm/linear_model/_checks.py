@@ -8,7 +8,6 @@ stored on the fitted estimator (docs/guarantees.rst, "What is released").
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -129,15 +128,6 @@ def _warn_clipped_labels(y, label_bound):
                       "clipped to it: predictions are then confined to about [-label_bound, label_bound].  Fix: "
                       "declare a public label_bound that covers the target, or rescale the target with public "
                       "constants before the fit (and undo it after predict).", DataWarning, stacklevel=3)
-
-
-def _rest(total, share):
-    """total − share, rounded down until (total − share) + share ≤ total in floating point, so the
-    reported sum of the two parts never exceeds the requested budget."""
-    rest = total - share
-    while rest > 0.0 and rest + share > total:
-        rest = math.nextafter(rest, 0.0)
-    return rest
 
 
 def _check_declared_labels(y, classes, chunked):

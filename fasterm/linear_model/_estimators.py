@@ -53,7 +53,9 @@ class DPLogisticRegression(_DPLinearClassifier):
     radius : float > 0, default=50.0
         Public bound on ‖(coef, intercept/intercept_scaling)‖₂ (the feasible
         set of PGD).  The noise does not depend on it; it sets the step size
-        and caps |logit| at radius·√(data_norm² + intercept_scaling²).
+        and caps |logit| at radius·√(data_norm² + intercept_scaling²).  A fit
+        whose released parameters end on the ball emits a
+        :class:`fasterm.DataWarning` (from the released model only, never stored).
     alpha : float >= 0, default=1e-4
         Data-independent L2 regularization α/2·‖w‖² (w includes the intercept
         coordinate).
@@ -140,11 +142,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         scalars or per-feature arrays declared from public knowledge
         (documentation, instrument ranges), never from the private rows; a
         dict {column: (low, high)} for a DataFrame X names every column.
-        ``"private"``: spends ε/4 and δ/4 on private per-feature ranges (two
-        private quartiles per feature, widened by the interquartile range;
-        the rule and its theorem in :mod:`fasterm.linear_model._bounds`), fits with the
-        rest, and reports the total in ``epsilon_``/``delta_``; needs many
-        rows per feature (docs/getting_started.rst).  Keep ``data_norm=1``
+        ``"private"``: fits with half of ε and δ and spends the rest on
+        private per-feature ranges (a private median ± 2 private median
+        absolute deviations per feature; accounted with a Gaussian fit in
+        zCDP; the rule and its theorems in :mod:`fasterm.linear_model._bounds`),
+        and reports the total in ``epsilon_``/``delta_``; needs many rows per
+        feature (docs/getting_started.rst).  Keep ``data_norm=1``
         with bounds.  Dense X only.
 
     Attributes
@@ -311,8 +314,6 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             coef, intercept = self._fit_linear(X, y, sample_weight, norms)
             self.coef_ = coef
             self.intercept_ = intercept
-            _linear.warn_on_boundary(self._kind, self.result_, coef, intercept, self.radius, self.fit_intercept,
-                                     self.intercept_scaling, type(self).__name__)
             return self
         finally:
             # the fit's budget and random state (a Generator for bounds="private"): never kept,

@@ -391,51 +391,6 @@ def resolve_noise(method, delta, noise, calibration, solver="auto") -> tuple[str
     return noise, calibration
 
 
-#: A fit "ends on the boundary" when ‖(coef, intercept/s)‖ ≥ (1 − this)·radius.
-BOUNDARY_TOLERANCE = 1e-6
-
-
-def warn_on_boundary(kind, result, coef, intercept, radius, fit_intercept, intercept_scaling, name):
-    """Emit a :class:`fasterm.DataWarning` when the released (coef, intercept/s) lies on the radius ball.
-
-    A function of the released output and of public parameters only (a
-    post-processing, no privacy cost); the message goes to the caller and
-    nothing of it is stored.  ``radius=None`` resolves as in :func:`fit_linear`
-    (no ball for AdaSSP, :data:`DEFAULT_RADIUS` otherwise).
-    """
-    import warnings
-
-    from .._warnings import DataWarning
-
-    info = getattr(result, "info", None) or {}
-    adassp = info.get("method") == "adassp"
-    radius = info.get("radius", radius)
-    if radius is None:
-        if adassp:
-            return
-        radius = DEFAULT_RADIUS[kind]
-    method = "adassp" if adassp else ("objpert" if isinstance(result, _objpert_result_type()) else "gradient")
-    s = resolve_intercept_scaling(kind, method, intercept_scaling)
-    w = np.append(np.ravel(coef).astype(np.float64), float(intercept) / s if fit_intercept else [])
-    norm = float(np.linalg.norm(w))
-    if norm >= (1.0 - BOUNDARY_TOLERANCE) * radius:
-        hint = ("raise radius (a public choice), or use solver='adassp' (sufficient statistics "
-                "perturbation, which needs no bound)" if kind == "squared" else "raise radius (a public choice)")
-        hint += ","
-        warnings.warn(DataWarning(
-            f"{name}: the fitted ‖(coef, intercept/intercept_scaling)‖ = {norm:.4g} is on the boundary of "
-            f"the parameter ball radius={radius:g}: the fit was stopped by the bound, and the unconstrained "
-            f"private solution is likely larger; {hint} and check that the features and "
-            "labels are scaled into their declared bounds.  (Computed from the released model only; "
-            "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=3)
-
-
-def _objpert_result_type():
-    from ..erm.objpert import ObjPertResult
-
-    return ObjPertResult
-
-
 def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept, intercept_scaling, secure,
                 random_state, label_bound, sample_weight, weight_bound, row_norms):
     """``solver="adassp"`` (regression): :func:`fasterm.erm.ssp.adassp` on the design rows.
@@ -605,7 +560,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                                     intercept=(data_norm, intercept_scaling) if fit_intercept else None,
                                     **opts, **common)
     if isinstance(getattr(result, "info", None), dict):
-        result.info["radius"] = float(radius)  # the resolved public bound (warn_on_boundary)
+        result.info["radius"] = float(radius)  # the resolved public bound (fasterm._warnings.warn_on_boundary)
     w = np.asarray(result.w)
     d = X.shape[1]
     coef = w[:d].astype(X.dtype, copy=True)

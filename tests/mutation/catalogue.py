@@ -449,6 +449,13 @@ MUTANTS = [
         "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
+        "estimator-stores-private-underscore-statistic", "linear_model/_base.py",
+        (("        self._record(result)\n        return coef, intercept\n",
+          "        self._record(result)\n        self._max_abs_feature = float(abs(X).max())\n"
+          "        return coef, intercept\n"),),
+        "a fitted estimator keeps a statistic of the training data in an underscore attribute (pickled with it)",
+        (f"{RS}::test_estimator_surface",)),
+    Mutant(
         "multiclass-stores-noise-norm", "linear_model/_multiclass.py",
         (("            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n",
           "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
@@ -538,21 +545,33 @@ MUTANTS = [
         (f"{RG}::test_adassp_weights_match_reference_and_ones_match_unweighted",)),
     # --- bounds="private": the ranges' share of the budget (issue 28) ---------------
     Mutant(
-        "private-ranges-cost-not-reported", "linear_model/_base.py",
-        (("        self.epsilon_ = float(result.epsilon) + eps_r\n",
-          "        self.epsilon_ = float(result.epsilon)\n"),),
-        "bounds='private' reports the fit's ε only, not the ranges' share",
+        "private-ranges-cost-not-reported", "linear_model/_bounds.py",
+        (("        return float(result.epsilon) + eps_r, ",
+          "        return float(result.epsilon), "),),
+        "bounds='private' reports the fit's ε only, not the ranges' share (basic composition)",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
-        "private-ranges-fit-spends-whole-epsilon", "linear_model/_base.py",
-        (("            self._plan = (_rest(self.epsilon, eps_r), _rest(self.delta, delta_r), rng, eps_r, delta_r)\n",
-          "            self._plan = (self.epsilon, _rest(self.delta, delta_r), rng, eps_r, delta_r)\n"),),
+        "private-ranges-fit-spends-whole-epsilon", "linear_model/_bounds.py",
+        (("    eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)\n",
+          "    eps_fit, delta_fit = epsilon, _rest(delta, delta_r)\n"),),
         "bounds='private' spends ε on the ranges and the whole ε again on the fit",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-quantiles-not-composed-over-features", "linear_model/_bounds.py",
-        (("    k = len(PRIVATE_QUANTILES) * int(n_features)\n",
-          "    k = len(PRIVATE_QUANTILES)\n"),),
-        "each feature's quantiles get the whole range budget (d-fold composition forgotten)",
+        (("    k = PRIVATE_MECHANISMS * d\n",
+          "    k = PRIVATE_MECHANISMS\n"),),
+        "each feature's medians get the whole range budget (d-fold composition forgotten)",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-joint-forgets-the-fit", "linear_model/_bounds.py",
+        (("        joint = (accounting.zcdp_rho(epsilon, delta) - mu_fit * mu_fit / 2.0) * (1.0 - 1e-9)\n",
+          "        joint = accounting.zcdp_rho(epsilon, delta) * (1.0 - 1e-9)\n"),),
+        "joint zCDP accounting gives the medians the whole ρ, as if the Gaussian fit were free",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-joint-with-subsampled-fit", "linear_model/_bounds.py",
+        (("    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != \"sgd\"\n",
+          "    return True\n"),),
+        "joint zCDP accounting planned for a fit that is not full-batch Gaussian (SGD, Laplace, pure)",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
 ]
