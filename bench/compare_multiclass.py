@@ -6,7 +6,7 @@ splits, δ = 1e-5, default parameters; one-vs-rest fits K binary models with
 ε/K each and a seed per class (independent noise).  Also the data the rules
 were chosen on: synthetic multiclass data and the wine set.
 
-    python bench/compare_multiclass.py [--splits 5]
+    python bench/compare_multiclass.py [--splits 5] [--sets digits]
 """
 
 from __future__ import annotations
@@ -73,10 +73,13 @@ def ovr(cls, eps):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=5)
+    ap.add_argument("--sets", nargs="+", default=None, help="only these data sets (e.g. digits)")
     args = ap.parse_args()
     sets = {"digits": digits(), "synthetic K=10 d=40": synthetic(10, 40, 3000, 3.0),
             "synthetic K=10 d=40 loose": synthetic(10, 40, 3000, 6.0),
             "synthetic K=5 d=20 loose": synthetic(5, 20, 2000, 6.0), "wine": wine()}
+    if args.sets:
+        sets = {k: v for k, v in sets.items() if k in args.sets}
     for name, (X, y) in sets.items():
         nonpriv = accuracy(X, y, lambda s, A, b: LogisticRegression(max_iter=2000).fit(A, b), args.splits)
         print(f"{name}: n={X.shape[0]} d={X.shape[1]} K={len(np.unique(y))}, non-private {nonpriv[0]:.3f}")

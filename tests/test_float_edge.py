@@ -281,8 +281,27 @@ def test_neighbouring_sums_differ_by_more_than_exact_but_within_bound(kernel, dt
 
 
 # ---------------------------------------------------------------------------
-# (a) for the multiclass numpy path (fasterm.linear_model._multiclass.grad_sum)
+# (a) for the multiclass kernel (fasterm.linear_model._multiclass.grad_sum, the compiled erm._mclosses)
 # ---------------------------------------------------------------------------
+
+def _scores_gradient(kind, Z, y):
+    """The K-vector u_i of each row's gradient a_i u_iᵀ from its scores Z (float64): where the
+    clip binds, c near ‖a_i‖·‖u_i‖."""
+    rows = np.arange(Z.shape[0])
+    if kind == "logistic":
+        Z = np.exp(Z - Z.max(axis=1, keepdims=True))
+        Z /= Z.sum(axis=1, keepdims=True)
+        Z[rows, y] -= 1.0
+        return Z
+    S = Z + 1.0
+    S[rows, y] = Z[rows, y]
+    j = S.argmax(axis=1)
+    U = np.zeros_like(Z)
+    active = j != y
+    U[rows[active], j[active]] = 1.0
+    U[rows[active], y[active]] = -1.0
+    return U
+
 
 def _multiclass_hunt(dtype, sparse, weighted, trials, seed):
     """Violations of ‖a ⊗ u′‖_F ≤ c·w, u′ the scaled scores gradient as grad_sum forms it."""
@@ -305,7 +324,7 @@ def _multiclass_hunt(dtype, sparse, weighted, trials, seed):
             norms = row_norms(A)
         else:
             norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
-        U = _multiclass._scores_gradient(kind, np.asarray(A @ W), y)
+        U = _scores_gradient(kind, np.asarray(A @ W, dtype=np.float64), y)
         g = float(norms[0] * np.sqrt(np.einsum("ij,ij->i", U, U, dtype=np.float64))[0])
         weight = float(rng.uniform(0.5, 1.0)) if weighted else None
         wts = None if weight is None else np.array([weight])
@@ -499,7 +518,7 @@ def test_without_the_margin_the_hunt_finds_a_violation(path, dtype, monkeypatch)
 
 
 def test_multiclass_released_difference_within_reported_sensitivity(monkeypatch):
-    """The multiclass path (float32 summed in float64, float64 by BLAS with the order-free
+    """The multiclass path (the compiled kernel, summed in double with the order-free
     bound): ‖V(D) − V(D′)‖_F ≤ the reported sensitivity, exactly, on swamped neighbours."""
     import fasterm as fe
     rng = np.random.default_rng(2)
@@ -528,3 +547,108 @@ def test_add_remove_refuses_float32():
     with pytest.raises(ValueError, match="add_remove.*float64"):
         fe.noisy_sgd(fe.losses.Logistic(), X, y, fe.L2Ball(1.0, 3), 1.0, 1e-5, data_norm=1.0,
                      neighbors="add_remove", sample_rate=0.1, batch_size=5.0)
+
+
+# --- δ = 0 class sums (fasterm.linear_model._multiclass.class_sums, clipped at c₁/(1 + Θ)) ---------------
+
+
+def _class_sums_pairs(rng, n, d, K, dtype):
+    """Neighbouring (X, y, X′, y′): n rows of L2 norm ≤ 1 and L1 norm beyond c₁ (so every row
+    is clipped in L1 and its term has L1 norm ≈ c), most in class 0 so that the class sums are
+    n times one term; the last row replaced by its mirror image (same class: the exact
+    difference is 2 terms, the L1 bound itself), by a row of another class, or by hostile rows
+    (zero, huge, subnormal)."""
+    base = rng.normal(size=d)
+    base /= np.linalg.norm(base)
+    X = base + rng.normal(scale=1e-3, size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = X.astype(dtype)
+    y = np.where(rng.random(n) < 0.9, 0, rng.integers(0, K, n))
+    last = X[-1].copy()
+    for repl, label in ((-last, y[-1]), (-last, (y[-1] + 1) % K), (np.zeros(d), y[-1]),
+                        (np.full(d, 1e30), (y[-1] + 1) % K), (np.r_[5e-324, np.zeros(d - 1)], y[-1])):
+        X2, y2 = X.copy(), y.copy()
+        X2[-1], y2[-1] = np.asarray(repl, dtype=dtype), label
+        yield X, y, X2, y2
+
+
+def _exact_l1_diff(a, b) -> Fraction:
+    return sum(abs(Fraction(float(x)) - Fraction(float(z))) for x, z in zip(np.ravel(a), np.ravel(b)))
+
+
+def _class_sums_hunt(clip_of, *, sparse, dtype, weighted, tries):
+    """The largest exact ‖Ŝ(D) − Ŝ(D′)‖₁/(2B·c₁) over adversarial neighbours."""
+    from fasterm.erm import _float_margin
+    from fasterm.linear_model import _multiclass
+    rng = np.random.default_rng(7)
+    worst = Fraction(0)
+    for t in range(tries):
+        n, d, K = (4097, 3, 3) if t % 2 else (20_001, 2, 4)
+        c1 = 0.5 * math.sqrt(d)
+        B = 2.0 if weighted else 1.0
+        clip = clip_of(c1, _float_margin.class_sums_theta(n, d))
+        w = np.r_[rng.uniform(1.5, 2.0, n - 1), B] if weighted else None  # the changed row at full weight
+        for X, y, X2, y2 in _class_sums_pairs(rng, n, d, K, dtype):
+            w2 = w
+            A, A2 = (sp.csr_matrix(X), sp.csr_matrix(X2)) if sparse else (X, X2)
+            S = _multiclass.class_sums(A, y, K, 1.0, clip, w)
+            S2 = _multiclass.class_sums(A2, y2, K, 1.0, clip, w2)
+            worst = max(worst, _exact_l1_diff(S, S2) / (2 * Fraction(B) * Fraction(c1)))
+    return worst
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_class_sums_difference_within_reported_sensitivity(sparse, dtype, weighted):
+    """δ = 0, K > 2: the computed class sums Ŝ of neighbouring data differ by at most the
+    reported Δ₁ = 2B·c₁ in L1, exactly (rationals), on swamped neighbours whose exact
+    difference is Δ₁ itself, and on hostile replacement rows (zero, huge, subnormal)."""
+    from fasterm.erm import _float_margin
+    worst = _class_sums_hunt(_float_margin.effective_clip, sparse=sparse, dtype=dtype, weighted=weighted, tries=4)
+    assert worst <= 1
+    assert worst > Fraction(99, 100)  # the neighbours do reach the bound: the test can see a violation
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_class_sums_without_the_margin_the_hunt_finds_a_violation(sparse):
+    """Power: clipping at c₁ itself (Θ = 0), the same search finds neighbours whose computed
+    class sums differ by more than Δ₁."""
+    worst = _class_sums_hunt(lambda c, theta: float(c), sparse=sparse, dtype=np.float64, weighted=False, tries=4)
+    assert worst > 1
+
+
+def test_class_sums_theta_is_the_proved_one():
+    """Θ recomputed from the formula in class_sums_theta's docstring, and the clip it gives."""
+    from fasterm.erm import _float_margin
+    u = Fraction(1, 2 ** 53)
+
+    def g(k):
+        return k * u / (1 - k * u)
+    for n, d in ((1, 1), (1797, 64), (80_000, 100), (10 ** 6, 650)):
+        want = (1 + 2 * u) ** 2 / (1 - g(d - 1)) * (1 + n * g(n)) * (1 + u) - 1
+        assert _float_margin.class_sums_theta(n, d) == want
+        c = _float_margin.effective_clip(4.0, want)
+        assert Fraction(c) * (1 + want) <= 4 and c > 4.0 * (1 - 2 * float(want)) - 1e-15
+    assert _float_margin.class_sums_theta(10 ** 4, 100) < 1e-7  # Θ ≈ n²u: a negligible cost
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_class_sums_fit_clips_at_the_margin(weighted, monkeypatch):
+    """The δ = 0 fit (K > 2) hands class_sums the clip c₁/(1 + Θ) of class_sums_theta(n, d),
+    and reports Δ₁ = 2B·c₁ of the unmargined c₁."""
+    import fasterm as fe
+    from fasterm.erm import _float_margin
+    from fasterm.linear_model import _multiclass
+    seen = []
+    real = _multiclass.class_sums
+    monkeypatch.setattr(_multiclass, "class_sums", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
+    n, d, B = 500, 4, (3.0 if weighted else 1.0)
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (n, d))
+    y = np.arange(n) % 3
+    m = fe.DPLogisticRegression(epsilon=1.0, delta=0.0, random_state=0, weight_bound=B)
+    m.fit(X, y, sample_weight=np.ones(n) if weighted else None)
+    c1 = 0.5 * math.sqrt(d)
+    assert seen == [_float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))]
+    assert seen[0] < c1
+    assert m.result_.sensitivity == 2 * B * c1 / n

@@ -299,9 +299,10 @@ def test_estimator_count_attack_is_within_epsilon(name, cls, kw, s):
 
 
 def test_multiclass_has_no_objpert_path_and_its_pure_path_releases_a_public_count():
-    # Objective perturbation is binary only: K > 2 with delta=0 is refused
-    # under "auto", and the multiclass pure-ε fit (Laplace noisy PGD) releases
-    # its public T, identical across neighbours and seeds.
+    # Objective perturbation is binary only: K > 2 with delta=0 under "auto" is
+    # the noisy class sums (one Laplace release, docs/multiclass.rst), and the
+    # multiclass pure-ε fits (the class sums; Laplace noisy PGD) release their
+    # public constants only (T included), identical across neighbours and seeds.
     rng = np.random.default_rng(4)
     X = rng.standard_normal((30, 2)) / 2
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
@@ -309,7 +310,12 @@ def test_multiclass_has_no_objpert_path_and_its_pure_path_releases_a_public_coun
     Xp, yp = X.copy(), y.copy()
     Xp[0], yp[0] = -X[0], 1
     with pytest.raises(ValueError, match="binary only"):
-        fe.DPLogisticRegression(delta=0.0).fit(X, y)
+        fe.DPLogisticRegression(delta=0.0, solver="objpert").fit(X, y)
+    sums = [fe.DPLogisticRegression(delta=0.0, epsilon=EPS, random_state=s).fit(*data)
+            for data, s in [((X, y), 0), ((Xp, yp), 0), ((X, y), 1)]]
+    prints = [{k: _bits(v) for k, v in _fitted(m).items() if k not in ESTIMATOR_OUTPUTS} for m in sums]
+    assert prints[1] == prints[0] and prints[2] == prints[0]
+    assert sums[0].result_.info["solver"] == "class_sums" and sums[0].delta_ == 0.0
     kw = dict(delta=0.0, noise="laplace", calibration="l2", epsilon=EPS)
     fits = [fe.DPLogisticRegression(random_state=s, **kw).fit(*data)
             for data, s in [((X, y), 0), ((Xp, yp), 0), ((X, y), 1)]]

@@ -287,7 +287,7 @@ def _estimator_cases():
             smooth_ok = kind != "hinge" and not secure
             if solver == "gd" and not smooth_ok:
                 continue
-            if solver == "sgd" and not (smooth_ok and noise == "gaussian" and K <= 2):
+            if solver == "sgd" and not (smooth_ok and noise == "gaussian"):
                 continue
             for layout, weighted, dt in layouts:
                 cid = (f"est-{kind}-{cls}-noisy_pgd-{solver}-{noise}-{cal}-d{delta:g}"
@@ -299,6 +299,10 @@ def _estimator_cases():
                     params["steps"] = 4
                 cases.append(_param(cid, kind, K, params, layout, weighted, dt))
         if K == 3:
+            # delta=0 under solver "auto": the noisy class sums (one Laplace release)
+            for layout, weighted, dt in layouts:
+                cid = f"est-{kind}-{cls}-class_sums-auto-d0-{layout}{'-weights' if weighted else ''}-{dt}"
+                cases.append(_param(cid, kind, K, dict(delta=0.0), layout, weighted, dt))
             continue
         # dask X (binary, noisy_pgd's PGD, no weights: the only path for chunked data); 5 steps, as
         # each step is one pass of the scheduler

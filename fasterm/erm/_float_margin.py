@@ -32,7 +32,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["MarginTooLarge", "clip_table", "dask_sum_theta", "effective_clip", "margin", "plan", "sum_theta"]
+__all__ = ["MarginTooLarge", "class_sums_floor", "class_sums_theta", "clip_table", "dask_sum_theta", "effective_clip",
+           "margin", "plan", "sum_theta"]
 
 U = Fraction(1, 2 ** 53)
 U32 = Fraction(1, 2 ** 24)
@@ -147,6 +148,37 @@ def margin(kernel: str, dtype, m: int, d: int, *, scale: float, bound: float, re
             f"(2·clip·weight_bound/n): raise clip or weight_bound, lower l2/alpha or the radius"
             + (", or fit float64 data" if np.dtype(dtype) == np.float32 else ""))
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def class_sums_theta(n: int, d: int) -> Fraction:
+    """Θ of the δ = 0 class sums (:func:`fasterm.linear_model._multiclass.class_sums`), whose rows are
+    clipped in L1 at c = c₁/(1 + Θ) so that the computed sums of neighbouring data differ by
+    at most 2B·c₁ in L1 (B the weight bound), the reported Laplace sensitivity:
+
+        1 + Θ = ρ·(1 + n·γ_n(u))·(1 + u),   ρ = (1 + 2u)²/(1 − γ_{d−1}(u)),   u = 2⁻⁵³,
+
+    all in double (float32 data widened exactly).  ρ: a row's coefficient o (fl(c/l) for its
+    L1 norm l, or less, times its weight w ≤ B) has o·‖x‖₁ ≤ w·c·ρ exactly (l ≥
+    ‖x‖₁(1 − γ_{d−1}), d − 1 additions of |x_j|; each of the quotient and the weight's
+    product rounds up by at most 1 + 2u, the 2u covering a result rounded up to the smallest
+    normal; subnormal coefficients are set to 0).  n·γ_n(u): the product Xᵀ(o e_yᵀ) adds n
+    terms per entry in any order, |Ŝ − S| ≤ γ_n Σ|terms| entrywise, so in L1 the sums of D
+    and of D′ are each within γ_n·n·B·c·ρ of exact, and the exact sums differ by ≤ 2B·c·ρ
+    (each row's o is a function of that row alone, so the other rows' terms are equal).
+    (1 + u): room for the underflow of the n·d products (absolute error ≤ 2⁻¹⁰⁷⁵ each,
+    (1 + γ_n)·n·d·2⁻¹⁰⁷⁵ in L1 per data set), which needs B·c₁ ≥ :func:`class_sums_floor`.
+    Total: 2B·c·ρ(1 + n·γ_n) + 2(1 + γ_n)·n·d·2⁻¹⁰⁷⁵ ≤ 2B·c₁/(1 + u) + 2B·c₁·u/(1 + u)."""
+    n, d = max(int(n), 1), max(int(d), 1)
+    rho = (1 + 2 * U) ** 2 / (1 - gamma(d - 1, U))
+    return rho * (1 + n * gamma(n, U)) * (1 + U) - 1
+
+
+def class_sums_floor(n: int, d: int) -> Fraction:
+    """The smallest B·c₁ for which :func:`class_sums_theta` covers the products' underflow:
+    (1 + γ_n(u))·n·d·2⁻¹⁰⁷⁵·(1 + u)/u (about n·d·2⁻¹⁰²²)."""
+    n, d = max(int(n), 1), max(int(d), 1)
+    return (1 + gamma(n, U)) * n * d * Fraction(1, 2 ** 1075) * (1 + U) / U
 
 
 def effective_clip(c: float, theta: Fraction) -> float:

@@ -30,8 +30,8 @@ perturbation, then a private intercept; classifiers), "expmech"
 Sparse X (scipy.sparse, converted to CSR) runs the compiled CSR kernel of the
 gradient solvers, never densified; the others raise ``TypeError``.
 ``sample_weight`` needs the declared ``weight_bound``.  With K > 2 classes one
-(d + 1) × K model is fitted on the whole budget (docs/multiclass.rst);
-``coef_`` has shape (K, d).
+(d + 1) × K model is fitted on the whole budget (docs/multiclass.rst; at
+δ = 0 "auto" releases the noisy class sums); ``coef_`` has shape (K, d).
 """
 
 

@@ -367,11 +367,38 @@ MUTANTS = [
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "linear_model/_multiclass.py",
-        (("grad_sum(kind, A, yi, w.reshape(p, K), norms, c_eff, out.reshape(p, K), weights)",
-          "grad_sum(kind, A, yi, w.reshape(p, K), norms, 1.1 * c_eff, out.reshape(p, K), weights)"),),
+        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)",
+          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_eff, out.reshape(p, K), "
+          "weights)"),),
         "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
+    Mutant(
+        "multiclass-sgd-clips-at-1.1x", "linear_model/_multiclass.py",
+        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_b, out.reshape(p, K),\n",
+          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_b, out.reshape(p, K),\n"),),
+        "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
+        (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
+         f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
+    Mutant(
+        "multiclass-class-sums-half-sensitivity", "linear_model/_multiclass.py",
+        (("        l1 = check_derived(2.0 * wb * c1, \"the L1 sensitivity\", \"data_norm\")\n",
+          "        l1 = check_derived(wb * c1, \"the L1 sensitivity\", \"data_norm\")\n"),),
+        "δ = 0 class sums: Δ₁ = B·c₁ (one row's change counted, not the removal and the addition)",
+        (f"{M}::test_delta0_class_sums_against_reference",)),
+    Mutant(
+        "class-sums-margin-dropped", "linear_model/_multiclass.py",
+        (("    c_eff = _float_margin.effective_clip(c1, _float_margin.class_sums_theta(n, d))\n",
+          "    c_eff = c1\n"),),
+        "δ = 0 class sums: rows clipped in L1 at c₁ itself, so the computed sums of neighbours can "
+        "differ by more than Δ₁ = 2B·c₁",
+        (f"{F}::test_class_sums_fit_clips_at_the_margin",)),
+    Mutant(
+        "class-sums-theta-no-sum-term", "erm/_float_margin.py",
+        (("    return rho * (1 + n * gamma(n, U)) * (1 + U) - 1\n",
+          "    return rho * (1 + U) - 1\n"),),
+        "Θ of the class sums without the n·γ_n of the BLAS product: the sums' rounding uncovered",
+        (f"{F}::test_class_sums_difference_within_reported_sensitivity",)),
     Mutant(
         "float-margin-dropped", "erm/_float_margin.py",
         (("    if c == 0.0 or theta == 0:\n        return float(c)\n",
@@ -443,10 +470,10 @@ MUTANTS = [
         (f"{RS}::test_estimator_surface",)),
     Mutant(
         "multiclass-stores-noise-norm", "linear_model/_multiclass.py",
-        (("              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n",
-          "              \"lipschitz_loss\": G, \"secure\": backend.secure_calibration,\n"
-          "              \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
-          "              if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
+        (("            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n",
+          "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
+          "            \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
+          "            if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
         "the multiclass result's info keeps the norm of the last noise vector drawn",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
