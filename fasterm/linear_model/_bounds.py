@@ -17,13 +17,6 @@ order (bit for bit on float64).  Per record and fixed before the data are
 seen: mapped neighbours are neighbours, no privacy spent.  The output is a new
 array of X's shape and dtype; X is never modified; sparse X is refused.
 
-Private ranges (``bounds="private"``): ``PRIVATE_SHARE`` = 1/4 of ε and of δ
-go to 2d private quartiles (q = 0.25, 0.75) by the rank mechanism
-(:func:`fasterm.quantile`, exact sampling) on z = asinh(x/τ),
-τ = ``PRIVATE_TAU``, over abs(x) ≤ ``PRIVATE_LIMIT`` (clipped); back-transformed,
-sorted and widened by the interquartile range on each side (a width below
-1e-9·max(1, abs(a), abs(b)) raised to it, post-processing).
-
 Private ranges (``bounds="private"``; the rule, how it was chosen and its
 measurements: docs/guarantees.rst, "Declared and private feature bounds", and
 ``experiments/private_bounds.py``).  ``PRIVATE_SHARE`` = 1/2 of (ε, δ) goes to
