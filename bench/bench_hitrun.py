@@ -14,7 +14,7 @@ sampling on the chord — stepping out with a width from the curvature bound
 shrinkage — with each evaluation a full ``np.logaddexp`` over the n margins
 z + t·X@u, and the margins and the loss at the current point kept between
 steps.  fasterm's step makes one pass over X for X@u fused with one O(n) pass
-for the line sampler's bounds and draws t exactly (``fasterm/expmech.py``).
+for the line sampler's bounds and draws t exactly (``fasterm/erm/expmech.py``).
 
 Each timed call runs STEPS steps (a chain is a loop of steps; the Python call
 overhead of one call is not part of a step).  ``test_ratio`` times both

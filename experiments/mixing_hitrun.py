@@ -1,6 +1,6 @@
 """Mixing of fasterm's hit-and-run: the measurements behind ``expmech.default_steps``.
 
-    python experiments/mixing_hitrun.py                      # the grid quoted in fasterm/expmech.py
+    python experiments/mixing_hitrun.py                      # the grid quoted in fasterm/erm/expmech.py
     python experiments/mixing_hitrun.py --directions sphere  # uniform directions only
     python experiments/mixing_hitrun.py --dims 3 --losses hinge --sets simplex --kdelta 3000
 

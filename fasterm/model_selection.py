@@ -257,8 +257,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
                                      "and random_state of every run")
                 if name not in valid:
                     raise ValueError(f"param_grid: {name!r} is not a parameter of {type(self.estimator).__name__}")
-            if prefix:  # the candidate's pipeline, checked as a whole (a grid may change a step)
-                _final(clone(self.estimator).set_params(**params))
+            # the candidate checked as a whole (a grid may change a pipeline step, or set bounds)
+            _final(clone(self.estimator).set_params(**params))
             p = {k[len(prefix):]: v for k, v in {**valid, **params}.items() if k.startswith(prefix)}
             kind = final._kind
             method, optimiser = _linear.resolve_solver(p["solver"], self.delta, p["noise"], p["secure"])

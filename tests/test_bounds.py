@@ -569,3 +569,55 @@ def test_a_failed_fit_keeps_no_random_state(est, y):
         est.fit(RAW[:100], y, sample_weight=np.ones(99))
     assert not any(isinstance(v, np.random.Generator) for v in vars(est).values() if v is not est.random_state)
     assert "_plan" not in vars(est)
+
+
+def test_review_fixes_of_session_9():
+    """Four findings of the session-9 review, each pinned.
+
+    1. The regression rule (noisy_gd from 5,000 rows) is a full-batch Gaussian fit: the
+       private ranges are accounted jointly with it (more ρ than basic composition).
+    2. δ = 0: the 2d medians' ε_q is rounded down, so that 2d·ε_q ≤ ε_r exactly.
+    3. A refit that fails after drawing new ranges leaves the previous bounds_ with its model.
+    4. PrivateSearch refuses bounds="private" in a grid of a plain estimator before any fit.
+    """
+    import math
+    from fractions import Fraction
+
+    from fasterm.linear_model import _bounds as B
+
+    reg = fe.DPLinearRegression(bounds="private")
+    assert B.gaussian_fit(reg, 6000) and B.gaussian_fit(reg, 400)
+    assert not B.gaussian_fit(fe.DPLogisticRegression(bounds="private"), 6000)  # noisy_sgd there
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6000, 3))
+    y = np.clip(X @ np.array([0.5, -0.2, 0.1]), -1, 1)
+    m = fe.DPLinearRegression(bounds="private", random_state=0).fit(X, y)
+    assert m.result_.info["solver"] == "gd" and m.epsilon_ <= 1.0 and m.delta_ <= 1e-5
+
+    for eps in np.linspace(0.05, 9.0, 60):
+        for d in (1, 3, 7, 13, 30, 101):
+            plan = B.private_plan(eps, 0.0, d)
+            assert Fraction(plan.eps_q) * (B.PRIVATE_MECHANISMS * d) <= Fraction(plan.eps_r)
+            assert math.isclose(plan.eps_q * B.PRIVATE_MECHANISMS * d, plan.eps_r, rel_tol=1e-12)
+
+    X3 = rng.normal(size=(300, 4)) * 5 + 2
+    y3 = rng.integers(0, 3, size=300)
+    est = fe.DPLogisticRegression(bounds="private", random_state=0).fit(X3, y3)
+    before = [b.copy() for b in est.bounds_]
+    pred = est.predict(X3)
+    with pytest.raises(ValueError):  # objective perturbation is binary only
+        est.set_params(solver="objpert", delta=0.0).fit(X3 * 3 + 7, y3)
+    np.testing.assert_array_equal(est.bounds_[0], before[0])
+    np.testing.assert_array_equal(est.bounds_[1], before[1])
+    np.testing.assert_array_equal(est.predict(X3), pred)
+
+    calls = []
+    search = fe.PrivateSearch(fe.DPLogisticRegression(), {"bounds": ["private"]}, epsilon=1.0, random_state=0)
+    orig = fe.DPLogisticRegression.fit
+    try:
+        fe.DPLogisticRegression.fit = lambda self, *a, **k: calls.append(1) or orig(self, *a, **k)
+        with pytest.raises(TypeError, match="bounds='private'"):
+            search.fit(X3, (y3 > 0).astype(int))
+    finally:
+        fe.DPLogisticRegression.fit = orig
+    assert calls == []

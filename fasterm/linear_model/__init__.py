@@ -28,7 +28,8 @@ perturbation, then a private intercept; classifiers), "expmech"
 ``delta_`` is nan); ``DPLinearRegression`` also "adassp" (:mod:`fasterm.erm.ssp`).
 
 Sparse X (scipy.sparse, converted to CSR) runs the compiled CSR kernel of the
-gradient solvers, never densified; the others raise ``TypeError``.
+gradient solvers (and of the δ = 0 class sums for K > 2), never densified;
+the other solvers raise ``TypeError``.
 ``sample_weight`` needs the declared ``weight_bound``.  With K > 2 classes one
 (d + 1) × K model is fitted on the whole budget (docs/multiclass.rst; at
 δ = 0 "auto" releases the noisy class sums); ``coef_`` has shape (K, d).

@@ -302,16 +302,15 @@ class _DPLinearModel(BaseEstimator):
         """The rows the fit sees, ``(X, row norms or None)``: X itself (``bounds=None``), or X mapped
         into the unit ball with the declared or private bounds (:mod:`fasterm.linear_model._bounds`).
 
-        Sets ``bounds_`` and the budget of the fit (``_plan``: ε, δ, random state for the
-        fit, and the (ε, δ) spent on private ranges).  ``bounds=None``: warns (a
+        Sets the budget of the fit (``_plan``: ε, δ, random state for the fit, the
+        private-range plan, and the bounds that :meth:`_record` stores as ``bounds_``
+        once the fit has succeeded — a failed refit leaves the previous model whole).  ``bounds=None``: warns (a
         :class:`fasterm.DataWarning`, to the caller only) when more than
         ``CLIPPED_ROWS_WARN`` of the rows exceed ``data_norm``.
         """
-        self._plan = (self.epsilon, self.delta, self.random_state, None)
+        self._plan = (self.epsilon, self.delta, self.random_state, None, None)
         bounds = self.bounds
         if bounds is None:
-            if hasattr(self, "bounds_"):
-                del self.bounds_
             if not chunked:
                 norms = _warn_clipped_rows(X, norms, self.data_norm)
             return X, norms
@@ -330,10 +329,10 @@ class _DPLinearModel(BaseEstimator):
             rng = check_random_state(self.random_state)
             plan = _bounds.private_plan(self.epsilon, self.delta, d, _bounds.gaussian_fit(self, X.shape[0]))
             low, high = _bounds.private_ranges(X, plan.eps_q, rng)
-            self._plan = (plan.eps_fit, plan.delta_fit, rng, plan)
+            self._plan = (plan.eps_fit, plan.delta_fit, rng, plan, None)
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
-        self.bounds_ = (low, high)
+        self._plan = self._plan[:4] + ((low, high),)
         return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
 
     def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
@@ -354,8 +353,12 @@ class _DPLinearModel(BaseEstimator):
         # The fit's (ε, δ), with what bounds="private" spent on the ranges (basic composition, or
         # zCDP for a Gaussian fit; adaptive: fasterm.linear_model._bounds).  NaN δ: an approximate
         # release whose δ is not certified (solver="expmech").
-        plan = self._plan[3]
+        plan, bounds = self._plan[3:5]
         del self._plan  # the fit's budget and random state: not kept on the fitted object
+        if bounds is None:
+            self.__dict__.pop("bounds_", None)
+        else:
+            self.bounds_ = bounds
         self.result_ = result
         self.epsilon_, self.delta_ = _bounds.total(plan, result)
         # A public count for every method: T for the noisy gradient methods, the

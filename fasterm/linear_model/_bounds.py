@@ -43,6 +43,7 @@ predict time).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -52,7 +53,7 @@ from .. import accounting
 from ..mechanisms import univariate
 from .._validation import check_random_state
 
-__all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_budget", "private_plan", "total",
+__all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_plan", "total",
            "private_ranges", "resolve"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
@@ -181,7 +182,7 @@ def gaussian_fit(estimator, n) -> bool:
     Gaussian noise, and an optimiser other than "sgd" (subsampled steps have
     another accountant).  False means basic composition.
     """
-    from ._rules import choose_solver, resolve_noise, resolve_solver
+    from ._rules import choose_solver, regression_rule_applies, resolve_noise, resolve_solver
 
     delta = float(estimator.delta)
     if not delta > 0.0:
@@ -192,11 +193,13 @@ def gaussian_fit(estimator, n) -> bool:
     noise, _ = resolve_noise(method, delta, estimator.noise, estimator.calibration, estimator.solver)
     if noise != "gaussian":
         return False
+    if regression_rule_applies(estimator._kind, int(n), noise, delta, False, False, optimiser):
+        return True  # noisy_gd, full batch (fit_linear's regression rule)
     return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != "sgd"
 
 
 def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
-    """The public plan of ``bounds="private"`` (module docstring, "Privacy of the ranges").
+    """The public plan of ``bounds="private"`` (module docstring, "Privacy").
 
     The fit is calibrated to (ε − ε_r, δ − δ_r), ε_r = ``PRIVATE_SHARE``·ε,
     δ_r = ``PRIVATE_SHARE``·δ.  Basic composition (``gaussian=False``): the
@@ -213,7 +216,10 @@ def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
     eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)
     k = PRIVATE_MECHANISMS * d
     if delta_r == 0.0:
-        return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_r / k, eps_r, delta_r, None)
+        eps_q = eps_r / k
+        while Fraction(eps_q) * k > Fraction(eps_r):  # basic composition of k releases: never above ε_r
+            eps_q = math.nextafter(eps_q, 0.0)
+        return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_q, eps_r, delta_r, None)
     rho = accounting.zcdp_rho(eps_r, delta_r)
     rho_r = None
     if gaussian:
@@ -223,13 +229,6 @@ def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
             rho = rho_r = joint
     eps_q = math.sqrt(8.0 * rho / k) * (1.0 - 1e-12)  # rounding never pushes k·ε_q²/8 above ρ
     return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_q, eps_r, delta_r, rho_r)
-
-
-def private_budget(epsilon, delta, n_features, gaussian=False):
-    """``(eps_ranges, delta_ranges, eps_quantile)`` of :func:`private_plan` (basic composition's
-    (ε_r, δ_r); with ``gaussian=True`` the ranges are accounted in zCDP with the fit instead)."""
-    plan = private_plan(epsilon, delta, n_features, gaussian)
-    return plan.eps_r, plan.delta_r, plan.eps_q
 
 
 def total(plan, result):

@@ -44,9 +44,11 @@ class DPLogisticRegression(_DPLinearClassifier):
         Privacy budget ε (finite).
     delta : float in [0, 1), default=1e-5
         Privacy budget δ; keep it well below 1/n.  ``delta=0`` gives pure
-        ε-DP: by objective perturbation with the default ``solver="auto"``,
-        or with a noisy gradient solver and Laplace noise (``calibration``
-        "pure" or "l2").
+        ε-DP: by objective perturbation with the default ``solver="auto"``
+        (for K > 2 classes: one Laplace release of the clipped per-class sums,
+        docs/multiclass.rst, which ignores ``clip``, ``steps`` and
+        ``max_steps``), or with a noisy gradient solver and Laplace noise
+        (``calibration`` "pure" or "l2").
     data_norm : float > 0, default=1.0
         Public bound X on ‖x‖₂: rows are assumed (and clipped) to norm ≤ X —
         scale features with public bounds first.

@@ -289,6 +289,23 @@ def class_sums(X, y, K, data_norm, clip, weights=None):
     return np.asarray(X, dtype=np.float64).T @ O
 
 
+def _laplace_l1_scale(wb: float, c1: float, eps: float) -> tuple[float, float]:
+    """(Δ₁, b): Δ₁ = 2B·c₁ rounded up and b the smallest float with Δ₁/b ≤ ε exactly, so the
+    Laplace mechanism's ε (Dwork & Roth 2014, Thm 3.6) is never a rounding above the budget."""
+    exact = Fraction(2) * Fraction(wb) * Fraction(c1)
+    l1 = float(exact)
+    if Fraction(l1) < exact:
+        l1 = math.nextafter(l1, math.inf)
+    b = l1 / eps
+    if not math.isfinite(b) or b <= 0.0:
+        return l1, b  # reported by the caller's checks
+    while Fraction(l1) > Fraction(eps) * Fraction(b):
+        b = math.nextafter(b, math.inf)
+    while Fraction(l1) <= Fraction(eps) * Fraction(math.nextafter(b, 0.0)):
+        b = math.nextafter(b, 0.0)
+    return l1, b
+
+
 def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept, intercept_scaling,
                     random_state, sample_weight, weight_bound):
     """δ = 0, K > 2 (``solver="auto"``, no ``noise``): the noisy class sums, one pure-ε Laplace release.
@@ -322,8 +339,9 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     eps = float(epsilon)
     with derived_from("epsilon, data_norm and weight_bound"):
         c1 = L1_CLIP * math.sqrt(d) * data_norm  # the rows' L1 clip (≤ the bound √d·X of ‖x̄‖₁)
-        l1 = check_derived(2.0 * wb * c1, "the L1 sensitivity", "data_norm")
-        b = check_derived(l1 / eps, "the Laplace scale", "epsilon and data_norm")
+        l1, b = _laplace_l1_scale(wb, c1, eps)
+        l1 = check_derived(l1, "the L1 sensitivity", "data_norm")
+        b = check_derived(b, "the Laplace scale", "epsilon and data_norm")
     with derived_from("data_norm and weight_bound"):
         if Fraction(wb) * Fraction(c1) < _float_margin.class_sums_floor(n, d):
             raise ValueError(f"data_norm={data_norm!r} (times weight_bound) is too small for the float margin of "

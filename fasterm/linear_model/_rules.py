@@ -303,6 +303,14 @@ REGRESSION_GD_RADIUS_DIVISOR = 10.0
 REGRESSION_GD_ALPHA = 0.0            # alpha=None on that path: no ridge (the ball bounds the iterates)
 
 
+def regression_rule_applies(kind, n, noise, delta, secure, chunked, optimiser) -> bool:
+    """Whether :func:`fit_linear` takes the regression rule (noisy_gd, :func:`regression_gd_rule`):
+    the squared loss, the optimiser "auto", Gaussian noise, δ > 0, X in memory, no secure
+    mode and n ≥ :data:`REGRESSION_GD_MIN_ROWS`.  Public quantities only."""
+    return (kind == "squared" and optimiser == "auto" and noise == "gaussian" and delta > 0.0
+            and not resolve_secure(secure) and not chunked and n >= REGRESSION_GD_MIN_ROWS)
+
+
 def regression_gd_rule(n, dim, epsilon, delta):
     """(T, R) of the regression rule for n ≥ :data:`REGRESSION_GD_MIN_ROWS` (Gaussian noise, δ > 0).
 
@@ -459,8 +467,7 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
                            weight_bound=weight_bound, row_norms=row_norms)
     sec = resolve_secure(secure)
     chunked = _dask.is_dask_collection(X)
-    if (method == "gradient" and kind == "squared" and solver == "auto" and noise == "gaussian" and delta > 0.0
-            and not sec and not chunked and X.shape[0] >= REGRESSION_GD_MIN_ROWS):
+    if method == "gradient" and regression_rule_applies(kind, X.shape[0], noise, delta, sec, chunked, solver):
         # the regression rule (docs/solvers.rst, "Regression"): noisy_gd, T and R growing with n
         solver = "gd"
         rule_steps, rule_radius = regression_gd_rule(X.shape[0], X.shape[1] + bool(fit_intercept), epsilon, delta)

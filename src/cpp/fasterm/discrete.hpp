@@ -1,7 +1,7 @@
 // Exact discrete samplers in unsigned integer arithmetic (Canonne, Kamath &
 // Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, §5).
 //
-// The compiled twin of fasterm/_exact.py: the same three algorithms, with every
+// The compiled twin of fasterm/mechanisms/_exact.py: the same three algorithms, with every
 // probability a ratio of integers compared against an exact uniform integer.
 // No floating-point operation touches a sample.
 //

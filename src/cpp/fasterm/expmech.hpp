@@ -1,6 +1,6 @@
 // Exact samplers for the exponential mechanism over a finite range and for the
 // one-dimensional private median, quantile and mean (fasterm.mechanisms,
-// fasterm.univariate).
+// fasterm.mechanisms.univariate).
 //
 // Header-only, no Python.  The Cython layer validates everything (finite data,
 // a < b, epsilon > 0, scores without NaN or -inf) and hands over the caller's

@@ -1,4 +1,4 @@
-// Hit-and-run for the exponential mechanism of convex ERM (fasterm.expmech):
+// Hit-and-run for the exponential mechanism of convex ERM (fasterm.erm.expmech):
 // a Markov chain on a feasible set C (L2 ball, box, simplex) whose stationary
 // density is proportional to exp(-k L(w)), L(w) = (1/n) sum_i l(<w, s_i x_i>, y_i)
 // + l2/2 |w|^2, for the losses of linear models.

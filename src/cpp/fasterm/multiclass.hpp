@@ -1,5 +1,5 @@
 // The clipped per-example gradient sum of the multiclass losses of
-// fasterm/_multiclass.py over a (p x K) weight matrix W, in one pass over the
+// fasterm/linear_model/_multiclass.py over a (p x K) weight matrix W, in one pass over the
 // rows: dense (row-major n x d) and CSR, float and double, sample weights,
 // optionally over a subset of the rows (a Poisson minibatch) read in place.
 //

@@ -497,7 +497,7 @@ inline bool step(RWMState& s, const float* loss, const char* next, std::size_t n
 }  // namespace rwm
 
 // ---------------------------------------------------------------------------
-// Entry points used by fasterm._online.  D and w have kp = n_blocks(k) * BLOCK
+// Entry points used by fasterm.learning._online.  D and w have kp = n_blocks(k) * BLOCK
 // entries, D[k..kp) = +inf and w[k..kp) = 0; bs has n_blocks(k).
 // ---------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 // The standard normal truncated to an interval (Botev's exact sampler), for
-// expmech.hpp (fasterm.expmech.truncnorm_sample) and hitrun.hpp's quadratic
+// expmech.hpp (fasterm.erm.expmech.truncnorm_sample) and hitrun.hpp's quadratic
 // line densities.  Header-only, no Python.
 #pragma once
 

@@ -1,4 +1,4 @@
-# Compiled hit-and-run for fasterm.expmech (the exponential mechanism of
+# Compiled hit-and-run for fasterm.erm.expmech (the exponential mechanism of
 # convex ERM), over src/cpp/fasterm/hitrun.hpp.
 #
 # Randomness comes from the caller's Generator through its bitgen_t, taken
@@ -25,7 +25,7 @@ cdef extern from "fasterm/hitrun.hpp" namespace "fasterm::hitrun" nogil:
         int method, bitgen_t* rng, double* out, Py_ssize_t size, long long* evaluations) except +
     void _log1p_unit_many "fasterm::hitrun::log1p_unit_many"(const double* e, double* out, Py_ssize_t n)
 
-# Loss codes (as fasterm._losses), feasible sets, line-sampler methods, chain
+# Loss codes (as fasterm.erm._losses), feasible sets, line-sampler methods, chain
 # directions: the values of src/cpp/fasterm/codes.hpp, for Python.
 LOGISTIC = kLogistic
 HINGE = kHinge

@@ -228,12 +228,12 @@ def check_probed_row_norms(const floating[:, ::1] X, const double[::1] norms,
 
 
 # ---------------------------------------------------------------------------
-# The projected-gradient loop of fasterm.optimize, compiled.
+# The projected-gradient loop of fasterm.erm.optimize, compiled.
 #
 # One call runs all T steps with the GIL released: gradient sum (the kernel
 # above), regulariser, noise drawn from the caller's bit generator, step and
 # projection, with buffers allocated once.  The arithmetic is that of the
-# Python reference loop in fasterm/optimize.py (_run_python), operation for
+# Python reference loop in fasterm/erm/optimize.py (_run_python), operation for
 # operation in the data's precision, and the noise of step t is the next d
 # draws of the sampler, so both loops give the same numbers for a seed.
 
@@ -325,7 +325,7 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
     (set_param = radius, set_a = centre or None), 1 box (set_a = low,
     set_b = high), 2 simplex (set_param = total), 3 L1 ball (radius).
     weights: sample weights of the rows (as in grad_sum), or None.  Values
-    are validated by fasterm.optimize; here only what keeps the kernels
+    are validated by fasterm.erm.optimize; here only what keeps the kernels
     inside their buffers.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
@@ -693,7 +693,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
         for j in range(d):
             noise_buf[j] *= scale
         for j in range(d):
-            # sum/m, + reg·w, + noise, then w − η·g: the reference's order (fasterm._engine.descend).
+            # sum/m, + reg·w, + noise, then w − η·g: the reference's order (fasterm.erm._engine.descend).
             g = grad[j] * inv_m
             if reg != 0:
                 g = g + w[j] * reg

@@ -1,9 +1,9 @@
-# Compiled Euclidean projections for fasterm.constraints.
+# Compiled Euclidean projections for fasterm.erm.constraints.
 #
 # Thin wrappers over the header-only kernels of fasterm/projections.hpp.  Each
 # takes a 1-D vector or a C-contiguous 2-D batch of row vectors (float32 or
 # float64) and an output of the same shape and dtype, which may be the input
-# itself.  The public classes in fasterm/constraints.py validate every value
+# itself.  The public classes in fasterm/erm/constraints.py validate every value
 # (finite input, radius > 0, lo <= hi, no partial overlap of out and v); the
 # checks here are only those that keep the kernels inside their buffers.
 from cython cimport floating

@@ -52,7 +52,7 @@ def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, con
              const double[::1] weights=None):
     """out = sum_i of the (clipped) per-example gradients of the CSR rows.
 
-    As fasterm._losses.grad_sum for the n x d matrix (data, indices, indptr):
+    As fasterm.erm._losses.grad_sum for the n x d matrix (data, indices, indptr):
     data_norm <= 0: rows not rescaled; clip <= 0: no clipping; norms: row
     norms (float64, csr row_norms) or None (computed in the pass); weights:
     sample weights (float64, length n) or None.

@@ -6,7 +6,7 @@
 # matrix that calls the same two C++ functions per row, so batch and
 # streaming agree exactly.  The uniform comes from the Generator's own bit
 # generator through numpy's C API, under the bit generator's lock with the
-# GIL released (as in fasterm._noise).  fasterm.online validates every
+# GIL released (as in fasterm.mechanisms._noise).  fasterm.online validates every
 # parameter and array; the checks here only keep the kernels inside their
 # buffers.
 from fasterm._bitgen cimport _bitgen

@@ -1,6 +1,6 @@
-# Exact discrete samplers (compiled twin of fasterm/_exact.py), drawing from a
+# Exact discrete samplers (compiled twin of fasterm/mechanisms/_exact.py), drawing from a
 # caller's numpy Generator through its bitgen_t, under its lock, without the GIL.
-# Parameters are checked by the caller (fasterm/_exact.py): the bounds below are
+# Parameters are checked by the caller (fasterm/mechanisms/_exact.py): the bounds below are
 # what src/cpp/fasterm/discrete.hpp needs to stay overflow-free.
 from fasterm._bitgen cimport _bitgen
 from libc.stdint cimport int64_t, uint64_t, uint8_t

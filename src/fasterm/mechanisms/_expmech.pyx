@@ -1,9 +1,9 @@
 # Compiled exponential-mechanism samplers for fasterm.mechanisms.exponential
-# and fasterm.univariate (median, quantile, mean).
+# and fasterm.mechanisms.univariate (median, quantile, mean).
 #
 # Thin wrappers over the header-only kernels of fasterm/expmech.hpp.  They
 # draw from a caller's numpy Generator through its bitgen_t, under the bit
-# generator's lock with the GIL released (as fasterm._noise does), so a seed
+# generator's lock with the GIL released (as fasterm.mechanisms._noise does), so a seed
 # reproduces a release.  Each fills ``out`` with len(out) independent draws
 # from one precomputed table: the public functions ask for one.  The public
 # layer validates every value (finite data, a < b, epsilon > 0, no NaN or
