@@ -309,6 +309,21 @@ cdef int _loop(int kind, const floating* X, const floating* y, const double* nor
     return 0
 
 
+cdef int _check_set(int set_kind, double set_param, Py_ssize_t a_len, Py_ssize_t b_len, Py_ssize_t acc_len,
+                    Py_ssize_t d) except -1:
+    """The feasible set's arguments of pgd_loop and sgd_loop (lengths -1: None), for d parameters."""
+    if set_kind < kL2Ball or set_kind > kL1Ball:
+        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
+    if set_kind == kBox and (a_len < 0 or b_len < 0):
+        raise ValueError("a box needs set_a (low) and set_b (high)")
+    for name, length in (("set_a", a_len), ("set_b", b_len), ("acc", acc_len)):
+        if length >= 0 and length != d:
+            raise ValueError(f"{name} has {length} entries, expected {d}")
+    if set_kind != kBox and not set_param > 0.0:
+        raise ValueError(f"set_param must be > 0, got {set_param}")
+    return 0
+
+
 def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
              const double[::1] norms, double data_norm, double clip, double label_bound,
              floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
@@ -336,18 +351,8 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
         raise ValueError(f"steps must be >= 0, got {steps}")
     if noise < kNoiseNone or noise > kNoiseGaussian:
         raise ValueError(f"noise must be 0, 1 or 2, got {noise}")
-    if set_kind < kL2Ball or set_kind > kL1Ball:
-        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
-    if set_kind == kBox and (set_a is None or set_b is None):
-        raise ValueError("a box needs set_a (low) and set_b (high)")
-    if set_a is not None and set_a.shape[0] != d:
-        raise ValueError(f"set_a has {set_a.shape[0]} entries but X has {d} columns")
-    if set_b is not None and set_b.shape[0] != d:
-        raise ValueError(f"set_b has {set_b.shape[0]} entries but X has {d} columns")
-    if set_kind != kBox and not set_param > 0.0:
-        raise ValueError(f"set_param must be > 0, got {set_param}")
-    if acc is not None and acc.shape[0] != d:
-        raise ValueError(f"acc has {acc.shape[0]} entries but X has {d} columns")
+    _check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
+               -1 if set_b is None else set_b.shape[0], -1 if acc is None else acc.shape[0], d)
     o.weights = _weights(weights, n)
     cdef bitgen_t* rng = NULL
     if noise != kNoiseNone:
@@ -759,18 +764,8 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (0.0 < q <= 1.0):
         raise ValueError(f"q must be in (0, 1], got {q}")
-    if set_kind < kL2Ball or set_kind > kL1Ball:
-        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
-    if set_kind == kBox and (set_a is None or set_b is None):
-        raise ValueError("a box needs set_a (low) and set_b (high)")
-    if set_a is not None and set_a.shape[0] != d:
-        raise ValueError(f"set_a has {set_a.shape[0]} entries, expected {d}")
-    if set_b is not None and set_b.shape[0] != d:
-        raise ValueError(f"set_b has {set_b.shape[0]} entries, expected {d}")
-    if set_kind != kBox and not set_param > 0.0:
-        raise ValueError(f"set_param must be > 0, got {set_param}")
-    if acc is not None and acc.shape[0] != d:
-        raise ValueError(f"acc has {acc.shape[0]} entries, expected {d}")
+    _check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
+               -1 if set_b is None else set_b.shape[0], -1 if acc is None else acc.shape[0], d)
     if bit_generator is None:
         raise ValueError("a bit generator is required")
     cdef const double* wp = _weights(weights, n)
