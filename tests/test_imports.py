@@ -52,6 +52,8 @@ def _module_files(root: Path = PACKAGE) -> dict[str, Path]:
         name = ".".join(parts)
         if p.suffix == ".py" or name not in out:
             out[name] = p
+    # written by CMake at build time (cmake/_config.py.in): absent from a fresh clone
+    out.setdefault("_config", root / "_config.py.generated")
     return out
 
 

@@ -26,8 +26,9 @@ from fasterm import _config
 
 HERE = Path(__file__).resolve().parent
 PKG = Path(fasterm.__file__).resolve().parent
-# Every compiled module has a stub; the stubs name the compiled modules.
-COMPILED = sorted(p.stem for p in PKG.glob("_*.pyi"))
+# Every compiled module has a stub beside it, in its wing (erm/, mechanisms/, learning/); the
+# stubs name the compiled modules, as "wing._name" (the keys of _config.modules).
+COMPILED = sorted(f"{p.parent.name}.{p.stem}" for p in PKG.glob("*/_*.pyi"))
 
 
 def _origin(name: str) -> Path:
@@ -40,7 +41,7 @@ def _editable() -> bool:
 
 
 def test_compiled_modules_present():
-    # six at the time of writing; each one is an extension module with a stub,
+    # nine at the time of writing; each one is an extension module with a stub,
     # registered in the build record
     assert len(COMPILED) >= 6, COMPILED
     assert sorted(_config.modules) == COMPILED
@@ -66,7 +67,7 @@ def test_installed_files():
     assert "_config.py" in files
     assert "data/breast_cancer.csv.gz" in files
     for m in COMPILED:
-        assert _origin(m).parent == PKG, m
+        assert _origin(m).parent == PKG / m.split(".")[0], m
     leftovers = [f for f in files if f.endswith((".pyx", ".pxd", ".hpp", ".cxx", ".cpp", ".o", ".txt", ".cmake"))]
     assert leftovers == []
 
@@ -124,28 +125,29 @@ def test_flags_match_the_build_variant():
 
 def test_per_module_flags():
     mods = _config.modules
-    for m in ("_expmech", "_hitrun"):  # bit-identical instruction-set clones
+    for m in ("mechanisms._expmech", "erm._hitrun"):  # bit-identical instruction-set clones
         assert {"-fno-trapping-math", "-ffp-contract=off"} <= set(mods[m]["cxx_flags"]), m
-    assert "-fno-trapping-math" in mods["_online"]["cxx_flags"]
-    assert "-ffp-contract=off" not in mods["_online"]["cxx_flags"]  # FMA kept on: see CMakeLists
-    for m in ("_noise", "_projections", "_losses"):
+    assert "-fno-trapping-math" in mods["learning._online"]["cxx_flags"]
+    assert "-ffp-contract=off" not in mods["learning._online"]["cxx_flags"]  # FMA kept on: see CMakeLists
+    for m in ("mechanisms._noise", "erm._projections", "erm._losses"):
         assert "-fno-trapping-math" not in mods[m]["cxx_flags"], m
 
 
 def test_isa_dispatch_record():
     mods = _config.modules
     b = _config.build
-    for m in ("_noise", "_projections"):
+    for m in ("mechanisms._noise", "erm._projections"):
         assert mods[m]["isa_dispatch"] == []
     gcc12_x86_linux = (b["compiler"]["id"] == "GNU" and int(b["compiler"]["version"].split(".")[0]) >= 12
                        and b["platform"] == "Linux-x86_64")
     if gcc12_x86_linux:
-        assert mods["_losses"]["isa_dispatch"] == ["arch=x86-64-v3", "default"]
-        assert mods["_expmech"]["isa_dispatch"] == ["avx512f", "avx2", "default"]
-        assert mods["_hitrun"]["isa_dispatch"] == ["avx2", "default"]  # AVX-512 did not pay: hitrun.hpp
-        assert set(mods["_online"]["isa_dispatch"]) == {"default", "arch=x86-64-v3", "arch=x86-64-v4"}
+        assert mods["erm._losses"]["isa_dispatch"] == ["arch=x86-64-v3", "default"]
+        assert mods["mechanisms._expmech"]["isa_dispatch"] == ["avx512f", "avx2", "default"]
+        assert mods["erm._hitrun"]["isa_dispatch"] == ["avx2", "default"]  # AVX-512 did not pay: hitrun.hpp
+        assert set(mods["learning._online"]["isa_dispatch"]) == {"default", "arch=x86-64-v3", "arch=x86-64-v4"}
     elif b["compiler"]["id"] != "GNU":
-        assert all(mods[m]["isa_dispatch"] == [] for m in ("_losses", "_expmech", "_hitrun", "_online"))
+        assert all(mods[m]["isa_dispatch"] == []
+                   for m in ("erm._losses", "mechanisms._expmech", "erm._hitrun", "learning._online"))
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the ELF .comment section GCC writes")
@@ -155,7 +157,7 @@ def test_recorded_compiler_is_the_one_that_built_the_modules():
     b = _config.build
     if b["compiler"]["id"] != "GNU":
         pytest.skip("not built with GCC")
-    so = _origin("_losses").read_bytes()
+    so = _origin("erm._losses").read_bytes()
     stamps = set(re.findall(rb"GCC: \([^)]*\) (\d+\.\d+\.\d+)", so))
     assert b["compiler"]["version"].encode() in stamps, stamps
 
@@ -169,10 +171,9 @@ def test_source_folder_without_compiled_modules_says_what_to_do(tmp_path):
     src = HERE.parent / "fasterm"
     if not (src / "__init__.py").is_file():
         src = PKG
-    (tmp_path / "fasterm").mkdir()
-    for f in src.iterdir():
-        if f.suffix in (".py", ".pyi") and f.name != "_config.py":
-            shutil.copy(f, tmp_path / "fasterm")
+    shutil.copytree(src, tmp_path / "fasterm",
+                    ignore=lambda d, names: [n for n in names if n == "_config.py" or n == "__pycache__"
+                                             or n.endswith((".so", ".pyd"))])
     for args in (["-c", "import fasterm"], ["-m", "fasterm"]):
         r = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True)
         assert r.returncode == 1, (args, r.stderr)

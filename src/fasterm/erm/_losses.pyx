@@ -260,6 +260,19 @@ SET_SIMPLEX = kSimplex
 SET_L1_BALL = kL1Ball
 
 
+cdef inline void _project(int set_kind, double set_param, const floating* set_a, const floating* set_b,
+                          const floating* step, floating* w, Py_ssize_t d, floating* work) noexcept nogil:
+    # w <- the projection of step onto the feasible set (set codes: pgd_loop's docstring)
+    if set_kind == kL2Ball:
+        _proj_l2(step, w, d, set_a, set_param)
+    elif set_kind == kBox:
+        _proj_box(step, w, d, set_a, set_b)
+    elif set_kind == kSimplex:
+        _proj_simplex(step, w, d, set_param, work)
+    else:
+        _proj_l1(step, w, d, set_param, work)
+
+
 cdef void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t d,
                       floating scale) noexcept nogil:
     cdef Py_ssize_t j
@@ -298,14 +311,7 @@ cdef int _loop(int kind, const floating* X, const floating* y, const double* nor
             if noise != kNoiseNone:
                 g = g + noise_buf[j]
             step[j] = g * neg_lr + w[j]
-        if set_kind == kL2Ball:
-            _proj_l2(step, w, d, set_a, set_param)
-        elif set_kind == kBox:
-            _proj_box(step, w, d, set_a, set_b)
-        elif set_kind == kSimplex:
-            _proj_simplex(step, w, d, set_param, work)
-        else:
-            _proj_l1(step, w, d, set_param, work)
+        _project(set_kind, set_param, set_a, set_b, step, w, d, work)
     return 0
 
 
@@ -704,14 +710,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                 g = g + w[j] * reg
             g = g + noise_buf[j]
             step[j] = g * neg_lr + w[j]
-        if set_kind == kL2Ball:
-            _proj_l2(step, w, d, set_a, set_param)
-        elif set_kind == kBox:
-            _proj_box(step, w, d, set_a, set_b)
-        elif set_kind == kSimplex:
-            _proj_simplex(step, w, d, set_param, work)
-        else:
-            _proj_l1(step, w, d, set_param, work)
+        _project(set_kind, set_param, set_a, set_b, step, w, d, work)
     if acc != NULL:
         for j in range(d):
             acc[j] += w[j]
