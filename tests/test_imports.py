@@ -22,6 +22,12 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
+if not (PACKAGE / "__init__.py").is_file():
+    # tests/ copied alone (CI's run against the installed debug wheel): read the installed
+    # package, which holds the same modules (its compiled ones beside their stubs)
+    import fasterm
+
+    PACKAGE = Path(fasterm.__file__).resolve().parent
 
 #: Wing -> rank (lowest first).  README.md's "Where things live" shows the same order.
 WINGS = {
