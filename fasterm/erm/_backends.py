@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from . import _losses
+import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 from ..mechanisms import _noise
 from .. import accounting
 from ..mechanisms import noise as _noise_mod

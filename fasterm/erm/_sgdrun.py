@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from . import _engine, _losses
+from . import _engine
+import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 
 #: False: every run takes the Python reference loop (the tests compare the two).
 COMPILED = True

@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-from . import _losses, _projections
+import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
+import fasterm.erm._projections as _projections  # compiled (src/fasterm/erm/_projections.pyx)
 from .._validation import check_array, check_out, check_positive, check_scalar
 
 __all__ = ["Constraint", "L2Ball", "Box", "Simplex", "L1Ball"]

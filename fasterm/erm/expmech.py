@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _hitrun
+import fasterm.erm._hitrun as _hitrun  # compiled (src/fasterm/erm/_hitrun.pyx)
 from . import constraints as _constraints
 from . import losses as _losses_mod
 from ..mechanisms import secure as _secure

@@ -44,7 +44,8 @@ import os
 
 import numpy as np
 
-from . import _losses, _sparse
+import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
+import fasterm.erm._sparse as _sparse  # compiled (src/fasterm/erm/_sparse.pyx)
 from .._validation import (FLOAT_DTYPES, check_array, check_class_labels, check_csr, check_derived, check_out,
                           check_positive, check_scalar, is_sparse, labels_as)
 

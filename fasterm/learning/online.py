@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _online
+import fasterm.learning._online as _online  # compiled (src/fasterm/learning/_online.pyx)
 from .. import accounting
 from ..accounting import BudgetExceededError
 from ..mechanisms.secure import check_not_secure

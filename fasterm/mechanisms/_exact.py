@@ -46,7 +46,7 @@ from math import isqrt
 
 import numpy as np
 
-from . import _discrete
+import fasterm.mechanisms._discrete as _discrete  # compiled (src/fasterm/mechanisms/_discrete.pyx)
 from .._validation import check_random_state, check_scalar, check_size
 
 # The vectorised paths keep every intermediate below 2^62: denominators < 2^_DEN_BITS,

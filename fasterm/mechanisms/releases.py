@@ -25,7 +25,8 @@ import numpy as np
 
 import math
 
-from . import _expmech, noise
+from . import noise
+import fasterm.mechanisms._expmech as _expmech  # compiled (src/fasterm/mechanisms/_expmech.pyx)
 from .. import accounting
 from . import secure as _secure
 from .._validation import check_array, check_delta, check_epsilon, check_positive, check_random_state, derived_from
