@@ -286,3 +286,40 @@ def test_rows_within_the_bound_skip_the_norms_with_the_same_bits(monkeypatch, dt
     assert seen == [inside]
     np.testing.assert_array_equal(fits[0][0], fits[1][0])
     np.testing.assert_array_equal(fits[0][1], fits[1][1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d0", [1, 3, 4, 5, 6, 7, 8, 11, 16, 33, 100, 301])
+def test_design_rows_read_in_place_are_the_design_matrix_bit_for_bit(dtype, d0):
+    # sgd_loop's minibatch gradient with an intercept reads X's rows in place and builds each
+    # design row in a small ring as the kernel reaches it (losses.hpp StagedRows): the sum must be
+    # the dense kernel's on the design matrix copied out (fasterm.erm._design._design_block), for
+    # every residue of d0 against the vector widths, rows above the bound (scaled, with given or
+    # computed norms), weights, batches of one block to several chunks, and duplicate/empty rows.
+    from fasterm.erm._design import _design_block, row_norms_unchecked
+
+    rng = np.random.default_rng(d0)
+    n = 3_000
+    X = (rng.standard_normal((n, d0)) * rng.uniform(0.1, 2.0, (n, 1)) / np.sqrt(d0)).astype(dtype)
+    X[5] = 0.0
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(dtype)
+    sw = rng.uniform(0.0, 2.0, n)
+    xn = row_norms_unchecked(X)
+    s = 0.37
+    for m, bound in ((1, 1.0), (9, 1.0), (700, 0.8), (2_999, 1.2), (5_000, 1.0), (0, 1.0), (400, 5.0)):
+        rows = np.sort(rng.integers(0, n, m)).astype(np.int64)
+        rows[:1] = 5 if m else rows[:1]
+        w = rng.standard_normal(d0 + 1).astype(dtype)
+        A = _design_block(X[rows], bound, s, xn[rows]) if m else np.zeros((1, d0 + 1), dtype)
+        for kind, clip, weights in ((_losses.LOGISTIC, 0.3, None), (_losses.SQUARED, 0.0, sw),
+                                    (_losses.LOGISTIC, 0.05, sw)):
+            ref = np.zeros(d0 + 1, dtype)
+            if m:
+                _losses.grad_sum(kind, A, y[rows], w, None, 0.0, clip, 1.0, ref, 1,
+                                 None if weights is None else weights[rows])
+            for norms in (xn, None):
+                for within in ((False, True) if xn.max() <= bound else (False,)):
+                    got = np.full(d0 + 1, np.nan, dtype)
+                    _losses.grad_sum_design_rows(kind, X, y, w, norms, 0.0, clip, 1.0, rows, bound, s, got, 1,
+                                                 weights, within)
+                    np.testing.assert_array_equal(got, ref)
