@@ -685,14 +685,16 @@ inline void prefetch_span(const void* x, index_t bytes) {
         prefetch_at(reinterpret_cast<const void*>(p), 0);
 }
 
-// How far ahead of the rows whose dot products are taken the rows of a
-// subsample (IndexedRows, StagedRows: far apart, each a miss of its own) are
-// prefetched, four at a time, into L1.  Measured (one thread, 977 sorted
-// Poisson batches of 512 of 10^6 rows of 100 floats, a light vector pass per
-// row, C++): 8-16 rows ahead 51-52 ms (7.7 GB/s, against ~20 GB/s streaming),
-// 4 ahead 55 ms, 32-64 ahead 54-57 ms; into L2 only (prefetcht2) 59-64 ms,
-// and L2 far ahead plus L1 near 60-80 ms.  Only prefetches: no bit changes.
-constexpr index_t kAheadRows = 16;
+// The same into L2 only (prefetch_at<true>).
+inline void prefetch_span_far(const void* x, index_t bytes) {
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(x);
+    for (std::uintptr_t p = a & ~std::uintptr_t(63); p < a + std::uintptr_t(bytes); p += 64)
+        prefetch_at<true>(reinterpret_cast<const void*>(p), 0);
+}
+
+// How many rows ahead of the block being gathered the rows of a subsample
+// (IndexedRows, StagedRows) are prefetched into L2.
+constexpr index_t kFarRows = 32;
 
 // <s * x, w> in double, for the rare rows whose unscaled dot product
 // overflows: every s * x_j is then bounded by the declared data norm.
@@ -1170,6 +1172,13 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     // (IndexedRows only; dense blocks read them in place).
     auto gather = [&](index_t b, index_t m, int k) {
         if constexpr (!R::dense) {
+            // Rows kFarRows ahead into L2, with their labels: rows far apart
+            // are each a miss of their own, and the prefetch of the block
+            // after next alone left too few of them in flight.
+            for (index_t r = b + kFarRows; r < std::min(b + m + kFarRows, r1); ++r) {
+                prefetch_span_far(rows.src(r), row_bytes);
+                if (L::uses_labels) prefetch_at<true>(y + rows.at(r), 0);
+            }
             for (index_t r = 0; r < m; ++r) {
                 const index_t i = rows.at(b + r);
                 if constexpr (R::staged) rows.stage(b + r);
@@ -1204,13 +1213,6 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     int k = 0;
     index_t b = r0;
     index_t m = std::min(block, r1 - b);
-    if constexpr (!R::dense) {
-        // The rows before the group loop's prefetches reach (below: kAheadRows past the next block).
-        for (index_t r = r0; r < std::min(r0 + block + kAheadRows, r1); ++r) {
-            prefetch_span(rows.src(r), row_bytes);
-            if (L::uses_labels) prefetch_at(y + rows.at(r), 0);
-        }
-    }
     gather(b, m, k);
     for (index_t g = 0; g < m; g += 4) group(b, std::min<index_t>(4, m - g), k, g);
     while (m > 0) {
@@ -1218,7 +1220,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
         if (weights != nullptr) weigh(rows, b, m, weights, coef);
         const index_t nb = b + m;
         const index_t mn = std::min(block, r1 - nb);
-        const index_t nn = nb + mn;  // the block after next: its labels and norms prefetched (dense rows)
+        const index_t nn = nb + mn;  // the block after next: prefetched (indexed rows)
         const index_t mnn = std::min(block, r1 - nn);
         gather(nb, mn, k ^ 1);
         if constexpr (R::dense) {
@@ -1232,10 +1234,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
         }
         for (index_t g = 0; g < std::max(m, mn); g += 4) {
             if constexpr (!R::dense)
-                for (index_t r = nb + kAheadRows + g; r < std::min(nb + kAheadRows + g + 4, r1); ++r) {
-                    prefetch_span(rows.src(r), row_bytes);
-                    if (L::uses_labels) prefetch_at(y + rows.at(r), 0);
-                }
+                for (index_t r = g; r < std::min(g + 4, mnn); ++r) prefetch_span(rows.src(nn + r), row_bytes);
             // (double only: for float, the fused loop, with the norms'
             // conversions, needs more than the 16 vector registers and ran
             // ~45% slower; see dot4_accumulate4.)

@@ -600,27 +600,6 @@ def poisson_rows(object bit_generator, Py_ssize_t n, double q, Py_ssize_t draws)
     return out
 
 
-cdef extern from *:
-    """
-    /* Each cache line of [p, p + bytes) requested into L2 (prefetcht1); an asm statement, since
-       GCC (12, at the glue's -O1) dropped __builtin_prefetch in this module. */
-    static inline void fasterm_prefetch_span_l2(const void* p, size_t bytes) {
-        const char* c = (const char*)p;
-        for (size_t k = 0; k < bytes; k += 64) {
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-            __asm__ volatile("prefetcht1 %0" : : "m"(*(c + k)));
-    #else
-            __builtin_prefetch(c + k, 0, 2);
-    #endif
-        }
-    }
-    """
-    void _prefetch_l2 "fasterm_prefetch_span_l2"(const void* p, size_t bytes) noexcept nogil
-
-cdef enum:
-    kNextRows = 24   # rows of the next batch requested into L2 before this batch's gradient
-
-
 cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
                     Py_ssize_t n, Py_ssize_t d0, Py_ssize_t d, Options o, const double* weights,
                     const double* clips, Py_ssize_t clip_lo, Py_ssize_t clip_count,
@@ -628,40 +607,18 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
-                    floating* noise_buf, floating* work, bint within, int64_t* spare) except -1 nogil:
+                    floating* noise_buf, floating* work, bint within) except -1 nogil:
     # Returns 0 after the T steps, or a batch size drawn outside the clip table (the run stops
     # there: the caller extends the table and runs again from the same state).
-    #
-    # The draws are the reference's, in its order (B_0, h_0, B_1, h_1, ...), but each step draws
-    # its noise h_t and the next batch B_{t+1} before its gradient (neither depends on it), so
-    # that the first rows of B_{t+1} are on their way into L2 while the gradient of B_t runs.
-    # The batches alternate between smp.idx and spare (the caller restores smp.idx).
-    cdef Py_ssize_t t, j, m, m_next, r
+    cdef Py_ssize_t t, j, m
     cdef floating g
     cdef bint design = row_bound > 0.0
-    cdef int64_t* bufs[2]
-    cdef int64_t* cur
-    cdef int k = 0
-    bufs[0] = smp.idx
-    bufs[1] = spare
     o.weights = weights  # X's, indexed by the batch's rows in the kernels
-    m_next = _poisson_rows(rng, smp, n, q)
     for t in range(steps):
         if acc != NULL and t > 0:
             for j in range(d):
                 acc[j] += w[j]
-        m = m_next
-        cur = bufs[k]
-        if floating is double:
-            random_standard_normal_fill(rng, d, noise_buf)
-        else:
-            random_standard_normal_fill_f(rng, d, noise_buf)
-        if t + 1 < steps:
-            k ^= 1
-            smp.idx = bufs[k]
-            m_next = _poisson_rows(rng, smp, n, q)
-            for r in range(min(m_next, <Py_ssize_t>kNextRows)):
-                _prefetch_l2(X + smp.idx[r] * d0, d0 * sizeof(floating))
+        m = _poisson_rows(rng, smp, n, q)
         if m == 0:
             for j in range(d):
                 grad[j] = 0
@@ -676,10 +633,14 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             # StagedRows); the rows' norms computed in the kernel's pass, as the reference's
             # grad_sum computes them.
             if design:
-                cpp_grad_sum_design(kind, X, y, w, cur, m, d0, <double>s_col, row_bound, norms, within,
+                cpp_grad_sum_design(kind, X, y, w, smp.idx, m, d0, <double>s_col, row_bound, norms, within,
                                     o, grad, n_threads)
             else:
-                cpp_grad_sum_rows(kind, X, y, w, <const double*> 0, cur, m, d, o, grad, n_threads)
+                cpp_grad_sum_rows(kind, X, y, w, <const double*> 0, smp.idx, m, d, o, grad, n_threads)
+        if floating is double:
+            random_standard_normal_fill(rng, d, noise_buf)
+        else:
+            random_standard_normal_fill_f(rng, d, noise_buf)
         for j in range(d):
             noise_buf[j] *= scale
         for j in range(d):
@@ -764,20 +725,16 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     _init_sampler(&smp, n)
     # grad, step, noise and the projections' scratch: one allocation.
     cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
-    cdef int64_t* own_idx = smp.idx
-    cdef int64_t* spare = <int64_t*> malloc(max(n, 1) * sizeof(int64_t))  # the other batch
     try:
-        if buf == NULL or spare == NULL:
+        if buf == NULL:
             raise MemoryError()
         with bit_generator.lock, nogil:
             stopped = _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &clips[0], clip_lo,
                        clips.shape[0], &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
-                       buf, buf + d, buf + 2 * d, buf + 3 * d, rows_within_bound, spare)
+                       buf, buf + d, buf + 2 * d, buf + 3 * d, rows_within_bound)
     finally:
         free(buf)
-        free(spare)
-        smp.idx = own_idx
         _free_sampler(&smp)
     return stopped
