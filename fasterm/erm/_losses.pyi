@@ -34,23 +34,6 @@ def grad_sum_rows(
     n_threads: int = 1,
     weights: npt.NDArray[np.float64] | None = None,
 ) -> None: ...
-def grad_sum_design_rows(
-    kind: int,
-    X: npt.NDArray[np.floating],
-    y: npt.NDArray[np.floating] | None,
-    w: npt.NDArray[np.floating],
-    xnorms: npt.NDArray[np.float64] | None,
-    data_norm: float,
-    clip: float,
-    label_bound: float,
-    rows: npt.NDArray[np.int64],
-    row_bound: float,
-    intercept_scaling: float,
-    out: npt.NDArray[np.floating],
-    n_threads: int = 1,
-    weights: npt.NDArray[np.float64] | None = None,
-    rows_within_bound: bool = False,
-) -> None: ...
 def value_sum(
     kind: int,
     X: npt.NDArray[np.floating],

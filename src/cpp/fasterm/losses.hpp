@@ -586,7 +586,6 @@ inline void dot4(const T* x0, const T* w, index_t d, double* z) {
 template <class T>
 struct DenseRows {
     static constexpr bool dense = true;
-    static constexpr bool staged = false;
     const T* X;
     index_t d;
     const T* operator()(index_t i) const { return X + i * d; }
@@ -596,59 +595,11 @@ struct DenseRows {
 template <class T>
 struct IndexedRows {
     static constexpr bool dense = false;
-    static constexpr bool staged = false;
     const T* X;
     index_t d;
     const std::int64_t* idx;
     const T* operator()(index_t i) const { return X + index_t(idx[i]) * d; }
     index_t at(index_t i) const { return index_t(idx[i]); }
-    const T* src(index_t i) const { return (*this)(i); }  // the memory to prefetch for row i
-    void stage(index_t) const {}
-};
-
-// The rows of an estimator's design matrix, built on the fly for a subsample
-// (fasterm.erm._design.design(X[idx]): row i is X's row idx[i], scaled to
-// row_bound if its norm exceeds it, with the constant s appended; d = d0 + 1
-// columns for the d0 of X).  Each row is staged, as the pipeline of
-// grad_sum_range gathers its block (one block before its dot products), into
-// a small ring of rows that stays in L1: the same values as the design matrix
-// copied out, so the same arithmetic and the same bits, without writing and
-// re-reading a buffer of the whole minibatch.  Rows are read from X in place
-// (src), prefetched ahead.  The ring holds ring_mask + 1 >= 2 blocks of rows:
-// the block being accumulated and the next one, whose dot products are taken.
-template <class T>
-struct StagedRows {
-    static constexpr bool dense = false;
-    static constexpr bool staged = true;
-    const T* X;             // n x (d - 1), row-major
-    index_t d;              // the design's columns, d0 + 1
-    const std::int64_t* idx;
-    T* ring;
-    index_t ring_mask;
-    index_t r0;             // the chunk's first position (ring slots count from it)
-    double s;               // the intercept column's value
-    double row_bound;       // rows of X above it are scaled to it
-    const double* xnorms;   // X's row norms (row_norms' bits), or null: computed when staged
-    bool within;            // no row of X has a norm above row_bound: none is scaled or read
-    const T* operator()(index_t i) const { return ring + ((i - r0) & ring_mask) * d; }
-    index_t at(index_t i) const { return index_t(idx[i]); }
-    const T* src(index_t i) const { return X + index_t(idx[i]) * (d - 1); }
-    // The design row of position i into its ring slot: the arithmetic of
-    // fasterm.erm._design._design_block (scale T(row_bound / max(N, DBL_MIN))
-    // applied in T when X's norm N > row_bound), then s rounded to T.
-    void stage(index_t i) const {
-        const index_t d0 = d - 1;
-        T* a = ring + ((i - r0) & ring_mask) * d;
-        std::memcpy(a, src(i), std::size_t(d0) * sizeof(T));
-        if (!within) {
-            const double nrm = xnorms != nullptr ? xnorms[idx[i]] : row_norm(a, d0);
-            if (nrm > row_bound) {
-                const T sc = T(row_bound / std::max(nrm, std::numeric_limits<double>::min()));
-                for (index_t j = 0; j < d0; ++j) a[j] = a[j] * sc;
-            }
-        }
-        a[d0] = T(s);
-    }
 };
 
 // Unscaled dot products (and, with Norms, the norms) of the m <= 4 rows
@@ -684,17 +635,6 @@ inline void prefetch_span(const void* x, index_t bytes) {
     for (std::uintptr_t p = a & ~std::uintptr_t(63); p < a + std::uintptr_t(bytes); p += 64)
         prefetch_at(reinterpret_cast<const void*>(p), 0);
 }
-
-// The same into L2 only (prefetch_at<true>).
-inline void prefetch_span_far(const void* x, index_t bytes) {
-    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(x);
-    for (std::uintptr_t p = a & ~std::uintptr_t(63); p < a + std::uintptr_t(bytes); p += 64)
-        prefetch_at<true>(reinterpret_cast<const void*>(p), 0);
-}
-
-// How many rows ahead of the block being gathered the rows of a subsample
-// (IndexedRows, StagedRows) are prefetched into L2.
-constexpr index_t kFarRows = 32;
 
 // <s * x, w> in double, for the rare rows whose unscaled dot product
 // overflows: every s * x_j is then bounded by the declared data norm.
@@ -1172,16 +1112,8 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     // (IndexedRows only; dense blocks read them in place).
     auto gather = [&](index_t b, index_t m, int k) {
         if constexpr (!R::dense) {
-            // Rows kFarRows ahead into L2, with their labels: rows far apart
-            // are each a miss of their own, and the prefetch of the block
-            // after next alone left too few of them in flight.
-            for (index_t r = b + kFarRows; r < std::min(b + m + kFarRows, r1); ++r) {
-                prefetch_span_far(rows.src(r), row_bytes);
-                if (L::uses_labels) prefetch_at<true>(y + rows.at(r), 0);
-            }
             for (index_t r = 0; r < m; ++r) {
                 const index_t i = rows.at(b + r);
-                if constexpr (R::staged) rows.stage(b + r);
                 if (L::uses_labels) ybuf[k][r] = double(y[i]);
                 if (need_norms && !fused) nbuf[k][r] = norms[i];
             }
@@ -1234,7 +1166,7 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
         }
         for (index_t g = 0; g < std::max(m, mn); g += 4) {
             if constexpr (!R::dense)
-                for (index_t r = g; r < std::min(g + 4, mnn); ++r) prefetch_span(rows.src(nn + r), row_bytes);
+                for (index_t r = g; r < std::min(g + 4, mnn); ++r) prefetch_span(rows(nn + r), row_bytes);
             // (double only: for float, the fused loop, with the norms'
             // conversions, needs more than the 16 vector registers and ran
             // ~45% slower; see dot4_accumulate4.)
@@ -1339,17 +1271,9 @@ inline void grad_sum_chunk(const T* X, const T* y, const T* w, const double* nor
                           scratch);
 }
 
-// The rows kPrefetchFarBytes ahead are requested into L2 as the pass goes, a
-// row's worth of lines per row (as the gradient pass does for float data):
-// only prefetches, the bits are row_norm's.
 template <class T>
 inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* out) {
-    const index_t row_bytes = d * index_t(sizeof(T));
-    for (index_t i = r0; i < r1; ++i) {
-        const T* x = X + i * d;
-        for (index_t b = 0; b < row_bytes; b += 64) prefetch_at<true>(x, kPrefetchFarBytes + b);
-        out[i] = row_norm(x, d);
-    }
+    for (index_t i = r0; i < r1; ++i) out[i] = row_norm(X + i * d, d);
 }
 
 // Their non-template entry points, one per loss and dtype (overloads on the
@@ -1368,10 +1292,6 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
     void grad_sum_entry(L, const T* X, const T* y, const T* w, const double* norms,             \
                         const std::int64_t* idx, index_t r0, index_t r1, index_t d,             \
                         index_t block, const Options& o, double* acc, T* scratch)
-#define FASTERM_LOSSES_DESIGN_ENTRY(L, T)                                                       \
-    void grad_sum_design_entry(L, const StagedRows<T>& rows, const T* y, const T* w, index_t r0, \
-                               index_t r1, index_t block, const Options& o, double* acc,         \
-                               T* scratch)
 #define FASTERM_LOSSES_VALUE_ENTRY(L, T)                                                        \
     double value_entry(L, const T* X, const T* y, const T* w, const double* norms, index_t r0,  \
                        index_t r1, index_t d, const Options& o, index_t* nonfinite)
@@ -1383,7 +1303,6 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
 
 #define FASTERM_LOSSES_DECLARE_ENTRY_POINTS(L, T, attr) \
     attr FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T);           \
-    attr FASTERM_LOSSES_DESIGN_ENTRY(L, T);             \
     attr FASTERM_LOSSES_VALUE_ENTRY(L, T);              \
     attr FASTERM_LOSSES_GRAD_ENTRY(L, T);
 
@@ -1391,9 +1310,6 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
     FASTERM_LOSSES_ISA_BEGIN                                                                   \
     FASTERM_LOSSES_CLONES FASTERM_LOSSES_GRAD_SUM_ENTRY(L, T) {                               \
         grad_sum_chunk<L>(X, y, w, norms, idx, r0, r1, d, block, o, acc, scratch);             \
-    }                                                                                          \
-    FASTERM_LOSSES_CLONES FASTERM_LOSSES_DESIGN_ENTRY(L, T) {                                 \
-        grad_sum_range<L>(rows, y, w, nullptr, r0, r1, rows.d, block, o, acc, scratch);        \
     }                                                                                          \
     FASTERM_LOSSES_CLONES FASTERM_LOSSES_VALUE_ENTRY(L, T) {                                  \
         return value_rows<L>(X, y, w, norms, r0, r1, d, o, nonfinite);                         \
@@ -1427,10 +1343,6 @@ FASTERM_LOSSES_DECLARE_ALL(float, )
 template <class... A>
 inline void grad_sum_entry(const A&... a) {
     FASTERM_ISA_USE(v3) ? v3::grad_sum_entry(a...) : baseline::grad_sum_entry(a...);
-}
-template <class... A>
-inline void grad_sum_design_entry(const A&... a) {
-    FASTERM_ISA_USE(v3) ? v3::grad_sum_design_entry(a...) : baseline::grad_sum_design_entry(a...);
 }
 template <class... A>
 inline double value_entry(const A&... a) {
@@ -1504,51 +1416,6 @@ void grad_sum_rows(int kind, const T* X, const T* y, const T* w, const double* n
         return;
     }
     detail::grad_sum(kind, X, y, w, norms, idx, m, d, o, out, n_threads);
-}
-
-// The same sum over the design rows of a subsample (StagedRows): row r of
-// the m-row problem is fasterm.erm._design.design(X[idx], row_bound, s)'s
-// row r, with X n x d0 and d0 + 1 columns in w and out; bit-for-bit
-// grad_sum of that (m, d0 + 1) matrix, labels y[idx] and no cached norms
-// (computed in the pass, as grad_sum computes them), without forming it.
-// xnorms: X's row norms as row_norms gives them (read for the rows'
-// scales), or null: computed for each row as it is staged; within: the
-// caller knows that no row of X has a norm above row_bound (row_norms'
-// bits), so no row is scaled and no norm read.  o.weights are X's (length n).
-template <class T>
-void grad_sum_design(int kind, const T* X, const T* y, const T* w, const std::int64_t* idx,
-                     index_t m, index_t d0, double s, double row_bound, const double* xnorms,
-                     bool within, Options o, T* out, int n_threads) {
-    const index_t d = d0 + 1;
-    if (m == 0) {
-        std::fill(out, out + d, T(0));
-        return;
-    }
-    const Plan p = make_plan(m, d, sizeof(T));
-    const int workers = worker_count(p.nchunks, n_threads);
-    index_t ring_rows = 1;
-    while (ring_rows < 2 * p.block) ring_rows *= 2;
-    Options oh = o;
-    // The rows are read from the ring, in L1: the coefficients' passes for cached rows
-    // (Options::hot; the same bits either way).
-    oh.hot = true;
-    std::vector<double> partial(std::size_t(p.nchunks * d), 0.0);
-    std::vector<T> scratch(std::is_same<T, double>::value ? 0 : std::size_t(workers * d));
-    std::vector<T> rings(std::size_t(workers * ring_rows * d));
-    for_each_chunk(p.nchunks, workers, [&](index_t k, int t) {
-        const index_t r0 = k * p.chunk, r1 = std::min(m, r0 + p.chunk);
-        T* const sc = scratch.empty() ? nullptr : &scratch[t * d];
-        const StagedRows<T> rows{X, d, idx, &rings[std::size_t(t * ring_rows * d)], ring_rows - 1, r0, s,
-                                 row_bound, xnorms, within};
-        dispatch(kind, [&](auto loss) {
-            grad_sum_design_entry(loss, rows, y, w, r0, r1, p.block, oh, &partial[k * d], sc);
-        });
-    });
-    for (index_t j = 0; j < d; ++j) {
-        double acc = 0.0;
-        for (index_t k = 0; k < p.nchunks; ++k) acc += partial[k * d + j];
-        out[j] = T(acc);
-    }
 }
 
 // sum_i phi(z_i, y_i); *nonfinite (if not null) receives the number of

@@ -29,10 +29,6 @@ cdef extern from "fasterm/losses.hpp" namespace "fasterm::losses" nogil:
         int kind, const T* X, const T* y, const T* w, const double* norms,
         const int64_t* idx, Py_ssize_t m, Py_ssize_t d, Options o, T* out,
         int n_threads) except +
-    void cpp_grad_sum_design "fasterm::losses::grad_sum_design"[T](
-        int kind, const T* X, const T* y, const T* w, const int64_t* idx, Py_ssize_t m,
-        Py_ssize_t d0, double s, double row_bound, const double* xnorms, bint within, Options o,
-        T* out, int n_threads) except +
     double cpp_value_sum "fasterm::losses::value_sum"[T](
         int kind, const T* X, const T* y, const T* w, const double* norms,
         Py_ssize_t n, Py_ssize_t d, Options o, int n_threads, Py_ssize_t* nonfinite) except +
@@ -148,46 +144,6 @@ def grad_sum_rows(int kind, const floating[:, ::1] X, const floating[::1] y,
         ip = &rows[0]
     with nogil:
         cpp_grad_sum_rows(kind, &X[0, 0], yp, &w[0], np_, ip, m, d, o, &out[0], n_threads)
-
-
-def grad_sum_design_rows(int kind, const floating[:, ::1] X, const floating[::1] y,
-                         const floating[::1] w, const double[::1] xnorms, double data_norm,
-                         double clip, double label_bound, const int64_t[::1] rows, double row_bound,
-                         double intercept_scaling, floating[::1] out, int n_threads=1,
-                         const double[::1] weights=None, bint rows_within_bound=False):
-    """grad_sum over the design rows of ``rows`` (sgd_loop's minibatch gradient), read in place.
-
-    Bit-for-bit ``grad_sum(A, y[rows], w, None, ...)`` for A =
-    fasterm.erm._design._design_block(X[rows], row_bound, intercept_scaling, xnorms[rows]):
-    X's rows scaled to ``row_bound`` where their norm exceeds it, the constant
-    ``intercept_scaling`` appended (w and out have d0 + 1 entries), without forming A.
-    xnorms: X's row norms as row_norms gives them, or None (computed per row);
-    ``rows_within_bound``: the caller guarantees that no row of X exceeds ``row_bound``.
-    y, xnorms and weights are X's (length n); rows as in grad_sum_rows.
-    """
-    cdef Py_ssize_t n = X.shape[0], d0 = X.shape[1]
-    cdef Options o = _options(kind, n, d0 + 1, -1 if y is None else y.shape[0], w.shape[0],
-                              -1 if xnorms is None else xnorms.shape[0],
-                              data_norm, clip, label_bound, n_threads)
-    if out.shape[0] != d0 + 1:
-        raise ValueError(f"out has {out.shape[0]} entries, expected {d0 + 1}")
-    if rows is None:
-        raise ValueError("rows is required")
-    if not row_bound > 0.0:
-        raise ValueError(f"row_bound must be > 0, got {row_bound}")
-    o.weights = _weights(weights, n)
-    cdef Py_ssize_t m = rows.shape[0], k
-    for k in range(m):
-        if rows[k] < 0 or rows[k] >= n:
-            raise IndexError(f"rows[{k}] = {rows[k]} is outside [0, {n})")
-    cdef const floating* yp = _or_null(y)
-    cdef const double* np_ = _or_null(xnorms)
-    cdef const int64_t* ip = NULL
-    if m > 0:
-        ip = &rows[0]
-    with nogil:
-        cpp_grad_sum_design(kind, &X[0, 0], yp, &w[0], ip, m, d0, intercept_scaling, row_bound, np_,
-                            rows_within_bound, o, &out[0], n_threads)
 
 
 def value_sum(int kind, const floating[:, ::1] X, const floating[::1] y,
@@ -600,6 +556,69 @@ def poisson_rows(object bit_generator, Py_ssize_t n, double q, Py_ssize_t draws)
     return out
 
 
+cdef extern from *:
+    """
+    /* Each cache line of [p, p + bytes) requested; an asm statement, since GCC (12, at the
+       glue's -O1) dropped __builtin_prefetch here. */
+    static inline void fasterm_prefetch_span(const void* p, size_t bytes) {
+        const char* c = (const char*)p;
+        for (size_t k = 0; k < bytes; k += 64) {
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+            __asm__ volatile("prefetcht0 %0" : : "m"(*(c + k)));
+    #else
+            __builtin_prefetch(c + k, 0, 3);
+    #endif
+        }
+    }
+    """
+    void _prefetch_row "fasterm_prefetch_span"(const void* p, size_t bytes) noexcept nogil
+
+cdef enum:
+    kPrefetchRows = 8   # rows of a batch prefetched ahead of the one being copied
+
+
+cdef inline void _prefetch_batch_row(const floating* X, const floating* y, const double* weights,
+                                     const double* norms, int64_t i, Py_ssize_t d0) noexcept nogil:
+    # Row i of X, its label, its weight and its cached norm: each a cache miss of its own when
+    # rows are far apart (the norm, read first, unprefetched was a quarter of a float32 fit).
+    _prefetch_row(X + i * d0, d0 * sizeof(floating))
+    if y != NULL:
+        _prefetch_row(y + i, 1)
+    if weights != NULL:
+        _prefetch_row(weights + i, 1)
+    if norms != NULL:
+        _prefetch_row(norms + i, 1)
+
+
+cdef struct _Rows:
+    # A batch's design rows, labels, norms and weights (grown to the largest batch so far).
+    Py_ssize_t cap
+    void* A
+    void* y
+    double* norms
+    double* weights
+
+
+cdef int _reserve(_Rows* rb, Py_ssize_t m, size_t row_bytes, size_t item) except -1 nogil:
+    if m <= rb.cap:
+        return 0
+    m = m + m // 4 + 16
+    free(rb.A)
+    free(rb.y)
+    free(rb.norms)
+    free(rb.weights)
+    rb.A = malloc(m * row_bytes)
+    rb.y = malloc(m * item)
+    rb.norms = <double*> malloc(m * sizeof(double))
+    rb.weights = <double*> malloc(m * sizeof(double))
+    rb.cap = m
+    if rb.A == NULL or rb.y == NULL or rb.norms == NULL or rb.weights == NULL:
+        rb.cap = 0
+        with gil:
+            raise MemoryError()
+    return 0
+
+
 cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
                     Py_ssize_t n, Py_ssize_t d0, Py_ssize_t d, Options o, const double* weights,
                     const double* clips, Py_ssize_t clip_lo, Py_ssize_t clip_count,
@@ -607,13 +626,25 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
-                    floating* noise_buf, floating* work, bint within) except -1 nogil:
+                    floating* noise_buf, floating* work, _Rows* rb, bint within) except -1 nogil:
     # Returns 0 after the T steps, or a batch size drawn outside the clip table (the run stops
     # there: the caller extends the table and runs again from the same state).
-    cdef Py_ssize_t t, j, m
+    cdef Py_ssize_t t, j, r, m
+    cdef const floating* x
+    cdef floating* a
+    cdef floating sc
+    cdef double nrm
     cdef floating g
     cdef bint design = row_bound > 0.0
-    o.weights = weights  # X's, indexed by the batch's rows in the kernels
+    cdef floating* A
+    cdef floating* yb
+    cdef double* nb
+    cdef double* wb
+    # within: no row's norm exceeds row_bound (the caller read it off the norms), so no design row
+    # is scaled and the norms need not be read (each a cache miss of its own).
+    cdef const double* pnorms = norms
+    if design and within:
+        pnorms = <const double*> 0
     for t in range(steps):
         if acc != NULL and t > 0:
             for j in range(d):
@@ -627,16 +658,45 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                 return m
             # This batch's clip c/(1 + Θ(|B|)) (fasterm.erm._float_margin.clip_table).
             o.clip = clips[m - clip_lo]
-            # The batch's rows read in place, the bits of the reference's X[B] (and, with
-            # row_bound, of fasterm.erm._design.design(X[B]): rows clipped to row_bound, s
-            # appended, each built in a small ring as the kernel reaches it: losses.hpp's
-            # StagedRows); the rows' norms computed in the kernel's pass, as the reference's
-            # grad_sum computes them.
-            if design:
-                cpp_grad_sum_design(kind, X, y, w, smp.idx, m, d0, <double>s_col, row_bound, norms, within,
-                                    o, grad, n_threads)
-            else:
-                cpp_grad_sum_rows(kind, X, y, w, <const double*> 0, smp.idx, m, d, o, grad, n_threads)
+            # The batch's rows copied out, as the reference's X[B] (and, with row_bound, the rows
+            # of fasterm.erm._design.design(X[B]): clipped to row_bound, s appended); the rows ahead
+            # are prefetched (sorted but far apart, no hardware prefetcher follows them).
+            _reserve(rb, m, d * sizeof(floating), sizeof(floating))
+            A = <floating*> rb.A
+            yb = <floating*> rb.y
+            nb = rb.norms
+            wb = rb.weights
+            for r in range(min(m, kPrefetchRows)):
+                _prefetch_batch_row(X, y, weights, pnorms, smp.idx[r], d0)
+            for r in range(m):
+                if r + kPrefetchRows < m:
+                    _prefetch_batch_row(X, y, weights, pnorms, smp.idx[r + kPrefetchRows], d0)
+                x = X + smp.idx[r] * d0
+                a = A + r * d
+                memcpy(a, x, d0 * sizeof(floating))
+                if design:
+                    if within:
+                        nrm = 0.0
+                    elif norms != NULL:  # X's row norms, computed by row_norms: the same bits
+                        nrm = norms[smp.idx[r]]
+                    else:
+                        cpp_row_norms(a, 1, d0, &nrm, 1)
+                    if nrm > row_bound:
+                        sc = <floating>(row_bound / max(nrm, 2.2250738585072014e-308))
+                        for j in range(d0):
+                            a[j] = a[j] * sc
+                    a[d0] = s_col
+                elif norms != NULL:
+                    nb[r] = norms[smp.idx[r]]
+                if y != NULL:
+                    yb[r] = y[smp.idx[r]]
+                if weights != NULL:
+                    wb[r] = weights[smp.idx[r]]
+            o.weights = wb if weights != NULL else NULL
+            # The design rows' norms are computed in the kernel's pass (no norms given): the bits
+            # of the reference's row_norms(A) handed to it (losses.hpp: row_norm either way).
+            cpp_grad_sum(kind, A, yb if y != NULL else NULL, w, nb if (not design and norms != NULL) else NULL,
+                         m, d, o, grad, n_threads)
         if floating is double:
             random_standard_normal_fill(rng, d, noise_buf)
         else:
@@ -676,11 +736,9 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     the whole run); w ← Π_C(w − lr·g).  ``row_bound`` > 0: X is the raw
     (n, d0) data and the rows of the batch are those of the design
     (clipped to ``row_bound``, the constant ``intercept_scaling`` appended,
-    w of length d0 + 1), as fasterm.erm.solvers' reference loop builds them
-    (built row by row as the kernel reaches them: grad_sum_design_rows); otherwise
-    the batch's rows of X (grad_sum_rows).  Rows are read in place.  ``norms``: X's
-    row norms as row_norms computes them (read, with row_bound, for the rows'
-    scales), or None (with row_bound: computed per batch row).  ``rows_within_bound``: the caller
+    w of length d0 + 1), built for the batch only, as fasterm.erm.solvers'
+    reference loop builds them; otherwise the batch's rows of X, copied out.  ``norms``: X's row norms as row_norms computes them, or None (with
+    row_bound: computed per batch row).  ``rows_within_bound``: the caller
     guarantees that no row of X has a norm above ``row_bound`` (as row_norms
     computes it), so that no design row is scaled and none is read.  ``acc`` (or None):
     w_1 + … + w_T is added to it (float64), the sum the reference's
@@ -723,18 +781,27 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     cdef Py_ssize_t stopped = 0
     cdef _Sampler smp
     _init_sampler(&smp, n)
+    cdef _Rows rb
+    memset(&rb, 0, sizeof(_Rows))
     # grad, step, noise and the projections' scratch: one allocation.
     cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
     try:
         if buf == NULL:
             raise MemoryError()
+        if design:  # room for the batches expected (E|B| = qn), grown if one is larger
+            _reserve(&rb, min(n, <Py_ssize_t>(q * n + 8.0 * sqrt(q * n) + 16.0)), d * sizeof(floating),
+                     sizeof(floating))
         with bit_generator.lock, nogil:
             stopped = _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &clips[0], clip_lo,
                        clips.shape[0], &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
-                       buf, buf + d, buf + 2 * d, buf + 3 * d, rows_within_bound)
+                       buf, buf + d, buf + 2 * d, buf + 3 * d, &rb, rows_within_bound)
     finally:
         free(buf)
+        free(rb.A)
+        free(rb.y)
+        free(rb.norms)
+        free(rb.weights)
         _free_sampler(&smp)
     return stopped
