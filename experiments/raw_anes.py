@@ -96,10 +96,10 @@ def run(df, y, epsilon, splits):
     high = np.array([BOUNDS[c][1] for c in COLUMNS])
     acc = {k: [] for k in ROWS}
     eps_private, warned_default, warned_other = [], 0, 0
-    index = np.arange(len(y))
+    index = np.arange(len(y))[:, None]  # fasterm's train_test_split takes an (n, d) X: split row numbers
     for s in range(splits):
         itr, ite, ytr, yte = train_test_split(index, y, test_size=0.3, random_state=s)
-        Dtr, Dte = df.iloc[itr], df.iloc[ite]
+        Dtr, Dte = df.iloc[itr[:, 0]], df.iloc[ite[:, 0]]
         est = dict(epsilon=epsilon, delta=1e-5, random_state=1000 + s)
         Str = scale_to_unit_ball(Dtr.to_numpy(), low, high)
         Ste = scale_to_unit_ball(Dte.to_numpy(), low, high)
