@@ -450,6 +450,14 @@ def test_a_label_outside_declared_classes_raises_for_dask():
 # ---------------------------------------------------------------------------
 # PrivateSearch over pipelines
 # ---------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_estimator_docs_say_that_grid_search_spends_uncounted_privacy(cls):
+    # issue 28 item 4: each estimator's own docstring, not only the guide, says it plainly
+    doc = " ".join(cls.__doc__.split())
+    assert "GridSearchCV" in doc and "cross_val_score" in doc and "nobody counts" in doc
+    assert "fasterm.PrivateSearch" in doc
+
+
 def test_private_search_accepts_pipelines_that_learn_nothing():
     df = pd.DataFrame(RAW[:, :6], columns=FEATURE_NAMES[:6])
     df["site"] = np.array(["a", "b"])[np.arange(569) % 2]
@@ -512,6 +520,8 @@ def _functional_calls():
         ("objective_perturbation", lambda y: fe.objective_perturbation(
             fe.objpert.SmoothHinge(), X, y, epsilon=1.0, data_norm=1.0, random_state=0).w),
         ("grad", lambda y: fe.losses.Logistic().grad(np.zeros(X.shape[1]), X, y)),
+        ("expmech_erm", lambda y: fe.expmech_erm(fe.losses.Logistic(), X, y, C, 1.0, data_norm=1.0, steps=3,
+                                                 random_state=0).w),
     ]
 
 
