@@ -369,13 +369,14 @@ def _neighbour(X, y, i=5):
     return X2, y2
 
 
-@pytest.mark.parametrize("bounds", ["private", FEATURE_BOUNDS])
-def test_release_surface_with_bounds(bounds):
+@pytest.mark.parametrize("bounds, kw", [("private", {}), (FEATURE_BOUNDS, {}),
+                                        ("private", dict(solver="noisy_sgd"))])  # joint Rényi DP
+def test_release_surface_with_bounds(bounds, kw):
     """Every attribute but the private output (coef_, intercept_ and, for "private", bounds_) is
     bit-identical across neighbouring data sets with one seed, and across seeds."""
     outputs = {"coef_", "intercept_", "result_"} | ({"bounds_"} if bounds == "private" else set())
     X2, y2 = _neighbour(RAW, LABELS)
-    fits = [fe.DPLogisticRegression(bounds=bounds, random_state=s).fit(X, y)
+    fits = [fe.DPLogisticRegression(bounds=bounds, random_state=s, **kw).fit(X, y)
             for s, X, y in ((0, RAW, LABELS), (0, X2, y2), (1, RAW, LABELS))]
     keys = sorted(vars(fits[0]))
     assert all(sorted(vars(f)) == keys for f in fits)
