@@ -695,3 +695,57 @@ def test_review_fixes_of_session_9():
     finally:
         fe.DPLogisticRegression.fit = orig
     assert calls == []
+
+
+def test_bounds_that_miss_the_data_warn_naming_the_features():
+    from fasterm.linear_model._checks import MISSED_SPREAD, _warn_missed_features
+
+    rng = np.random.default_rng(3)
+    n = 400
+    X = np.column_stack([
+        np.r_[np.full(240, 5.0), rng.uniform(0, 1, n - 240)],   # 60% above the range: missed
+        np.r_[np.full(196, 5.0), rng.uniform(0, 1, n - 196)],   # 49% above it: kept
+        rng.uniform(0.5, 0.5 + 2 * MISSED_SPREAD, n),           # fills ~1% of the range: missed
+        np.full(n, 0.3),                                        # constant: not the bounds' fault
+        rng.uniform(0, 1, n),                                   # fine
+    ])
+    low, high = np.zeros(5), np.ones(5)
+    # slow reference of the rule, feature by feature
+    expect = []
+    for j in range(5):
+        u = [(v - low[j]) / (high[j] - low[j]) for v in X[:, j]]
+        share = sum(1 for v in u if v < 0 or v > 1) / n
+        uc = np.array([min(1.0, max(0.0, v)) for v in u])
+        if share > 0.5 or (uc.std() < MISSED_SPREAD and X[:, j].max() > X[:, j].min()):
+            expect.append(j)
+    assert expect == [0, 2]
+    with pytest.warns(fe.DataWarning, match=r"the declared bounds missed the data on 2 of 5 features \(0, 2\)"):
+        _warn_missed_features(X, low, high, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        _warn_missed_features(X[:, [1, 3, 4]], low[:3], high[:3], False)
+
+    # declared bounds in the wrong units (a thousand times too wide), on a DataFrame: named by column
+    wide = (FEATURE_BOUNDS[0], FEATURE_BOUNDS[0] + 1000.0 * (FEATURE_BOUNDS[1] - FEATURE_BOUNDS[0]))
+    frame = pd.DataFrame(RAW, columns=FEATURE_NAMES)
+    with pytest.warns(fe.DataWarning, match=r"declared bounds missed the data on 30 of 30 features \('mean radius'") as rec:
+        m = fe.DPLogisticRegression(random_state=0, bounds=wide).fit(frame, LABELS)
+    assert [r.filename for r in rec if "missed" in str(r.message)] == [__file__]  # the caller's line
+    ref = fe.DPLogisticRegression(random_state=0, bounds=FEATURE_BOUNDS).fit(frame, LABELS)
+    assert sorted(vars(m)) == sorted(vars(ref))  # nothing of the warning is stored
+
+
+def test_private_ranges_that_miss_the_data_warn():
+    # a small table of lognormal features (no public scale) at a small epsilon: the ranges miss
+    rng = np.random.default_rng(0)
+    X = np.exp(rng.normal(3.0, 0.3, (120, 12)))
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    with pytest.warns(fe.DataWarning, match=r"private ranges \(bounds='private'\) missed the data on \d+ of 12"):
+        m = fe.DPLogisticRegression(epsilon=0.5, bounds="private", random_state=0).fit(X, y)
+    assert m.epsilon_ <= 0.5
+    # many rows per feature: the ranges hold, no warning
+    X = np.exp(rng.normal(3.0, 0.3, (20_000, 3)))
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        fe.DPLogisticRegression(epsilon=3.0, bounds="private", random_state=0).fit(X, y)

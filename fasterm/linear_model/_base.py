@@ -29,7 +29,8 @@ from ..erm._design import row_norms_unchecked
 from .._validation import check_random_state, is_sparse, plain_X_y
 from .. import _warnings
 from .._warnings import DataWarning
-from ._checks import _check_declared_labels, _declared_index, _integral_labels, _unique_labels, _warn_clipped_rows
+from ._checks import (_check_declared_labels, _declared_index, _integral_labels, _unique_labels,
+                      _warn_clipped_rows, _warn_missed_features)
 
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
@@ -334,6 +335,8 @@ class _DPLinearModel(BaseEstimator):
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
         self._plan = self._plan[:4] + ((low, high),)
+        if not chunked:  # to the caller only, nothing stored
+            _warn_missed_features(X, low, high, isinstance(bounds, str), getattr(self, "feature_names_in_", None))
         return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
 
     def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
