@@ -593,4 +593,23 @@ MUTANTS = [
           "    return True\n"),),
         "joint zCDP accounting planned for a fit that is not full-batch Gaussian (SGD, Laplace, pure)",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-sgd-joint-forgets-the-fit", "linear_model/_bounds.py",
+        (("    room = (float(epsilon) - (r + np.log1p(",
+          "    room = (float(epsilon) - (0.5 * r + np.log1p("),),
+        "joint Rényi-DP accounting with a noisy SGD fit counts half of the fit's RDP curve",
+        ("tests/test_bounds.py::test_private_bounds_accounting",
+         "tests/test_bounds.py::test_sgd_joint_rho_against_a_slow_reference")),
+    Mutant(
+        "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_bounds.py",
+        (("    epochs = SGD_EPOCHS * opts[\"epochs\"] if int(n_classes) > 2 else opts[\"epochs\"]\n",
+          "    epochs = opts[\"epochs\"]\n"),),
+        "bounds='private' plans a multiclass SGD fit with the binary epochs (half its steps)",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-sgd-joint-unchecked", "linear_model/_bounds.py",
+        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, plan.delta) <= plan.epsilon:\n",
+          "        if False:\n"),),
+        "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
+        ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
 ]
