@@ -120,7 +120,7 @@ def _cks_log_delta_min(rho, eps):
 
 
 _ACCOUNTING_CASES = [
-    # (estimator, params, three classes?, joint zCDP accounting expected)
+    # (estimator, params, three classes?, joint accounting expected: True zCDP, "sgd" Rényi DP)
     (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5), False, True),       # noisy_gd, Gaussian
     (fe.DPLogisticRegression, dict(epsilon=3.0, delta=1e-6), False, True),
     (fe.DPLogisticRegression, dict(epsilon=0.1, delta=3e-7), False, True),
@@ -128,7 +128,11 @@ _ACCOUNTING_CASES = [
     (fe.DPLinearSVC, dict(epsilon=1.0, delta=1e-5), False, True),                # PGD, Gaussian
     (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5), True, True),        # multiclass
     (fe.DPLinearRegression, dict(epsilon=2.0, delta=1e-5), False, True),
-    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, solver="noisy_sgd"), False, False),  # subsampled
+    # noisy SGD (Poisson-subsampled): joint Rényi DP
+    (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, solver="noisy_sgd"), False, "sgd"),
+    (fe.DPLogisticRegression, dict(epsilon=2.0, delta=1e-6, solver="noisy_sgd", steps=50), False, "sgd"),
+    (fe.DPLogisticRegression, dict(epsilon=0.5, delta=1e-5, solver="noisy_sgd"), True, "sgd"),   # K = 3
+    (fe.DPLinearRegression, dict(epsilon=1.0, delta=1e-5, solver="noisy_sgd"), False, "sgd"),
     (fe.DPLogisticRegression, dict(epsilon=1.0, delta=1e-5, noise="laplace"), False, False),
     (fe.DPLogisticRegression, dict(epsilon=0.5, delta=0.0), False, False),      # objpert, pure
     (fe.DPLinearSVC, dict(epsilon=0.5, delta=0.0, noise="laplace", calibration="pure"),
@@ -146,8 +150,10 @@ def test_private_bounds_accounting(cls, params, multi, joint):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fe.DataWarning)
         m = cls(bounds="private", random_state=0, **params).fit(X, y)
-    plan = _bounds.private_plan(epsilon, delta, d, joint)
-    assert _bounds.gaussian_fit(m, X.shape[0]) is joint
+    sgd = _bounds.sgd_fit(m, X.shape[0], 3 if multi else 2)
+    plan = _bounds.private_plan(epsilon, delta, d, joint is True, sgd=sgd)
+    assert _bounds.gaussian_fit(m, X.shape[0]) is (joint is True)
+    assert (sgd is not None) is (joint == "sgd")
     # the documented share: the fit is calibrated to half of ε and half of δ, in both accountings
     assert plan.eps_r == pytest.approx(epsilon / 2, rel=1e-15) and plan.delta_r == pytest.approx(delta / 2, rel=1e-15)
     assert m.result_.epsilon <= 0.5 * epsilon * (1 + 1e-12)
@@ -164,6 +170,27 @@ def test_private_bounds_accounting(cls, params, multi, joint):
             assert accounting.zcdp_delta(rho_ranges, plan.eps_r) <= plan.delta_r
             assert accounting.zcdp_delta(rho_ranges * 1.01, plan.eps_r) > plan.delta_r
             assert _cks_log_delta_min(rho_ranges, plan.eps_r) <= math.log(plan.delta_r) + 1e-6
+    elif joint == "sgd":
+        # joint Rényi DP, checked with dp-accounting's own RDP of the Poisson-subsampled Gaussian
+        # (add/remove), carried to replace-one here by Mironov's weak triangle inequality (2017,
+        # Prop. 11, p = q = 2), plus the ranges' ρ-zCDP as (α, ρα)-RDP, converted by dp-accounting
+        rpa = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
+        r = m.result_
+        assert r.noise == "gaussian" and r.info["neighbors"] == "replace_one"
+        q, sigma, T = r.info["sample_rate"], r.info["noise_multiplier"], r.steps
+        assert plan.sgd == (q, T)  # the plan foresaw the fit's q and T
+        assert sigma == accounting.calibrate_sgd_sigma(q, T, epsilon / 2, delta / 2)  # the fit of basic composition
+        alphas = np.asarray(accounting.RDP_ORDERS, dtype=float)
+
+        def add_remove(orders):
+            return T * np.asarray(rpa._compute_rdp_poisson_subsampled_gaussian(q, sigma, orders))
+
+        fit_rdp = (alphas - 0.5) / (alphas - 1.0) * add_remove(2 * alphas) + add_remove(2 * alphas - 1)
+        assert (m.epsilon_, m.delta_) == (epsilon, delta)
+        assert rpa.compute_epsilon(alphas, fit_rdp + rho_ranges * alphas, delta)[0] <= epsilon * (1 + 1e-9)
+        assert rpa.compute_epsilon(alphas, fit_rdp + 1.01 * rho_ranges * alphas, delta)[0] > epsilon  # used
+        # strictly more for the medians than basic composition gives them
+        assert plan.eps_q > 1.3 * _bounds.private_plan(epsilon, delta, d, False).eps_q
     else:
         # joint zCDP (Bun & Steinke Lemma 2.3): the fit is T Gaussian steps, μ-GDP with μ = √T·Δ₂/σ
         # (read off its public calibration), hence μ²/2-zCDP; the whole is (ε, δ)-DP by CKS
@@ -190,6 +217,42 @@ def test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian():
     g = fe.DPLogisticRegression(bounds="private", random_state=0, epsilon=3.0).fit(RAW[:, :8], LABELS)
     with pytest.raises(RuntimeError, match="exceed the budget"):
         _bounds.total(plan, g.result_)  # a fit calibrated to ε = 1.5 under a plan for ε = 1
+    # a joint Rényi-DP plan for noisy SGD: the same checks, from the fit's recorded q, σ and T
+    s = fe.DPLogisticRegression(bounds="private", random_state=0, solver="noisy_sgd")
+    sgd_plan = _bounds.private_plan(1.0, 1e-5, 8, sgd=_bounds.sgd_fit(s, 569))
+    assert sgd_plan.sgd is not None and sgd_plan.rho_r is not None
+    with pytest.raises(RuntimeError, match="noisy SGD fit"):
+        _bounds.total(sgd_plan, g.result_)  # full-batch Gaussian, not SGD
+    s3 = fe.DPLogisticRegression(bounds="private", random_state=0, solver="noisy_sgd", epsilon=3.0).fit(
+        RAW[:, :8], LABELS)
+    with pytest.raises(RuntimeError, match="exceed the budget"):
+        _bounds.total(sgd_plan, s3.result_)  # an SGD fit calibrated to ε = 1.5 under a plan for ε = 1
+    assert _bounds.total(sgd_plan, m.result_) == (1.0, 1e-5)
+
+
+def test_sgd_joint_rho_against_a_slow_reference():
+    # the closed form max_α (ε − ε(α)|ρ=0)/α against bisection on the conversion itself, order by
+    # order in Python floats from rdp_subsampled_gaussian's add/remove curve (weak triangle inequality)
+    from fasterm.accounting import rdp_subsampled_gaussian
+    for eps, delta, q, sigma, T in [(1.0, 1e-5, 0.01, 2.1, 200), (3.0, 1e-6, 0.2, 1.3, 60),
+                                    (0.3, 1e-5, 0.05, 5.0, 400), (8.0, 1e-7, 0.5, 0.9, 20)]:
+        orders = list(accounting.RDP_ORDERS)
+        a2 = rdp_subsampled_gaussian(q, sigma, T, [2 * a for a in orders])
+        a21 = rdp_subsampled_gaussian(q, sigma, T, [2 * a - 1 for a in orders])
+        fit = [(a - 0.5) / (a - 1) * x + y for a, x, y in zip(orders, a2, a21)]
+
+        def eps_of(rho):
+            return min(f + rho * a + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+                       for a, f in zip(orders, fit))
+
+        lo, hi = 0.0, 100.0
+        if eps_of(0.0) > eps:
+            lo = hi = 0.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if eps_of(mid) <= eps else (lo, mid)
+        got = _bounds.sgd_joint_rho(eps, delta, q, sigma, T)
+        assert got <= lo and got == pytest.approx(lo, rel=1e-6), (eps, q, sigma, T)
 
 
 def test_private_ranges_are_the_documented_medians():
@@ -306,13 +369,14 @@ def _neighbour(X, y, i=5):
     return X2, y2
 
 
-@pytest.mark.parametrize("bounds", ["private", FEATURE_BOUNDS])
-def test_release_surface_with_bounds(bounds):
+@pytest.mark.parametrize("bounds, kw", [("private", {}), (FEATURE_BOUNDS, {}),
+                                        ("private", dict(solver="noisy_sgd"))])  # joint Rényi DP
+def test_release_surface_with_bounds(bounds, kw):
     """Every attribute but the private output (coef_, intercept_ and, for "private", bounds_) is
     bit-identical across neighbouring data sets with one seed, and across seeds."""
     outputs = {"coef_", "intercept_", "result_"} | ({"bounds_"} if bounds == "private" else set())
     X2, y2 = _neighbour(RAW, LABELS)
-    fits = [fe.DPLogisticRegression(bounds=bounds, random_state=s).fit(X, y)
+    fits = [fe.DPLogisticRegression(bounds=bounds, random_state=s, **kw).fit(X, y)
             for s, X, y in ((0, RAW, LABELS), (0, X2, y2), (1, RAW, LABELS))]
     keys = sorted(vars(fits[0]))
     assert all(sorted(vars(f)) == keys for f in fits)
@@ -450,6 +514,14 @@ def test_a_label_outside_declared_classes_raises_for_dask():
 # ---------------------------------------------------------------------------
 # PrivateSearch over pipelines
 # ---------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_estimator_docs_say_that_grid_search_spends_uncounted_privacy(cls):
+    # issue 28 item 4: each estimator's own docstring, not only the guide, says it plainly
+    doc = " ".join(cls.__doc__.split())
+    assert "GridSearchCV" in doc and "cross_val_score" in doc and "nobody counts" in doc
+    assert "fasterm.PrivateSearch" in doc
+
+
 def test_private_search_accepts_pipelines_that_learn_nothing():
     df = pd.DataFrame(RAW[:, :6], columns=FEATURE_NAMES[:6])
     df["site"] = np.array(["a", "b"])[np.arange(569) % 2]
@@ -512,6 +584,8 @@ def _functional_calls():
         ("objective_perturbation", lambda y: fe.objective_perturbation(
             fe.objpert.SmoothHinge(), X, y, epsilon=1.0, data_norm=1.0, random_state=0).w),
         ("grad", lambda y: fe.losses.Logistic().grad(np.zeros(X.shape[1]), X, y)),
+        ("expmech_erm", lambda y: fe.expmech_erm(fe.losses.Logistic(), X, y, C, 1.0, data_norm=1.0, steps=3,
+                                                 random_state=0).w),
     ]
 
 
@@ -621,3 +695,57 @@ def test_review_fixes_of_session_9():
     finally:
         fe.DPLogisticRegression.fit = orig
     assert calls == []
+
+
+def test_bounds_that_miss_the_data_warn_naming_the_features():
+    from fasterm.linear_model._checks import MISSED_SPREAD, _warn_missed_features
+
+    rng = np.random.default_rng(3)
+    n = 400
+    X = np.column_stack([
+        np.r_[np.full(240, 5.0), rng.uniform(0, 1, n - 240)],   # 60% above the range: missed
+        np.r_[np.full(196, 5.0), rng.uniform(0, 1, n - 196)],   # 49% above it: kept
+        rng.uniform(0.5, 0.5 + 2 * MISSED_SPREAD, n),           # fills ~1% of the range: missed
+        np.full(n, 0.3),                                        # constant: not the bounds' fault
+        rng.uniform(0, 1, n),                                   # fine
+    ])
+    low, high = np.zeros(5), np.ones(5)
+    # slow reference of the rule, feature by feature
+    expect = []
+    for j in range(5):
+        u = [(v - low[j]) / (high[j] - low[j]) for v in X[:, j]]
+        share = sum(1 for v in u if v < 0 or v > 1) / n
+        uc = np.array([min(1.0, max(0.0, v)) for v in u])
+        if share > 0.5 or (uc.std() < MISSED_SPREAD and X[:, j].max() > X[:, j].min()):
+            expect.append(j)
+    assert expect == [0, 2]
+    with pytest.warns(fe.DataWarning, match=r"the declared bounds missed the data on 2 of 5 features \(0, 2\)"):
+        _warn_missed_features(X, low, high, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        _warn_missed_features(X[:, [1, 3, 4]], low[:3], high[:3], False)
+
+    # declared bounds in the wrong units (a thousand times too wide), on a DataFrame: named by column
+    wide = (FEATURE_BOUNDS[0], FEATURE_BOUNDS[0] + 1000.0 * (FEATURE_BOUNDS[1] - FEATURE_BOUNDS[0]))
+    frame = pd.DataFrame(RAW, columns=FEATURE_NAMES)
+    with pytest.warns(fe.DataWarning, match=r"declared bounds missed the data on 30 of 30 features \('mean radius'") as rec:
+        m = fe.DPLogisticRegression(random_state=0, bounds=wide).fit(frame, LABELS)
+    assert [r.filename for r in rec if "missed" in str(r.message)] == [__file__]  # the caller's line
+    ref = fe.DPLogisticRegression(random_state=0, bounds=FEATURE_BOUNDS).fit(frame, LABELS)
+    assert sorted(vars(m)) == sorted(vars(ref))  # nothing of the warning is stored
+
+
+def test_private_ranges_that_miss_the_data_warn():
+    # a small table of lognormal features (no public scale) at a small epsilon: the ranges miss
+    rng = np.random.default_rng(0)
+    X = np.exp(rng.normal(3.0, 0.3, (120, 12)))
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    with pytest.warns(fe.DataWarning, match=r"private ranges \(bounds='private'\) missed the data on \d+ of 12"):
+        m = fe.DPLogisticRegression(epsilon=0.5, bounds="private", random_state=0).fit(X, y)
+    assert m.epsilon_ <= 0.5
+    # many rows per feature: the ranges hold, no warning
+    X = np.exp(rng.normal(3.0, 0.3, (20_000, 3)))
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        fe.DPLogisticRegression(epsilon=3.0, bounds="private", random_state=0).fit(X, y)

@@ -102,6 +102,20 @@ def test_solver_option(capsys):
         job.main(["--method", "noisy_pgd"])
 
 
+def test_help_explains_model_solver_and_test_size(capsys):
+    # issue 28: a newcomer met --model, --method (now --solver) and --test-size without a word of help
+    with pytest.raises(SystemExit) as exc:
+        job.main(["--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "--model {logistic,svm}" in text and "logistic: DPLogisticRegression; svm: DPLinearSVC" in text
+    assert "the private algorithm, as the estimators' solver=" in text
+    for name in ("noisy_gd", "noisy_sgd", "noisy_pgd", "objpert", "expmech"):
+        assert name in text
+    assert "share of the rows held out for the test accuracy" in text and "(default: 0.3)" in text
+    assert "--method" not in text  # the old spelling is gone (CHANGELOG.md), and refused below
+
+
 def test_png(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "curve.png"
@@ -132,6 +146,8 @@ def test_text_progress_bar_without_tqdm(monkeypatch, capsys):
     (["--seeds", "0"], "--seeds"),
     (["--epsilons", "-1"], "epsilons"),
     (["--delta", "1.5"], "--delta"),
+    (["--test-size", "0"], "--test-size must be in (0, 1)"),
+    (["--test-size", "1"], "--test-size must be in (0, 1)"),
 ])
 def test_bad_arguments(capsys, argv, message):
     with pytest.raises(SystemExit) as exc:

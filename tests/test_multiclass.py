@@ -475,21 +475,31 @@ def test_digits_accuracy_on_one_budget(digits_splits):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_sgd_clips_each_batch_at_the_float_margin(dtype, monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False])
+def test_sgd_clips_each_batch_at_the_float_margin(dtype, compiled, monkeypatch):
     """Multiclass SGD hands the kernel c/(1 + Θ) with Θ recomputed for every batch's size |B|
     (docs/guarantees.rst, "Floating point"): Θ from fasterm.erm._float_margin for |B| rows summed
-    and scaled by 1/m, written out here from its public inputs."""
+    and scaled by 1/m, written out here from its public inputs.  The numpy loop: the clip of each
+    kernel call; the compiled loop: every entry of the table of sizes it is handed (the kernel's
+    inner bound of each; tests/test_multiclass_loop.py shows it reads the batch's entry)."""
     from fractions import Fraction
 
     from fasterm.erm import _float_margin
-    seen = []
-    real = _multiclass.kernel_sum
+    from fasterm.linear_model import _mcrun
+    seen, tables = [], []
+    real, real_loop = _multiclass.kernel_sum, _mcrun._mclosses.sgd_loop
 
     def spy(kind, X, y, W, norms, data_norm, intercept, clip, out, weights=None, rows=None):
         seen.append((clip, X.shape[0] if rows is None else len(rows)))
         return real(kind, X, y, W, norms, data_norm, intercept, clip, out, weights, rows)
 
+    def loop_spy(*args):
+        tables.append((np.array(args[12]), args[13]))  # the kernel clips of sizes clip_lo, clip_lo + 1, …
+        return real_loop(*args)
+
     monkeypatch.setattr(_multiclass, "kernel_sum", spy)
+    monkeypatch.setattr(_mcrun._mclosses, "sgd_loop", loop_spy)
+    monkeypatch.setattr(_mcrun, "COMPILED", compiled)
     rng = np.random.default_rng(5)
     n = 3000
     X = (rng.normal(size=(n, 4)) * 0.15).astype(dtype)
@@ -499,14 +509,27 @@ def test_sgd_clips_each_batch_at_the_float_margin(dtype, monkeypatch):
     r = m.result_
     mbar = r.info["sample_rate"] * n
     dim = 5 * 3
-    sizes = {s for _, s in seen}
-    assert len(seen) == 30 and len(sizes) > 5 and n not in sizes
-    for clip, size in seen:
+
+    def big(size):
         g = _float_margin.gamma(size, _float_margin.U)
         theta = g + _float_margin.U32 * (1 + g) if dtype == np.float32 else g
-        big = _float_margin.margin("dense", dtype, size, dim, scale=1.0 / mbar, bound=0.2, theta=theta)
-        assert big > 0 and clip == _float_margin.effective_clip(0.2, big)
-        assert Fraction(clip) * (1 + big) <= Fraction(0.2)
+        return _float_margin.margin("dense", dtype, size, dim, scale=1.0 / mbar, bound=0.2, theta=theta)
+
+    if not compiled:
+        sizes = {s for _, s in seen}
+        assert not tables and len(seen) == 30 and len(sizes) > 5 and n not in sizes
+        for clip, size in seen:
+            assert big(size) > 0 and clip == _float_margin.effective_clip(0.2, big(size))
+            assert Fraction(clip) * (1 + big(size)) <= Fraction(0.2)
+        return
+    assert not seen and len(tables) == 1
+    table, lo = tables[0]
+    sd = math.sqrt(n * r.info["sample_rate"] * (1 - r.info["sample_rate"]))
+    assert lo <= mbar - 4 * sd and lo + len(table) - 1 >= mbar + 4 * sd and lo + len(table) - 1 < n
+    for k, kernel_clip in enumerate(table):
+        clip = _float_margin.effective_clip(0.2, big(lo + k))
+        assert Fraction(clip) * (1 + big(lo + k)) <= Fraction(0.2)
+        assert kernel_clip == _multiclass.inner_clip(clip, 5, 3, dtype) and kernel_clip < clip
 
 
 def test_class_sums_laplace_scale_is_exactly_within_the_budget():

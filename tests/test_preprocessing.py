@@ -152,3 +152,36 @@ def test_column_transformer_beside_a_declared_one_hot_encoder():
     assert names[:2] == ["num__mean radius", "num__mean texture"] and "cat__site_a" in names
     model = make_pipeline(ct, fe.DPLogisticRegression(data_norm=math.sqrt(1 + k), random_state=0)).fit(df, y)
     assert model.predict(df).shape == (len(df),)
+
+
+def test_column_transformer_set_output_pandas_and_dict_bounds_feed_the_estimator():
+    # issue 28 item 2: BoundedScaler with dict bounds beside a declared OneHotEncoder in a
+    # ColumnTransformer with set_output(transform="pandas"): the estimator sees the same numbers as
+    # with numpy output (bit for bit), learns the output's column names, and predict-time rows (a
+    # shuffled frame) are mapped as the training rows were
+    X, y = load_breast_cancer()
+    cols = list(FEATURE_NAMES[:5])
+    df = pd.DataFrame(X[:, :5], columns=cols)
+    df["site"] = np.array(["a", "b", "c"])[np.arange(len(df)) % 3]
+    bounds = {c: (lo, hi) for c, lo, hi in zip(cols, FEATURE_BOUNDS[0][:5], FEATURE_BOUNDS[1][:5])}
+
+    def prep():
+        return ColumnTransformer([("num", BoundedScaler(bounds), cols),
+                                  ("cat", OneHotEncoder(categories=[["a", "b", "c"]], sparse_output=False), ["site"])],
+                                 sparse_threshold=0)
+
+    Z = prep().set_output(transform="pandas").fit_transform(df)
+    assert isinstance(Z, pd.DataFrame) and list(Z.columns)[:2] == ["num__mean radius", "num__mean texture"]
+    ref_num = scale_to_unit_ball(X[:, :5], FEATURE_BOUNDS[0][:5], FEATURE_BOUNDS[1][:5])
+    np.testing.assert_array_equal(Z.to_numpy()[:, :5], ref_num)
+    np.testing.assert_array_equal(Z.to_numpy()[:, 5:], np.eye(3)[np.arange(len(df)) % 3])
+    est = dict(data_norm=math.sqrt(2), random_state=4)
+    a = make_pipeline(prep().set_output(transform="pandas"), fe.DPLogisticRegression(**est)).fit(df, y)
+    b = fe.DPLogisticRegression(**est).fit(np.c_[ref_num, np.eye(3)[np.arange(len(df)) % 3]], y)
+    np.testing.assert_array_equal(a[-1].coef_, b.coef_)
+    assert list(a[-1].feature_names_in_) == list(Z.columns)
+    perm = np.random.default_rng(0).permutation(len(df))
+    np.testing.assert_array_equal(a.predict(df.iloc[perm]), b.predict(Z.to_numpy()[perm]))
+    # the whole pipeline's set_output gives the same model
+    c = make_pipeline(prep(), fe.DPLogisticRegression(**est)).set_output(transform="pandas").fit(df, y)
+    np.testing.assert_array_equal(c[-1].coef_, b.coef_)

@@ -352,6 +352,22 @@ def test_estimator_surface(kind, K, params, layout, weighted, dt):
     check_surface(release, D, D2)
 
 
+@pytest.mark.parametrize("solver", ["noisy_sgd", "noisy_gd", "noisy_pgd"])
+def test_multiclass_numpy_loop_surface(solver, monkeypatch):
+    # K > 2 fits run their steps compiled (fasterm.linear_model._mcrun); the numpy loop (secure
+    # mode's, and the fallback) keeps the noise backend's buffers in Python: its surface too
+    from fasterm.linear_model import _mcrun
+    monkeypatch.setattr(_mcrun, "COMPILED", False)
+    kind = "hinge" if solver == "noisy_pgd" else "logistic"
+    D, D2 = _neighbours(kind, 3, np.float64, "dense", True)
+
+    def release(data, seed):
+        X, y, w = data
+        return _EST[kind](epsilon=1.0, random_state=seed, solver=solver, steps=4).fit(X, y, sample_weight=w)
+
+    check_surface(release, D, D2)
+
+
 def test_estimator_walk_reaches_nested_results():
     # the walk goes into result_ and its info dict, and skips exactly the declared output
     X, y, _ = _neighbours("logistic", 2, np.float64, "dense", False)[0]

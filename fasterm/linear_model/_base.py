@@ -29,7 +29,8 @@ from ..erm._design import row_norms_unchecked
 from .._validation import check_random_state, is_sparse, plain_X_y
 from .. import _warnings
 from .._warnings import DataWarning
-from ._checks import _check_declared_labels, _declared_index, _integral_labels, _unique_labels, _warn_clipped_rows
+from ._checks import (_check_declared_labels, _declared_index, _integral_labels, _unique_labels,
+                      _warn_clipped_rows, _warn_missed_features)
 
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
@@ -298,7 +299,7 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _rows(self, X, norms, chunked):
+    def _rows(self, X, norms, chunked, n_classes=2):
         """The rows the fit sees, ``(X, row norms or None)``: X itself (``bounds=None``), or X mapped
         into the unit ball with the declared or private bounds (:mod:`fasterm.linear_model._bounds`).
 
@@ -327,12 +328,15 @@ class _DPLinearModel(BaseEstimator):
                 raise ValueError("bounds='private' has no secure mode (its quantile sampler works in floating "
                                  "point); declare bounds=(low, high), or secure=False")
             rng = check_random_state(self.random_state)
-            plan = _bounds.private_plan(self.epsilon, self.delta, d, _bounds.gaussian_fit(self, X.shape[0]))
+            plan = _bounds.private_plan(self.epsilon, self.delta, d, _bounds.gaussian_fit(self, X.shape[0]),
+                                        sgd=_bounds.sgd_fit(self, X.shape[0], n_classes))
             low, high = _bounds.private_ranges(X, plan.eps_q, rng)
             self._plan = (plan.eps_fit, plan.delta_fit, rng, plan, None)
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
         self._plan = self._plan[:4] + ((low, high),)
+        if not chunked:  # to the caller only, nothing stored
+            _warn_missed_features(X, low, high, isinstance(bounds, str), getattr(self, "feature_names_in_", None))
         return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
 
     def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
@@ -438,24 +442,26 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                     raise ValueError("classes must be a sequence of at least two distinct labels "
                                      "(for two: negative, positive)")
                 _check_declared_labels(y, classes, chunked)
-            X, norms = self._rows(X, norms, chunked)
-            if self.classes is not None:
-                if classes.shape[0] > 2:
-                    return self._fit_multiclass(X, None if chunked else _declared_index(y, classes), classes,
-                                                chunked, sample_weight)
-                return self._fit_binary(X, y, classes, sample_weight, norms)
-            # The target type of a 1-d y is decided by its set of values: checking the
-            # unique labels is scikit-learn's check at the cost of one np.unique (its
-            # type_of_target on all of y sorts y again).  For dask, only the label set
-            # comes to the client, never y itself.
-            classes = _dask.unique(y) if chunked else _unique_labels(y)
-            if not _integral_labels(classes):
-                check_classification_targets(classes)
-            if classes.shape[0] < 2:
-                raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
-                                 "class (pass classes=(negative, positive) to declare them)")
+            else:
+                # The target type of a 1-d y is decided by its set of values: checking the
+                # unique labels is scikit-learn's check at the cost of one np.unique (its
+                # type_of_target on all of y sorts y again).  For dask, only the label set
+                # comes to the client, never y itself.
+                classes = _dask.unique(y) if chunked else _unique_labels(y)
+                if not _integral_labels(classes):
+                    check_classification_targets(classes)
+                if classes.shape[0] < 2:
+                    raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
+                                     "class (pass classes=(negative, positive) to declare them)")
+            # the rows after bounds= (K, public, sets bounds="private"'s plan for a multiclass SGD fit)
+            X, norms = self._rows(X, norms, chunked, classes.shape[0])
             if classes.shape[0] > 2:
-                index = None if chunked else np.searchsorted(classes, y)  # y's values are all in classes
+                if chunked:
+                    index = None
+                elif self.classes is not None:
+                    index = _declared_index(y, classes)
+                else:
+                    index = np.searchsorted(classes, y)  # y's values are all in classes
                 return self._fit_multiclass(X, index, classes, chunked, sample_weight)
             return self._fit_binary(X, y, classes, sample_weight, norms)
         finally:

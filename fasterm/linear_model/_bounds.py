@@ -33,7 +33,13 @@ Privacy: each median is the exponential mechanism with a score of sensitivity
 3.2); the 2d medians compose adaptively to ρ = 2d·ε_q²/8 (Bun & Steinke 2016,
 Lemma 2.3).  With a full-batch Gaussian fit (exactly μ-GDP, hence
 μ²/2-zCDP) the whole is accounted in zCDP and converted once (Canonne, Kamath
-& Steinke 2020; :func:`private_plan`, :func:`total`); otherwise (ε_r, δ_r)
+& Steinke 2020; :func:`private_plan`, :func:`total`).  With a noisy SGD fit
+(T Poisson-subsampled Gaussian steps) in Rényi DP: ρ-zCDP is (α, ρα)-RDP at
+every order α > 1 (Bun & Steinke 2016, Def. 1.1), the fit's replace-one RDP
+curve is :func:`fasterm.accounting.rdp_subsampled_gaussian`'s carried over by
+Mironov's weak triangle inequality (:mod:`fasterm.accounting.sgd`), curves of
+adaptively composed mechanisms add (Mironov 2017, Prop. 1), and the sum is
+converted once (Balle et al. 2020, Thm. 21).  Otherwise (ε_r, δ_r)
 from :func:`fasterm.accounting.zcdp_rho` for the ranges plus the fit's
 (ε, δ) by adaptive basic composition (Dwork & Roth 2014, Thm 3.16); δ = 0:
 ε_q = ε_r/(2d).  The released ranges are private output (stored, used at
@@ -50,11 +56,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import accounting
+from ..accounting.rdp import _rdp_to_eps, _sgd_rdp
 from ..mechanisms import univariate
 from .._validation import check_random_state
 
 __all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_plan", "total",
-           "private_ranges", "resolve"]
+           "private_ranges", "resolve", "sgd_fit", "sgd_joint_rho"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
 PRIVATE_SHARE = 0.5
@@ -171,6 +178,7 @@ class PrivatePlan(NamedTuple):
     eps_r: float        # basic composition: the ranges' (ε_r, δ_r)
     delta_r: float
     rho_r: float | None  # joint: the ranges' zCDP ρ_r (None: basic composition)
+    sgd: tuple | None = None  # joint with a noisy SGD fit: its planned (q, T) (None: Gaussian full batch)
 
 
 def gaussian_fit(estimator, n) -> bool:
@@ -198,7 +206,58 @@ def gaussian_fit(estimator, n) -> bool:
     return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != "sgd"
 
 
-def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
+def sgd_fit(estimator, n, n_classes=2):
+    """``(q, T)`` when the estimator's fit will be noisy SGD — T Poisson-subsampled Gaussian steps
+    of rate q, replace-one — else None.
+
+    From public parameters only, by the estimators' own rules: the method and
+    noise as :func:`gaussian_fit`, :func:`fasterm.linear_model._rules.choose_solver`'s
+    expected batch B and epochs for n rows, q = min(1, B/n), T = ``steps`` or
+    ⌈epochs/q⌉ (⌈SGD_EPOCHS·epochs/q⌉ for K > 2 classes,
+    :mod:`fasterm.linear_model._multiclass`) — what :func:`fasterm.noisy_sgd` and the
+    multiclass fit compute; :func:`total` checks the fit's recorded q, σ and T.
+    """
+    from ._multiclass import SGD_EPOCHS
+    from ._rules import choose_solver, regression_rule_applies, resolve_noise, resolve_solver
+
+    delta, n = float(estimator.delta), int(n)
+    if not delta > 0.0:
+        return None
+    method, optimiser = resolve_solver(estimator.solver, delta, estimator.noise, False, False, estimator._kind)
+    if method != "gradient":
+        return None
+    noise, _ = resolve_noise(method, delta, estimator.noise, estimator.calibration, estimator.solver)
+    if noise != "gaussian" or regression_rule_applies(estimator._kind, n, noise, delta, False, False, optimiser):
+        return None
+    solver, opts = choose_solver(estimator._kind, n, noise, False, False, optimiser)
+    if solver != "sgd":
+        return None
+    q = min(1.0, opts["batch_size"] / n)
+    if estimator.steps is not None:
+        return q, int(estimator.steps)
+    epochs = SGD_EPOCHS * opts["epochs"] if int(n_classes) > 2 else opts["epochs"]
+    return q, int(math.ceil(epochs / q))
+
+
+def sgd_joint_rho(epsilon, delta, q, sigma, steps) -> float:
+    """The largest ρ for which ρ-zCDP ranges and the noisy SGD fit (q, σ, T; replace-one) are
+    together (ε, δ)-DP, in Rényi DP (module docstring): the ranges are (α, ρα)-RDP, the fit
+    (α, r(α))-RDP with r the replace-one curve of :mod:`fasterm.accounting.sgd`, the sum is
+    (ε(α), δ)-DP with ε(α) = r(α) + ρα + log(1 − 1/α) − (log δ + log α)/(α − 1) (Balle et al.
+    2020, Thm. 21) at each order α of ``RDP_ORDERS``, so ρ = max_α (ε − ε(α)|_{ρ=0})/α
+    (0 if no order leaves room), rounded down so that :func:`_rdp_to_eps` confirms it."""
+    orders, r = _sgd_rdp(float(q), float(sigma), int(steps), "replace_one")
+    room = (float(epsilon) - (r + np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)))
+    rho = max(0.0, float(np.max(np.where(np.isfinite(room), room, -np.inf) / orders)))
+    rho *= 1.0 - 1e-9
+    for _ in range(100):  # _rdp_to_eps rounds up by ~1e-12·|log δ|: a step or two at most
+        if rho == 0.0 or _rdp_to_eps(r + rho * orders, orders, delta) <= epsilon:
+            return rho
+        rho *= 1.0 - 1e-6
+    raise RuntimeError("bounds='private': the joint Rényi-DP plan does not meet its budget (a bug)")
+
+
+def private_plan(epsilon, delta, n_features, gaussian=False, sgd=None) -> PrivatePlan:
     """The public plan of ``bounds="private"`` (module docstring, "Privacy").
 
     The fit is calibrated to (ε − ε_r, δ − δ_r), ε_r = ``PRIVATE_SHARE``·ε,
@@ -210,6 +269,10 @@ def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
     ρ_r = zcdp_rho(ε, δ) − μ_fit²/2, so that the whole is zcdp_rho(ε, δ)-zCDP,
     hence (ε, δ)-DP — when that gives them more than basic composition would
     (from 1.8 to 2.9 times the ρ for ε from 30 down to 0.05), else basic.
+    Joint Rényi DP (``sgd=(q, T)``, a noisy SGD fit, :func:`sgd_fit`): the fit's σ
+    is :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε_fit, δ_fit), as
+    the fit computes it, and the medians get ρ_r = :func:`sgd_joint_rho` (ε, δ,
+    q, σ, T) when that is more than basic composition gives them, else basic.
     """
     epsilon, delta, d = float(epsilon), float(delta), int(n_features)
     eps_r, delta_r = PRIVATE_SHARE * epsilon, PRIVATE_SHARE * delta
@@ -227,8 +290,17 @@ def private_plan(epsilon, delta, n_features, gaussian=False) -> PrivatePlan:
         joint = (accounting.zcdp_rho(epsilon, delta) - mu_fit * mu_fit / 2.0) * (1.0 - 1e-9)
         if joint > rho:
             rho = rho_r = joint
+    elif sgd is not None:
+        q, steps = float(sgd[0]), int(sgd[1])
+        # σ as the fit computes it, lowered by 1e-9 (a larger RDP curve: the plan never counts on
+        # more noise than the fit adds; total() re-checks with the fit's recorded σ)
+        sigma = accounting.calibrate_sgd_sigma(q, steps, eps_fit, delta_fit, "replace_one") * (1.0 - 1e-9)
+        joint = sgd_joint_rho(epsilon, delta, q, sigma, steps)
+        if joint > rho:
+            rho = rho_r = joint
     eps_q = math.sqrt(8.0 * rho / k) * (1.0 - 1e-12)  # rounding never pushes k·ε_q²/8 above ρ
-    return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_q, eps_r, delta_r, rho_r)
+    return PrivatePlan(epsilon, delta, eps_fit, delta_fit, eps_q, eps_r, delta_r, rho_r,
+                       None if rho_r is None or gaussian else (q, steps))
 
 
 def total(plan, result):
@@ -242,6 +314,16 @@ def total(plan, result):
         eps_r, delta_r = (0.0, 0.0) if plan is None else (plan.eps_r, plan.delta_r)
         return float(result.epsilon) + eps_r, (math.nan if result.delta is None else float(result.delta) + delta_r)
     info = getattr(result, "info", None) or {}
+    if plan.sgd is not None:
+        # joint Rényi DP with a noisy SGD fit: from its recorded public calibration (q, σ, T)
+        if (getattr(result, "noise", None) != "gaussian" or info.get("neighbors") != "replace_one"
+                or "sample_rate" not in info or info.get("secure")):
+            raise RuntimeError("bounds='private' planned a noisy SGD fit, and the fit was not one")
+        orders, r = _sgd_rdp(float(info["sample_rate"]), float(info["noise_multiplier"]), int(result.steps),
+                             "replace_one")
+        if not _rdp_to_eps(r + plan.rho_r * orders, orders, plan.delta) <= plan.epsilon:
+            raise RuntimeError("bounds='private': the ranges and the fit exceed the budget (a bug)")
+        return plan.epsilon, plan.delta
     if getattr(result, "noise", None) != "gaussian" or "sample_rate" in info or info.get("secure"):
         raise RuntimeError("bounds='private' planned a full-batch Gaussian fit, and the fit was not one")
     mu = math.sqrt(result.steps) * float(result.sensitivity) / float(result.noise_scale)

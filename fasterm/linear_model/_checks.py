@@ -1,7 +1,8 @@
 """Labels and the analyst-side data warnings of ``fit``.
 
 Label sets (declared ``classes`` or the public ``np.unique(y)``), and the
-:class:`fasterm.DataWarning` messages for clipped rows and labels.  The
+:class:`fasterm.DataWarning` messages for clipped rows and labels, and for
+feature bounds that miss the data.  The
 warnings are computed from the data for the caller only; nothing of them is
 stored on the fitted estimator (docs/guarantees.rst, "What is released").
 """
@@ -117,6 +118,51 @@ def _clipped_rows_message(over, n, data_norm, norms, sample=None):
         warnings.warn(f"{about}{over} of {n} rows ({over / n:.0%}{est}) have a norm above data_norm={data_norm:g} and are "
                       f"clipped to it{median}: the model sees them shrunk, and raw features usually make it "
                       f"useless.  Fix: {_FIX_ROWS}.", DataWarning, stacklevel=5)
+
+
+#: A feature's range "missed" the data when more than this share of its values lie outside it ...
+MISSED_CLIPPED_SHARE = 0.5
+#: ... or when its mapped values, in [0, 1], have a standard deviation below this (the data fill
+#: well under 1% of the range: the model sees almost nothing of the feature).
+MISSED_SPREAD = 0.005
+
+
+def _warn_missed_features(X, low, high, private, feature_names=None):
+    """Warn the caller (:class:`fasterm.DataWarning`) when the bounds miss the data of some features.
+
+    Per feature j, with u = clip((x_j − low_j)/(high_j − low_j), 0, 1) as the
+    map computes it: more than ``MISSED_CLIPPED_SHARE`` of the values outside
+    [low_j, high_j] (clipped), or std(u) < ``MISSED_SPREAD`` for a feature that is
+    not constant.  Private ranges (``private=True``) miss when the budget is too
+    thin for the number of rows and features; declared ones when they are in the
+    wrong units.  Above ``WARN_SAMPLE_ROWS`` rows, evenly spaced rows (public
+    indices) are read.  Computed from the data for the caller only: not stored,
+    not part of the release (docs/guarantees.rst).
+    """
+    n, d = X.shape
+    if not n or type(X) is not np.ndarray:
+        return
+    step = -(-n // WARN_SAMPLE_ROWS)
+    sub = np.asarray(X[::step], dtype=np.float64)
+    width = high - low
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = (sub - low) / width
+    clipped = np.count_nonzero((u < 0.0) | (u > 1.0), axis=0) / sub.shape[0]
+    np.clip(u, 0.0, 1.0, out=u)
+    varies = np.ptp(sub, axis=0) > 0.0
+    missed = np.flatnonzero((clipped > MISSED_CLIPPED_SHARE) | ((u.std(axis=0) < MISSED_SPREAD) & varies))
+    if not missed.size:
+        return
+    names = [repr(str(feature_names[j])) if feature_names is not None else str(int(j)) for j in missed[:8]]
+    more = ", ..." if missed.size > 8 else ""
+    which = "the private ranges (bounds='private')" if private else "the declared bounds"
+    fix = ("private ranges need many rows per feature at this epsilon (docs/getting_started.rst, "
+           "\"How much data bounds='private' needs\"): declare bounds=(low, high) from public knowledge, give the fit more "
+           "rows or a larger epsilon" if private else
+           "check the declared bounds against the data's documentation (units, scale)")
+    warnings.warn(f"{which} missed the data on {missed.size} of {d} features ({', '.join(names)}{more}): "
+                  f"more than half of their values lie outside the range and are clipped, or the values fill "
+                  f"under 1% of it, so the model sees little of them.  Fix: {fix}.", DataWarning, stacklevel=4)
 
 
 def _warn_clipped_labels(y, label_bound):

@@ -202,6 +202,9 @@ class DPLinearSVC(_DPLinearClassifier):
     :class:`DPLogisticRegression` (no ``predict_proba``), except that
     ``clip="auto"`` is c = X_aug/2 (clipped hinge gradients are scale-free, so
     the fit depends little on c).
+
+    Tuning: ``GridSearchCV`` and ``cross_val_score`` on private data spend
+    privacy that nobody counts; use :class:`fasterm.PrivateSearch`.
     """
 
     _kind = "hinge"
@@ -228,6 +231,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     of Wang 2018, :func:`fasterm.erm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
     weights): no ball and no steps, but on the comparison data its noise on
     Σ aaᵀ cost far more than the gradient methods' (docs/solvers.rst).
+    Tuning: ``GridSearchCV`` and ``cross_val_score`` on private data spend
+    privacy that nobody counts; use :class:`fasterm.PrivateSearch`.
+
     Parameters as :class:`DPLogisticRegression`, and:
 
     label_bound : float > 0, default=1.0

@@ -47,7 +47,8 @@ one Laplace release, (ε, 0)-DP by the Laplace mechanism.
 
 Gradients: the compiled kernel (:func:`kernel_sum`, src/cpp/fasterm/multiclass.hpp),
 one pass over the raw rows (dense or CSR, a minibatch in place) with the design
-row built on the fly, every product and sum in double.
+row built on the fly, every product and sum in double.  The step loop: one compiled call
+(:mod:`fasterm.linear_model._mcrun`), the same bits as the numpy loop (kept for secure mode).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ import numpy as np
 
 from .. import accounting
 from ..erm import _backends, _engine, _float_margin, _mclosses
+from . import _mcrun
 from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, OPTIMISER_SOLVER, PGD_MAX_STEPS, augmented_norm, auto_clip,
                      choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_noise,
                      resolve_solver)
@@ -374,6 +376,32 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     return coef, intercept, result
 
 
+def _sgd_numpy(kind, Xw, yi, norms, data_norm, s_col, K, clips, w, steps, start, q, m, lr, alpha, backend, ball,
+               weights):
+    """The numpy loop of :func:`fasterm.linear_model._mcrun.sgd` (same draws, same bits): the tail sum."""
+    rng, n, p = backend.rng, Xw.shape[0], w.shape[0] // K
+    tail = np.zeros(w.shape[0], dtype=np.float64)
+    count = [0]
+
+    def step_grad(w, out):  # called with w_t, t = 0, …, T − 1
+        if count[0] > start:
+            np.add(tail, w, out=tail)
+        count[0] += 1
+        # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size — the law of n
+        # independent q-coins (as fasterm.noisy_sgd), read in place by the kernel.
+        size = int(rng.binomial(n, q))
+        if size == 0:
+            out.fill(0.0)
+            return
+        rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
+        kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, clips(size), out.reshape(p, K),
+                   weights, rows.astype(np.int64, copy=False))
+
+    w = _engine.descend(step_grad, w, ball, steps, lr, scale=1.0 / m, noise=backend, reg=alpha, average=False,
+                        momentum=None, out_dtype=w.dtype)
+    return tail + w  # w_T
+
+
 def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
                    intercept_scaling, solver, noise, calibration, clip, steps, max_steps, random_state,
                    secure=None, chunked=False, sample_weight=None, weight_bound=1.0):
@@ -497,52 +525,34 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
                                      theta=sum_theta(rows, work))
         return _float_margin.effective_clip(c_clip, theta)
 
-    if solver == "sgd":
-        c_batch = {}  # |B| -> c/(1 + Θ) for a sum of |B| rows, divided by m
-
-        def step_grad(w, out):
-            # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size — the law of n
-            # independent q-coins (as fasterm.noisy_sgd), read in place by the kernel.
-            size = int(rng.binomial(n, q))
-            if size == 0:
-                out.fill(0.0)
-                return
-            rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
-            # the margin of this release: |B| rows summed (the same |B| for replace-one neighbours
-            # under the same coins), scaled by 1/m
-            c_b = c_batch.get(size)
-            if c_b is None:
-                c_b = c_batch[size] = release_clip(size, 1.0 / m)
-            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_b, out.reshape(p, K),
-                       weights, rows.astype(np.int64, copy=False))
-        scale_sum = 1.0 / m
-    else:
-        c_eff = release_clip(n, 1.0 / n)
-
-        def step_grad(w, out):
-            kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)
-        scale_sum = 1.0 / n
-
-    w0 = np.zeros(dim, dtype=work)
+    code = _KIND_CODE[kind]
+    w = np.zeros(dim, dtype=work)
     if solver == "sgd":
         # The output: the average of the last iterates w_t, start < t ≤ T (TAIL_AVERAGE of them, at
         # least one).  Each is a function of the earlier releases, so their average is
         # post-processing; it lies in the ball (convex) and is projected to remove rounding.
         start = steps - max(1, int(math.ceil(TAIL_AVERAGE * steps)))
-        tail = np.zeros(dim, dtype=np.float64)
-        count = [0]
-        sample = step_grad
-
-        def step_grad(w, out):  # called with w_t, t = 0, …, T − 1
-            if count[0] > start:
-                np.add(tail, w, out=tail)
-            count[0] += 1
-            sample(w, out)
-    w = _engine.descend(step_grad, w0, ball, steps, lr, scale=scale_sum, noise=backend, reg=float(alpha),
-                        average=average, momentum=momentum, out_dtype=work if solver == "sgd" else X.dtype)
-    if solver == "sgd":
-        tail += w  # w_T
+        # the margin of a release of |B| rows summed (the same |B| for replace-one neighbours under
+        # the same coins), scaled by 1/m: c/(1 + Θ(|B|)), for every size drawn
+        clips = _mcrun.BatchClips(c_clip, work, dim, n, q, scale=1.0 / m, bound=wb * c_clip, reg=float(alpha),
+                                  radius=float(radius))
+        if _mcrun.runs(Xw, ball, backend, sgd=True):
+            tail = _mcrun.sgd(code, Xw, yi, norms, data_norm, s_col, K, clips, lambda t: inner_clip(t, p, K, work), w,
+                              steps, start, q, m, lr, float(alpha), backend, ball, weights)
+        else:
+            tail = _sgd_numpy(kind, Xw, yi, norms, data_norm, s_col, K, clips, w, steps, start, q, m, lr, float(alpha),
+                              backend, ball, weights)
         w = ball.project((tail / (steps - start)).astype(X.dtype))
+    else:
+        c_eff = release_clip(n, 1.0 / n)
+        if _mcrun.runs(Xw, ball, backend, sgd=False):
+            w = _mcrun.gd(code, Xw, yi, norms, data_norm, s_col, K, inner_clip(c_eff, p, K, work), w, steps, lr,
+                          float(alpha), backend, ball, momentum, average, weights, X.dtype)
+        else:
+            def step_grad(w, out):
+                kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)
+            w = _engine.descend(step_grad, w, ball, steps, lr, scale=1.0 / n, noise=backend, reg=float(alpha),
+                                average=average, momentum=momentum, out_dtype=X.dtype)
     if not np.isfinite(w).all() and not is_sparse(X):  # a NaN or inf in X reaches every step's sum
         check_array(X, "X", ndim=2)
     Wm = w.reshape(p, K)

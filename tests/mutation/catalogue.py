@@ -367,19 +367,24 @@ MUTANTS = [
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "linear_model/_multiclass.py",
-        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_eff, out.reshape(p, K), weights)",
-          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_eff, out.reshape(p, K), "
-          "weights)"),),
+        (("        c_eff = release_clip(n, 1.0 / n)\n", "        c_eff = 1.1 * release_clip(n, 1.0 / n)\n"),),
         "the multiclass loop clips the per-example gradient matrices at 1.1 × the clip used for Δ₂",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
     Mutant(
-        "multiclass-sgd-clips-at-1.1x", "linear_model/_multiclass.py",
-        (("kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, c_b, out.reshape(p, K),\n",
-          "kernel_sum(kind, Xw, yi, w.reshape(p, K), norms, data_norm, s_col, 1.1 * c_b, out.reshape(p, K),\n"),),
+        "multiclass-sgd-clips-at-1.1x", "linear_model/_mcrun.py",
+        (("        return clip_table(c, dtype, lo, hi, dim, **self._kw)\n",
+          "        return 1.1 * clip_table(c, dtype, lo, hi, dim, **self._kw)\n"),),
         "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
+    Mutant(
+        "multiclass-clip-table-margin-dropped", "linear_model/_mcrun.py",
+        (("        out[i] = q\n", "        out[i] = c\n"),),
+        "multiclass SGD's per-batch-size clips are c itself (Θ = 0): the rounding of a batch sum moves "
+        "the release beyond the sensitivity",
+        (f"{M}::test_sgd_clips_each_batch_at_the_float_margin",
+         "tests/test_multiclass_loop.py::test_clip_table_is_effective_clip_of_margin")),
     Mutant(
         "multiclass-class-sums-half-sensitivity", "linear_model/_multiclass.py",
         (("    exact = Fraction(2) * Fraction(wb) * Fraction(c1)\n",
@@ -474,8 +479,9 @@ MUTANTS = [
           "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
           "            \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
           "            if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
-        "the multiclass result's info keeps the norm of the last noise vector drawn",
-        (f"{RS}::test_estimator_surface",)),
+        "the multiclass result's info keeps the norm of the last noise vector drawn (by the numpy loop: the "
+        "compiled one keeps none in Python)",
+        (f"{RS}::test_estimator_surface", f"{RS}::test_multiclass_numpy_loop_surface")),
     Mutant(
         "search-stores-number-of-runs", "model_selection.py",
         (("        self.expected_runs_ = runs\n", "        self.expected_runs_ = runs\n        self.n_runs_ = k\n"),),
@@ -587,4 +593,23 @@ MUTANTS = [
           "    return True\n"),),
         "joint zCDP accounting planned for a fit that is not full-batch Gaussian (SGD, Laplace, pure)",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-sgd-joint-forgets-the-fit", "linear_model/_bounds.py",
+        (("    room = (float(epsilon) - (r + np.log1p(",
+          "    room = (float(epsilon) - (0.5 * r + np.log1p("),),
+        "joint Rényi-DP accounting with a noisy SGD fit counts half of the fit's RDP curve",
+        ("tests/test_bounds.py::test_private_bounds_accounting",
+         "tests/test_bounds.py::test_sgd_joint_rho_against_a_slow_reference")),
+    Mutant(
+        "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_bounds.py",
+        (("    epochs = SGD_EPOCHS * opts[\"epochs\"] if int(n_classes) > 2 else opts[\"epochs\"]\n",
+          "    epochs = opts[\"epochs\"]\n"),),
+        "bounds='private' plans a multiclass SGD fit with the binary epochs (half its steps)",
+        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+    Mutant(
+        "private-sgd-joint-unchecked", "linear_model/_bounds.py",
+        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, plan.delta) <= plan.epsilon:\n",
+          "        if False:\n"),),
+        "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
+        ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
 ]

@@ -557,21 +557,47 @@ FASTERM_MC_DECLARE_ALL(float, )
 #endif
 #undef FASTERM_MC_DECLARE_ALL
 
-// W (p x K, T) into the padded double matrix (p x Kp).
+// W (p x K, T) into the padded double matrix Wd (p x Kp; its padding columns are left as they
+// are: zero from the caller).
 template <class T>
-inline std::vector<double> widen(const T* W, index_t p, index_t K) {
+inline void widen_into(const T* W, index_t p, index_t K, double* Wd) {
     const index_t Kp = padded(K);
-    std::vector<double> Wd(std::size_t(p * Kp), 0.0);
     for (index_t j = 0; j < p; ++j)
         for (index_t k = 0; k < K; ++k) Wd[j * Kp + k] = double(W[j * K + k]);
-    return Wd;
 }
 
 template <class T>
-inline void narrow(const std::vector<double>& acc, index_t p, index_t K, T* out) {
+inline void narrow_into(const double* acc, index_t p, index_t K, T* out) {
     const index_t Kp = padded(K);
     for (index_t j = 0; j < p; ++j)
         for (index_t k = 0; k < K; ++k) out[j * K + k] = T(acc[j * Kp + k]);
+}
+
+// out (p x K) = the sum over the listed rows of the clipped per-example
+// gradients (the header's comment), with the caller's double buffers Wd and
+// acc (p x Kp each, Kp = padded(K); Wd's padding columns zero): what
+// grad_sum / csr_grad_sum compute, for the step loops of _mclosses, which
+// allocate them once per run.  Returns the number of skipped entries.
+template <class T>
+index_t grad_sum_into(int kind, const T* X, const McProblem& P, const McOptions& o, const T* W, T* out,
+                      double* Wd, double* acc) {
+    const index_t p = P.d + (o.intercept > 0.0 ? 1 : 0);
+    widen_into(W, p, P.K, Wd);
+    std::fill(acc, acc + p * padded(P.K), 0.0);
+    const index_t bad = dense_entry(kind, X, P, o, Wd, acc);
+    narrow_into(acc, p, P.K, out);
+    return bad;
+}
+
+template <class T, class I>
+index_t csr_grad_sum_into(int kind, const I* indptr, const I* indices, const T* data, const McProblem& P,
+                          const McOptions& o, const T* W, T* out, double* Wd, double* acc) {
+    const index_t p = P.d + (o.intercept > 0.0 ? 1 : 0);
+    widen_into(W, p, P.K, Wd);
+    std::fill(acc, acc + p * padded(P.K), 0.0);
+    const index_t bad = csr_entry(kind, indptr, indices, data, P, o, Wd, acc);
+    narrow_into(acc, p, P.K, out);
+    return bad;
 }
 
 // out (p x K) = the sum over the listed rows of the clipped per-example
@@ -581,22 +607,16 @@ inline void narrow(const std::vector<double>& acc, index_t p, index_t K, T* out)
 template <class T>
 index_t grad_sum(int kind, const T* X, const McProblem& P, const McOptions& o, const T* W, T* out) {
     const index_t p = P.d + (o.intercept > 0.0 ? 1 : 0);
-    const std::vector<double> Wd = widen(W, p, P.K);
-    std::vector<double> acc(Wd.size(), 0.0);
-    const index_t bad = dense_entry(kind, X, P, o, Wd.data(), acc.data());
-    narrow(acc, p, P.K, out);
-    return bad;
+    std::vector<double> Wd(std::size_t(p * padded(P.K)), 0.0), acc(Wd.size());
+    return grad_sum_into(kind, X, P, o, W, out, Wd.data(), acc.data());
 }
 
 template <class T, class I>
 index_t csr_grad_sum(int kind, const I* indptr, const I* indices, const T* data, const McProblem& P,
                      const McOptions& o, const T* W, T* out) {
     const index_t p = P.d + (o.intercept > 0.0 ? 1 : 0);
-    const std::vector<double> Wd = widen(W, p, P.K);
-    std::vector<double> acc(Wd.size(), 0.0);
-    const index_t bad = csr_entry(kind, indptr, indices, data, P, o, Wd.data(), acc.data());
-    narrow(acc, p, P.K, out);
-    return bad;
+    std::vector<double> Wd(std::size_t(p * padded(P.K)), 0.0), acc(Wd.size());
+    return csr_grad_sum_into(kind, indptr, indices, data, P, o, W, out, Wd.data(), acc.data());
 }
 
 }  // namespace multiclass
