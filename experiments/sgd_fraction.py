@@ -29,6 +29,15 @@ C ∈ {R40, R100} replaces E1 only if
       per-seed difference C − E1), and
   (b) its accuracy averaged over all cells is ≥ E1's − 0.001.
 If both qualify, R40 (fewer rows read, the point of the change); otherwise E1 stays.
+
+Result (first run, 2026-11-27, after the rule was committed): neither qualifies, E1 stays.
+R40: worst cell −0.0902 (iso, d = 100, n = 10⁶, ε = 0.3: 0.7302 vs 0.8268), mean over the
+18 cells 0.7083 vs 0.7570; R100: worst −0.0502 (aniso, d = 100, n = 10⁶: 0.7061 vs 0.7593),
+mean 0.7475.  Only *bp* (Bayes 0.75, noise-limited) is within 0.2 points; iso/aniso are limited
+by the number of steps (E1's 977 steps at n = 10⁶ beat its 156 at 1.6·10⁵ on aniso by 4 points),
+and the smaller σ of the shorter runs does not make up for them.  Passes of one ``X @ w``
+(bench/binary_passes.py's data, one thread): n = 1.6·10⁵ f64/f32 E1 3.8/8.4, R40 2.0/4.1,
+R100 3.2/6.4; n = 10⁶ E1 5.1/8.2, R40 1.2/2.4, R100 1.4/2.6.
 """
 
 from __future__ import annotations
