@@ -35,7 +35,23 @@ library whatever the outcome (the coordinator decides).
 Passes (``--passes``): median fit time over 5 fits divided by the best of 9 ``X @ w`` on
 bench/binary_passes.py's data (seed 0, ε = 1), float64 and float32, n ∈ {1.6·10⁵, 10⁶}, one thread.
 
-Result: (pending)
+Result (first run, 2026-11-27, after the rule was committed): neither qualifies, E1 stays —
+both pass (a) and fail (b).  Mean accuracy over the 12 cells: E1 0.7773, S128 0.7753 (−0.0020),
+S256 0.7759 (−0.0014; the bar is −0.0010).  Worst (a) margins: S128 +0.0000 (iso, n = 1.6·10⁵,
+ε = 0.3: 0.8289 vs 0.8318), S256 +0.0007 (bp, n = 1.6·10⁵, ε = 1: 0.7462 vs 0.7485).  Every
+cell loses 0.1–0.3 points and none gains: at the same T a smaller batch gives a noisier gradient
+per step, and the smaller σ (n = 1.6·10⁵, ε = 0.3: σ 1.89 → 0.69 / 0.81) does not make it up.
+Per cell, mean ± s.e. over seeds 100–102, E1 / S128 / S256:
+  n = 1.6·10⁵  iso   ε=0.3 .8318±.0007 .8289±.0001 .8303±.0015   ε=1 .8321±.0003 .8291±.0005 .8304±.0016
+               aniso ε=0.3 .7258±.0004 .7243±.0007 .7253±.0013   ε=1 .7259±.0004 .7242±.0008 .7254±.0016
+               bp    ε=0.3 .7479±.0003 .7454±.0009 .7462±.0008   ε=1 .7485±.0004 .7459±.0009 .7462±.0006
+  n = 10⁶      iso   ε=0.3 .8394±.0005 .8377±.0010 .8374±.0001   ε=1 .8391±.0006 .8378±.0011 .8375±.0002
+               aniso ε=0.3 .7741±.0000 .7720±.0004 .7728±.0005   ε=1 .7741±.0001 .7720±.0004 .7731±.0005
+               bp    ε=0.3 .7443±.0007 .7431±.0005 .7433±.0005   ε=1 .7443±.0006 .7430±.0005 .7435±.0006
+Passes of one ``X @ w`` (two runs each, the machine shared): n = 1.6·10⁵ f64 E1 5.1/4.4,
+S128 1.6/1.5, S256 2.0/1.8; f32 E1 8.6/8.8, S128 3.2/3.4, S256 4.0/4.2; n = 10⁶ f64 E1 5.0/5.5,
+S128 1.5/1.6, S256 2.0/2.2; f32 E1 8.5/8.5, S128 2.9/3.2, S256 3.7/4.2.  So S128 would meet
+issue 29's ≤ 3 passes in float64 (not float32: 2.9–3.4) for ≈ 0.2 points of accuracy.
 """
 
 from __future__ import annotations
