@@ -3,7 +3,7 @@ against the per-size clips before it).
 
     PYTHONPATH=<checkout> taskset -c 0 python bench/sgd_one_clip.py [--n 60000] [--seeds 10] [--reps 5]
 
-Synthetic data of our own (a logistic model, d = 20, rows of norm ≤ 1 mostly), float32 and
+Synthetic data of our own (a logistic model, d = 20, rows of norm about 1/2), float32 and
 float64: ``DPLogisticRegression(epsilon=1, delta=1e-5, solver="noisy_sgd", data_norm=1)``;
 test accuracy (mean over ``--seeds`` fits on a held-out half) and the minimum fit time over
 ``--reps`` fits, one pinned thread.
@@ -22,9 +22,9 @@ import fasterm as fe
 
 def data(n, d=20, seed=0):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(2 * n, d)) / np.sqrt(d)
+    X = rng.normal(size=(2 * n, d)) / (2.0 * np.sqrt(d))  # row norms about 1/2: within data_norm = 1
     w = rng.normal(size=d)
-    y = (rng.random(2 * n) < 1 / (1 + np.exp(-3 * X @ w / np.linalg.norm(w)))).astype(int)
+    y = (rng.random(2 * n) < 1 / (1 + np.exp(-6 * X @ w / np.linalg.norm(w)))).astype(int)
     return X[:n], y[:n], X[n:], y[n:]
 
 

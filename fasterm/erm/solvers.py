@@ -36,7 +36,9 @@ under ``neighbors="add_remove"``, where n is private).  Privacy: the PLD of the
 subsampled Gaussian's dominating pair composed over T (Zhu, Dong & Wang 2022,
 Thm. 10; discretised pessimistically, Doroshenko et al. 2022), or its Rényi DP
 (Mironov, Talwar & Zhang 2019; Balle et al. 2020, Thm. 21) where smaller —
-:func:`fasterm.accounting.sgd_epsilon`.  Theorem A applies with
+:func:`fasterm.accounting.sgd_epsilon`, at δ less δ·2⁻²⁰ for a batch above the run's
+cap (one clip per run: Lemma "one-sided margin" and Theorem "capped batches" of
+docs/guarantees.rst).  Theorem A applies with
 s² = (1 − q)c²/(qn) + dσ²c²/(qn)² (not reported under add/remove).  On a
 dense X the whole run is one compiled call with the Python loop's bits for a
 seed (:mod:`fasterm.erm._sgdrun`).

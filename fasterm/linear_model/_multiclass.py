@@ -40,7 +40,8 @@ the binary rule, the last iterate.  "sgd": Poisson minibatches of expected
 size clamp(n/100, 128, 1024), SGD_EPOCHS × the binary epochs, σ from
 :func:`fasterm.accounting.calibrate_sgd_sigma` (replace-one; Rényi DP of the
 subsampled Gaussian, Mironov, Talwar & Zhang 2019, converted by Balle et al.
-2020, Thm. 21), η = min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), the
+2020, Thm. 21) for δ less the batch cap's share δ·2⁻²⁰ (one clip per run: Lemma
+"one-sided margin" and Theorem "capped batches" of docs/guarantees.rst), η = min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), the
 average of the last half of the iterates (post-processing).  δ = 0 with
 ``solver="auto"`` and no ``noise``: the noisy class sums (:func:`_fit_class_sums`),
 one Laplace release, (ε, 0)-DP by the Laplace mechanism.
