@@ -627,7 +627,7 @@ MUTANTS = [
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-sgd-joint-unchecked", "linear_model/_bounds.py",
-        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, plan.delta) <= plan.epsilon:\n",
+        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
           "        if False:\n"),),
         "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
         ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
