@@ -212,3 +212,32 @@ def test_fit_reports_the_requested_delta_and_calibrates_for_delta_fit(neighbors)
     M = fm.batch_cap(n_pub, q, r.steps, eps, eta)
     tail = Fraction((1 + math.exp(eps)) * r.steps) * Fraction(fm.binom_tail_bound(n_pub, q, M))
     assert Fraction(fit) + tail * (1 + Fraction(1, 10 ** 12)) <= Fraction(delta)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_clip_that_rounds_to_zero_is_refused(compiled, monkeypatch):
+    """A subnormal clip: the run's clip with its margin rounds to 0, which the kernels read as "no
+    clipping" (before 0.3 the run went on unclipped with a sensitivity of 5e-324); now ValueError
+    naming clip, before any kernel runs, on both paths (binary and multiclass)."""
+    from fasterm.erm import _sgdrun, solvers
+    from fasterm.linear_model import _mcrun
+    monkeypatch.setattr(_sgdrun, "COMPILED", compiled)
+    monkeypatch.setattr(_mcrun, "COMPILED", compiled)
+    calls = []
+    monkeypatch.setattr(solvers, "_grad_sum_kernel", lambda *a, **k: calls.append(1))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 3.0
+    with pytest.raises(ValueError, match="clip="):
+        fe.noisy_sgd(fe.losses.Logistic(), X, np.sign(X[:, 0]), fe.L2Ball(1.0, 3), 1.0, 1e-5, data_norm=1.0,
+                     clip=5e-324, lr=1.0, steps=3, random_state=0)
+    with pytest.raises(ValueError, match=r"(?<![A-Za-z_])clip(?![A-Za-z_])"):
+        fe.DPLogisticRegression(epsilon=1.0, clip=5e-324, solver="noisy_sgd", steps=3, random_state=0).fit(
+            X, rng.integers(0, 3, 300))
+    assert calls == []
+
+
+def test_add_remove_bound_on_n_must_be_representable():
+    X = np.random.default_rng(0).normal(size=(100, 3)) / 3.0
+    with pytest.raises(ValueError, match="batch_size"):
+        fe.noisy_sgd(fe.losses.Logistic(), X, np.sign(X[:, 0]), fe.L2Ball(1.0, 3), 1.0, 1e-5, data_norm=1.0,
+                     sample_rate=0.1, batch_size=1e308, neighbors="add_remove")

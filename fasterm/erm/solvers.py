@@ -586,10 +586,26 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     # One clip for every batch (docs/guarantees.rst, "The margin of Poisson-subsampled SGD"): the
     # one-sided margin of batches of at most M rows, M a public cap (n under replace-one; under
     # add/remove the public bound SGD_ADD_REMOVE_ROOM·⌈m/q⌉ on n, n itself being private).
-    n_pub = n if neighbors == "replace_one" else SGD_ADD_REMOVE_ROOM * math.ceil(m / q) + 1
+    if neighbors == "replace_one":
+        n_pub = n
+    elif SGD_ADD_REMOVE_ROOM * (m / q) < 2.0 ** 53:
+        n_pub = SGD_ADD_REMOVE_ROOM * math.ceil(m / q) + 1
+    else:
+        raise ValueError(f"batch_size/sample_rate = {m / q:.3g}: the public bound {SGD_ADD_REMOVE_ROOM}·batch_size/"
+                         "sample_rate on n (neighbors='add_remove') must stay below 2**53")
     cap = _float_margin.batch_cap(n_pub, q, steps, eps, eta_max)
-    clips = _sgdrun.RunClip(_float_margin.run_clip(c_k, X.dtype, cap, d, scale=1.0 / m, bound=wb * c_k,
-                                                   reg=float(loss.l2), radius=float(constraint.norm_bound)))
+    try:
+        c_run = _float_margin.run_clip(c_k, X.dtype, cap, d, scale=1.0 / m, bound=wb * c_k, reg=float(loss.l2),
+                                       radius=float(constraint.norm_bound))
+    except _float_margin.MarginTooLarge as e:
+        if neighbors == "replace_one":
+            raise
+        raise ValueError(f"batch_size/sample_rate = {m / q:.3g} (neighbors='add_remove'): the rounding margin of "
+                         f"batches up to {cap} rows has no useful bound ({e})") from None
+    if not c_run > 0.0:  # a subnormal clip: its margin rounds it to 0, which the kernels read as "no clip"
+        raise ValueError(f"clip={c_k!r} (times weight_bound) is too small: the run's clip with its floating-point "
+                         "margin rounds to 0")
+    clips = _sgdrun.RunClip(c_run)
 
     def batch(point, out):
         # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size —

@@ -540,6 +540,8 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         clips = _sgdrun.RunClip(_float_margin.run_clip(c_clip, work, cap, dim, scale=1.0 / m, bound=wb * c_clip,
                                                        reg=float(alpha), radius=float(radius),
                                                        theta=sum_theta(cap, work)))
+        if not clips.clip > 0.0:  # a subnormal clip rounds to 0, which the kernels read as "no clip"
+            raise ValueError(f"clip={c_clip!r} is too small: the run's clip with its floating-point margin rounds to 0")
         if _mcrun.runs(Xw, ball, backend, sgd=True):
             tail = _mcrun.sgd(code, Xw, yi, norms, data_norm, s_col, K, clips, lambda t: inner_clip(t, p, K, work), w,
                               steps, start, q, m, lr, float(alpha), backend, ball, weights)
