@@ -87,8 +87,14 @@ def __getattr__(name: str) -> Any:
         except ImportError as exc:
             if (exc.name or "").partition(".")[0] != "sklearn":
                 raise
-            raise ImportError(
-                f"fasterm.{name} needs scikit-learn: pip install 'fasterm[sklearn]'") from exc
+            try:
+                import sklearn
+            except ImportError:
+                raise ImportError(
+                    f"fasterm.{name} needs scikit-learn: pip install 'fasterm[sklearn]'") from exc
+            raise ImportError(  # installed, but older than the estimators need
+                f"fasterm.{name} needs scikit-learn >= 1.6, found {getattr(sklearn, '__version__', '?')}: "
+                "pip install -U 'scikit-learn>=1.6'") from exc
     raise AttributeError(f"module 'fasterm' has no attribute {name!r}")
 
 

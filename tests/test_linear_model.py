@@ -1,6 +1,7 @@
 """The scikit-learn estimators: API conformance, accuracy on real data, privacy bookkeeping."""
 
 import math
+import os
 import subprocess
 import sys
 
@@ -476,6 +477,19 @@ def test_estimators_without_sklearn_say_how_to_install(tmp_path):
     assert "fasterm[sklearn]" in out.stdout
     with pytest.raises(AttributeError):
         fe.no_such_name  # noqa: B018
+
+
+def test_estimators_with_an_old_sklearn_name_the_version(tmp_path):
+    # a scikit-learn that imports but lacks what the estimators use (validate_data is 1.6+)
+    fake = tmp_path / "sklearn"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("__version__ = '1.5.0'\n")
+    code = ("import fasterm\n"
+            "try:\n    fasterm.DPLogisticRegression\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             [str(tmp_path), os.path.dirname(os.path.dirname(fe.__file__))])})
+    assert "needs scikit-learn >= 1.6, found 1.5.0" in out.stdout
 
 
 # ---------------------------------------------------------------------------
