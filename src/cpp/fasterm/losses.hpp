@@ -1271,9 +1271,19 @@ inline void grad_sum_chunk(const T* X, const T* y, const T* w, const double* nor
                           scratch);
 }
 
+// The rows kPrefetchFarBytes ahead are requested into L2 as the pass goes, a
+// row's worth of lines per row (as the gradient pass does for float data).
+// Measured (one thread, n = 10^6, d = 100, the estimators' data check):
+// float32 26-28 ms against 32-34 ms without, float64 44-46 against 45-48 ms.
+// Only prefetches: the bits are row_norm's.
 template <class T>
 inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* out) {
-    for (index_t i = r0; i < r1; ++i) out[i] = row_norm(X + i * d, d);
+    const index_t row_bytes = d * index_t(sizeof(T));
+    for (index_t i = r0; i < r1; ++i) {
+        const T* x = X + i * d;
+        for (index_t b = 0; b < row_bytes; b += 64) prefetch_at<true>(x, kPrefetchFarBytes + b);
+        out[i] = row_norm(x, d);
+    }
 }
 
 // Their non-template entry points, one per loss and dtype (overloads on the
