@@ -10,8 +10,8 @@ each line the minimum over ``--reps`` calls, on one pinned thread (bench/conftes
 * ``fit`` — ``DPLogisticRegression(epsilon=1, delta=1e-5)`` with its defaults;
 * ``data check`` — the estimators' one pass over X (its row norms, from which finiteness
   is read: ``fasterm.erm._design.row_norms_unchecked``);
-* ``clip table`` — the per-batch-size clips c/(1 + Θ(|B|)) (``_float_margin.clip_table``
-  over the fit's range);
+* ``run clip`` — the run's one clip and its batch-size cap (``_float_margin.batch_cap`` and
+  ``_float_margin.run_clip``);
 * ``sampling`` — the fit's T Poisson batches alone (``_losses.poisson_rows``, which also
   copies each batch into a new array);
 * ``streaming gradient`` — one compiled clipped-gradient sum over all n rows of X in order
@@ -55,18 +55,19 @@ def run(n, dtype, reps):
     X = np.ascontiguousarray(X, dtype=dtype)
     ypm = np.where(y > 0, 1.0, -1.0).astype(dtype)
     unit = _gemv_time(X)
-    calls = []
-    real = _float_margin.clip_table
-    _float_margin.clip_table = lambda *a, **k: (calls.append((a, k)), real(*a, **k))[1]
+    calls, caps = [], []
+    real, real_cap = _float_margin.run_clip, _float_margin.batch_cap
+    _float_margin.run_clip = lambda *a, **k: (calls.append((a, k)), real(*a, **k))[1]
+    _float_margin.batch_cap = lambda *a, **k: (caps.append((a, k)), real_cap(*a, **k))[1]
     try:
         model = fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
     finally:
-        _float_margin.clip_table = real
+        _float_margin.run_clip, _float_margin.batch_cap = real, real_cap
     q, T = model.result_.info["sample_rate"], model.result_.steps
     out = {"fit": _best(lambda: fe.DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y), reps),
            "data check": _best(lambda: row_norms_unchecked(X), reps)}
-    a, k = calls[0]
-    out["clip table"] = _best(lambda: real(*a, **k), reps)
+    (a, k), (ac, kc) = calls[0], caps[0]
+    out["run clip"] = _best(lambda: (real_cap(*ac, **kc), real(*a, **k)), reps)
     bg = np.random.default_rng(0).bit_generator
     out["sampling"] = _best(lambda: _losses.poisson_rows(bg, n, q, T), reps)
     w = np.full(X.shape[1], 0.01, dtype=dtype)

@@ -18,6 +18,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 
 import fasterm as fe  # noqa: E402
 from fasterm import accounting
+from fasterm.erm._float_margin import sgd_delta
 from fasterm.linear_model import _bounds  # noqa: E402
 from fasterm.datasets import FEATURE_BOUNDS, FEATURE_NAMES, load_breast_cancer  # noqa: E402
 from fasterm.preprocessing import BoundedScaler  # noqa: E402
@@ -179,7 +180,11 @@ def test_private_bounds_accounting(cls, params, multi, joint):
         assert r.noise == "gaussian" and r.info["neighbors"] == "replace_one"
         q, sigma, T = r.info["sample_rate"], r.info["noise_multiplier"], r.steps
         assert plan.sgd == (q, T)  # the plan foresaw the fit's q and T
-        assert sigma == accounting.calibrate_sgd_sigma(q, T, epsilon / 2, delta / 2)  # the fit of basic composition
+        # the fit of basic composition, σ for its δ_fit (δ/2 less its batch cap's share δ/2·2⁻²⁰)
+        assert sigma == accounting.calibrate_sgd_sigma(q, T, epsilon / 2, sgd_delta(delta / 2)[0])
+        # the conversion's δ: what the batch cap costs at the overall ε taken out (_bounds.sgd_joint_delta)
+        eta = delta / 2 * 2.0 ** -20
+        delta_j = delta - eta * (1 + math.exp(epsilon)) / (1 + math.exp(epsilon / 2)) * (1 + 1e-9)
         alphas = np.asarray(accounting.RDP_ORDERS, dtype=float)
 
         def add_remove(orders):
@@ -187,8 +192,8 @@ def test_private_bounds_accounting(cls, params, multi, joint):
 
         fit_rdp = (alphas - 0.5) / (alphas - 1.0) * add_remove(2 * alphas) + add_remove(2 * alphas - 1)
         assert (m.epsilon_, m.delta_) == (epsilon, delta)
-        assert rpa.compute_epsilon(alphas, fit_rdp + rho_ranges * alphas, delta)[0] <= epsilon * (1 + 1e-9)
-        assert rpa.compute_epsilon(alphas, fit_rdp + 1.01 * rho_ranges * alphas, delta)[0] > epsilon  # used
+        assert rpa.compute_epsilon(alphas, fit_rdp + rho_ranges * alphas, delta_j)[0] <= epsilon * (1 + 1e-9)
+        assert rpa.compute_epsilon(alphas, fit_rdp + 1.01 * rho_ranges * alphas, delta_j)[0] > epsilon  # used
         # strictly more for the medians than basic composition gives them
         assert plan.eps_q > 1.3 * _bounds.private_plan(epsilon, delta, d, False).eps_q
     else:

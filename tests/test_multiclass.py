@@ -5,6 +5,7 @@ labels, the binary path left as it was, and accuracy on scikit-learn's digits.""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -241,12 +242,17 @@ def test_sgd_rule_against_the_accountant(n, eps):
     q = B / n
     T = math.ceil(2.0 * max(2.0 if n < 100_000 else 1.0, 160 * B / n) / q)
     assert r.info["solver"] == "sgd" and r.info["sample_rate"] == q and r.steps == T
-    sigma = accounting.calibrate_sgd_sigma(q, T, eps, delta, "replace_one")
+    # σ for δ_fit = δ less the batch cap's share δ·2⁻²⁰ (docs/guarantees.rst, "The margin of
+    # Poisson-subsampled SGD"); the reported δ is the requested one
+    delta_fit = delta - delta * 2.0 ** -20
+    if Fraction(delta_fit) + Fraction(delta * 2.0 ** -20) > Fraction(delta):
+        delta_fit = math.nextafter(delta_fit, 0.0)
+    sigma = accounting.calibrate_sgd_sigma(q, T, eps, delta_fit, "replace_one")
     c = math.sqrt(1.0 + S * S) / (1.0 + math.e)
     assert r.info["noise_multiplier"] == sigma and r.noise_scale == pytest.approx(sigma * c, rel=1e-15)
     assert r.lipschitz == pytest.approx(c, rel=1e-15)
     assert m.epsilon_ <= eps and m.delta_ == delta
-    assert m.epsilon_ == pytest.approx(min(eps, accounting.sgd_epsilon(q, sigma, T, delta, "replace_one")),
+    assert m.epsilon_ == pytest.approx(min(eps, accounting.sgd_epsilon(q, sigma, T, delta_fit, "replace_one")),
                                        rel=1e-12)
     D = (d + 1) * K
     nu = math.sqrt(D * (sigma * c / (q * n)) ** 2 / T) / c
@@ -477,11 +483,12 @@ def test_digits_accuracy_on_one_budget(digits_splits):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("compiled", [True, False])
 def test_sgd_clips_each_batch_at_the_float_margin(dtype, compiled, monkeypatch):
-    """Multiclass SGD hands the kernel c/(1 + Θ) with Θ recomputed for every batch's size |B|
-    (docs/guarantees.rst, "Floating point"): Θ from fasterm.erm._float_margin for |B| rows summed
-    and scaled by 1/m, written out here from its public inputs.  The numpy loop: the clip of each
-    kernel call; the compiled loop: every entry of the table of sizes it is handed (the kernel's
-    inner bound of each; tests/test_multiclass_loop.py shows it reads the batch's entry)."""
+    """Multiclass SGD hands the kernel one clip for every batch, c* = c/(1 + 2Θ₁(M)) (α = 0: τ = 0),
+    the one-sided margin of batches of at most M rows (docs/guarantees.rst, "The margin of
+    Poisson-subsampled SGD"), written out here from its public inputs: M the smallest cap with
+    (1 + e^ε)·T·P̄[Bin(n, q) > M] ≤ δ·2⁻²⁰, Θ₁ = M(θ + γ₃(1 + θ)), θ = γ_M(2⁻⁵³) (+ u₃₂(1 + ·)).
+    The numpy loop: the clip of each kernel call; the compiled loop: its table of one entry (the
+    kernel's inner bound of c*)."""
     from fractions import Fraction
 
     from fasterm.erm import _float_margin
@@ -494,7 +501,7 @@ def test_sgd_clips_each_batch_at_the_float_margin(dtype, compiled, monkeypatch):
         return real(kind, X, y, W, norms, data_norm, intercept, clip, out, weights, rows)
 
     def loop_spy(*args):
-        tables.append((np.array(args[12]), args[13]))  # the kernel clips of sizes clip_lo, clip_lo + 1, …
+        tables.append((np.array(args[12]), args[13]))
         return real_loop(*args)
 
     monkeypatch.setattr(_multiclass, "kernel_sum", spy)
@@ -507,29 +514,29 @@ def test_sgd_clips_each_batch_at_the_float_margin(dtype, compiled, monkeypatch):
     m = fe.DPLogisticRegression(epsilon=1.0, clip=0.2, alpha=0.0, radius=10.0, solver="noisy_sgd", steps=30,
                                 random_state=0).fit(X, y)
     r = m.result_
-    mbar = r.info["sample_rate"] * n
-    dim = 5 * 3
-
-    def big(size):
-        g = _float_margin.gamma(size, _float_margin.U)
-        theta = g + _float_margin.U32 * (1 + g) if dtype == np.float32 else g
-        return _float_margin.margin("dense", dtype, size, dim, scale=1.0 / mbar, bound=0.2, theta=theta)
-
+    q = r.info["sample_rate"]
+    factor = (1 + math.exp(1.0)) * r.steps
+    M = math.ceil(n * q)
+    while factor * _float_margin.binom_tail_bound(n, q, M) > r.delta * 2.0 ** -20:
+        M += 1
+    assert n * q + 4 * math.sqrt(n * q * (1 - q)) < M < n
+    u = Fraction(1, 2 ** 24) if dtype == np.float32 else Fraction(1, 2 ** 53)
+    g = _float_margin.gamma(M, _float_margin.U)
+    theta = g + _float_margin.U32 * (1 + g) if dtype == np.float32 else g
+    t1 = M * (theta + 3 * u / (1 - 3 * u) * (1 + theta))
+    exact = Fraction(0.2) / (1 + 2 * t1)
+    clip = float(exact)
+    clip = clip if Fraction(clip) <= exact else math.nextafter(clip, 0.0)
+    assert Fraction(clip) * (1 + 2 * t1) <= Fraction(0.2) and clip < 0.2
     if not compiled:
         sizes = {s for _, s in seen}
         assert not tables and len(seen) == 30 and len(sizes) > 5 and n not in sizes
-        for clip, size in seen:
-            assert big(size) > 0 and clip == _float_margin.effective_clip(0.2, big(size))
-            assert Fraction(clip) * (1 + big(size)) <= Fraction(0.2)
+        assert all(c == clip for c, _ in seen)
         return
     assert not seen and len(tables) == 1
     table, lo = tables[0]
-    sd = math.sqrt(n * r.info["sample_rate"] * (1 - r.info["sample_rate"]))
-    assert lo <= mbar - 4 * sd and lo + len(table) - 1 >= mbar + 4 * sd and lo + len(table) - 1 < n
-    for k, kernel_clip in enumerate(table):
-        clip = _float_margin.effective_clip(0.2, big(lo + k))
-        assert Fraction(clip) * (1 + big(lo + k)) <= Fraction(0.2)
-        assert kernel_clip == _multiclass.inner_clip(clip, 5, 3, dtype) and kernel_clip < clip
+    assert lo == 1 and table.shape == (1,)
+    assert table[0] == _multiclass.inner_clip(clip, 5, 3, dtype) and table[0] < clip
 
 
 def test_class_sums_laplace_scale_is_exactly_within_the_budget():

@@ -8,6 +8,7 @@ removed) — and the per-batch clip table against the float margin's exact ratio
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -56,6 +57,24 @@ def _release_clip(dt, rows, dim, scale, alpha, B, momentum=False):
     return _float_margin.effective_clip(0.3, theta)
 
 
+def _run_clip(dt, n, q, steps, dim, scale, alpha, B, epsilon=1.0, delta=1e-5):
+    """The run's one clip, from the one-sided margin's definition in exact rationals: the cap M
+    (the smallest with (1 + e^ε)·T·P̄[Bin(n, q) > M] ≤ δ·2⁻²⁰), Θ₁ = M(θ + γ₃(1 + θ)) [+ M·u(1 + γ₃)(1 + θ)],
+    θ = the kernel's γ_M, τ = u(1 + u)²α·2R/(s·B·c), clip = c(1 − 2τ)/(1 + 2Θ₁) rounded down."""
+    f = (1 + math.exp(epsilon)) * steps
+    M = max(1, math.ceil(n * q))
+    while M < n and f * _float_margin.binom_tail_bound(n, q, M) > delta * 2.0 ** -20:
+        M += 1
+    th = _multiclass.sum_theta(M, dt)
+    u = Fraction(1, 2 ** 24) if dt == np.float32 else Fraction(1, 2 ** 53)
+    g3 = 3 * u / (1 - 3 * u)
+    t1 = M * (th + g3 * (1 + th)) + (M * u * (1 + g3) * (1 + th) if alpha else 0)
+    tau = u * (1 + u) ** 2 * Fraction(alpha) * 2 * 3 / (Fraction(scale) * Fraction(B * 0.3)) if alpha else 0
+    exact = Fraction(0.3) * (1 - 2 * tau) / (1 + 2 * t1)
+    out = float(exact)
+    return out if Fraction(out) <= exact else math.nextafter(out, 0.0)
+
+
 def _reference(kind, X, y, K, r, *, solver, noise="gaussian", weights=None, fit_intercept=True, seed=0,
                alpha=1e-3):
     """The fit written out step by step in numpy from its definition (module docstring of
@@ -77,13 +96,14 @@ def _reference(kind, X, y, K, r, *, solver, noise="gaussian", weights=None, fit_
         m = q * n
         h_scale = noise_mod._scale_for(r.noise_scale / m, dt)
         iterates = []
+        clip = _run_clip(dt, n, q, T, dim, 1.0 / m, alpha, B)
         for _ in range(T):
             size = int(rng.binomial(n, q))
             if size == 0:
                 g = np.zeros(dim, dtype=dt)
             else:
                 rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
-                g = _grad(kind, X, yi, w.reshape(p, K), norms, s_col, _release_clip(dt, size, dim, 1.0 / m, alpha, B),
+                g = _grad(kind, X, yi, w.reshape(p, K), norms, s_col, clip,
                           wts, rows.astype(np.int64))
             h = np.empty(dim, dtype=dt)
             _noise.gaussian_fill(rng.bit_generator, h, h_scale)
@@ -210,44 +230,81 @@ def test_compiled_and_numpy_loops_of_the_package_agree(solver, monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
-def test_batch_outside_the_clip_table_restarts_to_the_same_bits(monkeypatch):
-    """A table 0.01 standard deviations wide: most batches fall outside it, the table grows and the
-    compiled run starts again from its saved state — the same result as the reference."""
+def test_one_compiled_call_with_one_clip(monkeypatch):
+    """One clip for every batch size: one compiled call (no restart), its table a single clip, the
+    reference's bits."""
     calls = []
     real = _mcrun._mclosses.sgd_loop
 
     def spy(*args):
-        out = real(*args)
-        calls.append(out)
-        return out
+        calls.append(np.array(args[12]))
+        return real(*args)
 
-    monkeypatch.setattr(_mcrun, "CLIP_TABLE_SDS", 0.01)
     monkeypatch.setattr(_mcrun._mclosses, "sgd_loop", spy)
     X, y = _data(1500, 6, 3, 9, np.float64)
     _check("logistic", X, y, 3, solver="noisy_sgd")
-    assert len(calls) > 2 and calls[-1] == 0 and all(c > 0 for c in calls[:-1])
+    assert len(calls) == 1 and calls[0].shape == (1,) and calls[0][0] > 0
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("alpha, radius", [(0.0, 3.0), (1e-3, 3.0), (0.5, 50.0)])
-def test_clip_table_is_effective_clip_of_margin(dtype, alpha, radius):
-    """clip_table's integer arithmetic against effective_clip(c, margin(...)) in exact rationals,
-    with θ the multiclass kernel's sum_theta, for every size of a range and a few far ones."""
+def test_run_clip_with_the_multiclass_theta(dtype, alpha, radius):
+    """run_clip with θ = the multiclass kernel's γ_M against the one-sided formula in exact rationals,
+    c(1 − 2τ)/(1 + 2Θ₁(M)), and below the two-sided clip of M rows; γ_m grows with m, so θ(M)
+    bounds θ(m) for every m ≤ M."""
     dim, c, bound, scale = 33, 0.37, 0.74, 1.0 / 130.0
-    sizes = list(range(1, 60)) + [127, 128, 1000, 65_537, 10 ** 7]
-    for m in sizes:
-        got = _mcrun.clip_table(c, dtype, m, m, dim, scale=scale, bound=bound, reg=alpha, radius=radius)[0]
-        theta = _float_margin.margin("dense", dtype, m, dim, scale=scale, bound=bound, reg=alpha, radius=radius,
-                                     theta=_multiclass.sum_theta(m, dtype))
-        assert got == _float_margin.effective_clip(c, theta), m
-    table = _mcrun.clip_table(c, dtype, 100, 160, dim, scale=scale, bound=bound, reg=alpha, radius=radius)
-    assert np.all(np.diff(table) < 0)  # more rows summed, more rounding, a smaller clip
-    for m, v in zip(range(100, 161), table):
-        assert v == _mcrun.clip_table(c, dtype, m, m, dim, scale=scale, bound=bound, reg=alpha, radius=radius)[0]
+    v = _float_margin.unit_roundoff(dtype)
+    g3 = _float_margin.gamma(3, v)
+    for M in (1, 2, 59, 128, 1000, 65_537):
+        th = _multiclass.sum_theta(M, dtype)
+        assert all(_multiclass.sum_theta(m, dtype) <= th for m in (1, M // 2, M - 1) if m >= 1)
+        got = _float_margin.run_clip(c, dtype, M, dim, scale=scale, bound=bound, reg=alpha, radius=radius, theta=th)
+        t1 = M * (th + g3 * (1 + th)) + (M * v * (1 + g3) * (1 + th) if alpha > 0 else 0)
+        tau = v * (1 + v) ** 2 * Fraction(alpha) * 2 * Fraction(radius) / (Fraction(scale) * Fraction(bound))
+        exact = Fraction(c) * (1 - 2 * tau) / (1 + 2 * t1)
+        assert Fraction(got) <= exact and Fraction(math.nextafter(got, 1.0)) > exact
+        two_sided = _float_margin.effective_clip(c, _float_margin.margin(
+            "dense", dtype, M, dim, scale=scale, bound=bound, reg=alpha, radius=radius, theta=th))
+        assert got < two_sided
 
 
-def test_clip_table_raises_as_margin_does():
+def test_run_clip_raises_as_margin_does():
     with pytest.raises(_float_margin.MarginTooLarge):
-        _mcrun.clip_table(1e-6, np.float32, 1, 5, 10, scale=1.0, bound=1e-6, reg=10.0, radius=1e6)
+        _float_margin.run_clip(1e-6, np.float32, 5, 10, scale=1.0, bound=1e-6, reg=10.0, radius=1e6,
+                               theta=Fraction(0))
     with pytest.raises(_float_margin.MarginTooLarge):
-        _mcrun.clip_table(0.3, np.float64, 1, 5, 10, scale=1.0, bound=0.3, reg=1.0, radius=math.inf)
+        _float_margin.run_clip(0.3, np.float64, 5, 10, scale=1.0, bound=0.3, reg=1.0, radius=math.inf,
+                               theta=Fraction(0))
+
+
+
+
+def test_compiled_loops_refuse_bad_scale_and_clip():
+    """A zero noise scale would release a noiseless w (as a reviewer showed); a zero, negative,
+    infinite or NaN scale or clip raises before any step, in both multiclass loops."""
+    X, y = _data(40, 3, 2, 0, np.float64)
+    yi = np.asarray(y, dtype=np.int64)
+    bg = np.random.default_rng(0).bit_generator
+    code = _multiclass._KIND_CODE["logistic"]
+    dim = 4 * 2
+    data = _mcrun._data(X)
+
+    def sgd(scale, clip):
+        w = np.zeros(dim)
+        _mcrun._mclosses.sgd_loop(code, w, 2, *data, yi, None, 1.0, 0.5, np.array([clip]), 1, 3, 1, 0.5, 0.05,
+                                  0.1, 0.0, scale, bg, 3.0, np.zeros(dim), None)
+        return w
+
+    def gd(scale, clip):
+        w = np.zeros(dim)
+        _mcrun._mclosses.gd_loop(code, w, 2, *data, yi, None, 1.0, 0.5, clip, 3, 0.1, 0.0,
+                                 _mcrun._mclosses.NOISE_GAUSSIAN, scale, bg, 3.0, None, None, None)
+        return w
+
+    for loop in (sgd, gd):
+        assert np.any(loop(1.0, 0.3) != 0)  # the arguments are otherwise valid
+        for bad in (0.0, -1.0, math.inf, math.nan):
+            with pytest.raises(ValueError, match="scale"):
+                loop(bad, 0.3)
+            with pytest.raises(ValueError, match="clip"):
+                loop(1.0, bad)

@@ -229,8 +229,10 @@ def test_noisy_sgd_one_step_difference_is_eta_times_clipped_change(kind, clip, s
     loss = _loss(kind)
     G = _lipschitz(kind) if clip is None else min(clip, _lipschitz(kind))
     g_clip = clip if clip is not None else G
-    # the floating-point margin depends on the batch size |B| ≤ N (its largest: |B| = N)
-    low = _eff(min(g_clip, G), dtype, N, D, scale=1.0 / (0.5 * N))
+    # the run's one clip: the one-sided floating-point margin of batches up to a cap M ≤ N (the
+    # smallest clip at M = N: the largest slack)
+    from fasterm.erm import _float_margin
+    low = _float_margin.run_clip(min(g_clip, G), dtype, N, D, scale=1.0 / (0.5 * N), bound=min(g_clip, G))
     full = -LR * (_grad_at_zero(kind, X[0].astype(np.float64), float(y[0]), g_clip)
                   - _grad_at_zero(kind, X2[0].astype(np.float64), float(y2[0]), g_clip)) / (0.5 * N)
     slack = float(np.max(np.abs(full))) * (1.0 - low / min(g_clip, G))

@@ -89,7 +89,7 @@ def _data(n, d, dtype, seed=0):
 @pytest.mark.parametrize("kind", ["logistic", "squared"])
 def test_compiled_run_is_the_reference_bit_for_bit(monkeypatch, dtype, neighbors, intercept, output, weighted,
                                                    kind):
-    # Each batch clipped at c/(1 + Θ(|B|)) (its floating-point margin) in both loops; add_remove:
+    # Every batch clipped at the run's one clip (its one-sided floating-point margin) in both loops; add_remove:
     # the caller's public batch size m divides the sum (float32 is refused there).
     n, d = 3_000, 7
     X, y = _data(n, d, dtype, seed=3)
@@ -208,27 +208,49 @@ def test_given_row_norms_change_no_bit(monkeypatch, dtype, intercept):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_a_size_outside_the_clip_table_reruns_to_the_same_bits(monkeypatch, dtype):
-    # A table of ~3 sizes: most batches fall outside it, the compiled run stops, the table grows
-    # and the run starts again from the saved state; the result is the reference's, and the
-    # generator ends where the reference leaves it.
+def test_one_compiled_call_one_clip_the_same_bits_and_draws(monkeypatch, dtype):
+    # One clip for every batch size: the compiled loop is called once (no restart from a saved
+    # generator state), with a table of one entry, and gives the reference's bits; the generator
+    # ends where the reference leaves it.
     X, y = _data(4_000, 5, dtype, seed=8)
     kw = dict(sample_rate=0.05, batch_size=None, epochs=1.0, data_norm=1.0, clip=0.9, label_bound=None,
               lr=0.5, output="average", neighbors="replace_one", intercept=(1.0, 0.5))
     out = []
     real = _losses.sgd_loop
-    for compiled, sds in ((False, 7.0), (True, 0.0)):
-        monkeypatch.setattr(_sgdrun, "CLIP_TABLE_SDS", sds)
-        stops = []
-        monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (stops.append(real(*a, **k)), stops[-1])[1])
+    for compiled in (False, True):
+        seen = []
+        monkeypatch.setattr(_losses, "sgd_loop", lambda *a, **k: (seen.append(np.array(a[5])), real(*a, **k))[1])
         rng = np.random.default_rng(4)
         r = _run(monkeypatch, compiled, fe.losses.Logistic(l2=1e-2), X, y, fe.L2Ball(2.0, 6), 1.0, 1e-5, 40,
                  random_state=rng, **kw)
         out.append((r.w, rng.random(3)))
         if compiled:
-            assert len(stops) > 2 and stops[-1] == 0 and all(s > 0 for s in stops[:-1])
+            assert len(seen) == 1 and seen[0].shape == (1,) and 0.0 < seen[0][0] < 0.9
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_sgd_loop_refuses_bad_scale_and_clip():
+    # A zero scale would release a noiseless w; a zero, negative, infinite or NaN clip has no sensitivity.
+    X = np.ones((4, 3))
+    w = np.zeros(3)
+    bg = np.random.default_rng(0).bit_generator
+    args = (0, X, np.ones(4), None, 1.0)
+    for scale in (0.0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="scale"):
+            _losses.sgd_loop(*args, np.ones(1), 1, np.inf, w, 2, 0.5, 0.5, 0.1, 0.0, scale, bg,
+                             _losses.SET_L2_BALL, 1.0, None, None, None)
+    for clip in (0.0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="clips"):
+            _losses.sgd_loop(*args, np.array([clip]), 1, np.inf, w, 2, 0.5, 0.5, 0.1, 0.0, 1.0, bg,
+                             _losses.SET_L2_BALL, 1.0, None, None, None)
+    assert np.all(w == 0.0)  # nothing ran
+    # the run's one clip clips a batch of any size: a single-entry table never stops the run
+    for m_rows in (1, 4):
+        Xm = np.ones((m_rows, 3))
+        assert _losses.sgd_loop(0, Xm, np.ones(m_rows), None, 1.0, np.ones(1), 1, np.inf, np.zeros(3), 5, 1.0,
+                                1.0, 0.1, 0.0, 1.0, np.random.default_rng(0).bit_generator, _losses.SET_L2_BALL,
+                                1.0, None, None, None) == 0
 
 
 def test_compiled_run_releases_the_gil():

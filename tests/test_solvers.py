@@ -9,6 +9,7 @@ from scipy import integrate, optimize as sopt, stats
 import fasterm as fe
 from fasterm import accounting as A
 from fasterm.erm import solvers
+from fasterm.erm._float_margin import sgd_delta
 
 
 # ---------------------------------------------------------------------------
@@ -298,8 +299,8 @@ def test_noisy_sgd_matches_reference(logistic_data):
     C, q, T = fe.L2Ball(3.0, 5), 0.1, 12
     r = fe.noisy_sgd(fe.losses.Logistic(), X, y, C, 2.0, 1e-5, steps=T, sample_rate=q, data_norm=1.0,
                      clip=0.5, random_state=9)
-    sigma = A.calibrate_sgd_sigma(q, T, 2.0, 1e-5)
-    assert r.info["noise_multiplier"] == sigma and r.epsilon <= 2.0
+    sigma = A.calibrate_sgd_sigma(q, T, 2.0, sgd_delta(1e-5)[0])  # δ_fit: δ·2⁻²⁰ pays for the batch cap
+    assert r.info["noise_multiplier"] == sigma and r.epsilon <= 2.0 and r.delta == 1e-5
     rng = np.random.default_rng(9)
     w, m = np.zeros(5), q * 400
     for _ in range(T):

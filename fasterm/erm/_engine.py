@@ -142,41 +142,6 @@ def release_clip(loss, constraint, c, dtype, m, d, *, scale, weight_bound=1.0, s
     return _float_margin.effective_clip(c, th)
 
 
-class BatchClips:
-    """:func:`release_clip` for every minibatch size |B| = m a Poisson-sampled run may draw:
-    a table over [lo, hi] (:func:`fasterm.erm._float_margin.clip_table`, the same numbers),
-    extended when a size outside it is asked for.  The range only decides what is computed
-    ahead, never a value: the clip of m is a function of public numbers and m alone."""
-
-    def __init__(self, loss, constraint, c, dtype, d, lo, hi, *, scale, weight_bound=1.0):
-        self._args = (float(c), np.dtype(dtype), int(d))
-        self._kw = dict(scale=scale, bound=weight_bound * c, reg=float(loss.l2),
-                        radius=float(constraint.norm_bound))
-        self.lo, self.table = int(lo), self._compute(int(lo), int(hi))
-
-    def _compute(self, lo, hi):
-        c, dtype, d = self._args
-        if not c:
-            return np.full(hi - lo + 1, c, dtype=np.float64)
-        return _float_margin.clip_table(c, dtype, lo, hi, d, **self._kw)
-
-    def cover(self, m):
-        """Extend the table to hold size m (≥ 1)."""
-        lo, hi = self.lo, self.lo + self.table.shape[0] - 1
-        if m < lo:
-            self.table = np.concatenate([self._compute(m, lo - 1), self.table])
-            self.lo = m
-        elif m > hi:
-            self.table = np.concatenate([self.table, self._compute(hi + 1, m)])
-
-    def __call__(self, m):
-        k = m - self.lo
-        if not 0 <= k < self.table.shape[0]:
-            self.cover(m)
-            k = m - self.lo
-        return float(self.table[k])
-
-
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,
         momentum=None, weights=None, checked=False, weight_bound=1.0):
     """Projected (noisy) gradient descent of a linear-model loss on in-memory X.

@@ -15,7 +15,10 @@ kernel's chunk plan, s, ρ, R).  So the kernels clip at
     c_eff = c / (1 + Θ)                                      (:func:`effective_clip`)
 
 and ‖V(D) − V(D′)‖ ≤ 2·B·c_eff·s·(1 + Θ) ≤ 2·G·s: the reported sensitivity and
-every calibration stay those of c.  This module is the ONE place that
+every calibration stay those of c.  Poisson-subsampled SGD needs the one-sided bound
+between a batch and the same batch plus one row: one clip per run, :func:`run_clip`,
+for batches of at most a public cap M (:func:`batch_cap`), the rest of δ set aside for a
+larger batch (:func:`sgd_delta`).  This module is the ONE place that
 computes Θ: the solvers call it, and the tests (and the Python references of
 the bit-exactness tests) call the same functions.
 
@@ -32,8 +35,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["MarginTooLarge", "class_sums_floor", "class_sums_theta", "clip_table", "dask_sum_theta", "effective_clip",
-           "margin", "plan", "sum_theta"]
+__all__ = ["ETA_SHARE", "MarginTooLarge", "batch_cap", "binom_tail_bound", "class_sums_floor", "class_sums_theta",
+           "dask_sum_theta", "effective_clip", "margin", "plan", "run_clip", "sgd_delta", "sum_theta", "sum_theta_upto"]
 
 U = Fraction(1, 2 ** 53)
 U32 = Fraction(1, 2 ** 24)
@@ -192,77 +195,137 @@ def effective_clip(c: float, theta: Fraction) -> float:
     return out
 
 
-def clip_table(c: float, dtype, lo: int, hi: int, d: int, *, scale: float, bound: float, reg: float = 0.0,
-               radius: float = 0.0, momentum: bool = False) -> np.ndarray:
-    """``effective_clip(c, margin("any", dtype, m, d, ...))`` for m = lo, …, hi (float64 array).
+# ---------------------------------------------------------------------------------------------
+# One clip per noisy-SGD run (docs/guarantees.rst, "The margin of Poisson-subsampled SGD").
 
-    The same numbers, bit for bit (tests/test_float_margin_table.py), in integer arithmetic
-    (a few µs per m instead of ~150 µs of :class:`~fractions.Fraction`s), for the clips of
-    every minibatch size a noisy-SGD run may draw.  The algebra: with θ(m) = ``sum_theta("any")``,
-    g₃ = γ₃(u_T), v′ = u_T when ρ > 0 (else 0) and P(m) = (1 + θ)(1 + g₃)(1 + v′),
-    1 + Θ₁ = 1 + m·(P − 1) (:func:`margin`'s Θ₁) and 1 + Θ = (1 + Θ₁)/(1 − τ), τ free of m;
-    so the clip is c·(1 − τ)/(1 + m(P − 1)) rounded down."""
-    lo, hi, d = int(lo), int(hi), int(d)
-    if not 1 <= lo <= hi:
-        raise ValueError(f"need 1 <= lo <= hi, got lo={lo}, hi={hi}")
-    c = float(c)
-    out = np.empty(hi - lo + 1, dtype=np.float64)
-    if c == 0.0:
-        out.fill(c)
-        return out
+#: η_max = δ·ETA_SHARE: the share of δ set aside for a batch larger than the run's cap M.
+ETA_SHARE = 2.0 ** -20
+
+
+def sum_theta_upto(kernel: str, dtype, M: int, d: int) -> Fraction:
+    """An upper bound on max_{1 ≤ m ≤ M} :func:`sum_theta` (kernel, dtype, m, d).
+
+    θ(m) increases with the kernel's rounding count k(m) (r/4 + K, r + K, …: r the rows per
+    chunk, K the chunks of :func:`plan`), which is not monotone in m (K may drop when the chunk
+    grows).  For m ≤ M: r(m) = min(chunk(m), m) ≤ r(M) (chunk(m) is nondecreasing in m) and
+    K(m) = ⌈m/chunk(m)⌉ ≤ min(max_chunks, ⌈M/chunk(1)⌉) (chunk(m) ≥ m/max_chunks and
+    ≥ chunk(1)); θ is evaluated at those two bounds."""
     dt = np.dtype(dtype)
-    f32 = dt == np.float32
-    p = 24 if f32 else 53
-    reg = float(reg)
-    if reg > 0 and math.isfinite(float(radius)):
-        radius_y = Fraction(4 if momentum else 2) * Fraction(float(radius))
-        v = unit_roundoff(dt)
-        tau = v * (1 + v) ** 2 * Fraction(reg) * radius_y / (Fraction(float(scale)) * Fraction(float(bound)))
-    else:
-        tau = Fraction(0)
-    if (reg > 0 and not math.isfinite(float(radius))) or tau >= Fraction(1, 2):
-        # margin()'s MarginTooLarge (an unbounded set with ρ > 0, or τ ≥ 1/2), raised by margin() itself
-        margin("any", dtype, lo, d, scale=scale, bound=bound, reg=reg, radius=radius, momentum=momentum)
-    one_minus_tau = 1 - tau
-    ca, cb = c.as_integer_ratio()
-    num_c = ca * one_minus_tau.numerator       # c·(1 − τ) = num_c / den_c
-    den_c = cb * one_minus_tau.denominator
-    two53, two24 = 1 << 53, 1 << 24
-    two_p = 1 << p
-    # (1 + g₃)(1 + v′) = gn / gd
-    gn, gd = two_p, two_p - 3
-    if reg > 0:
-        gn, gd = gn * (two_p + 1), gd * two_p
-    half53 = 1 << 52
-    itemsize = dt.itemsize
-    row_bytes = max(d * itemsize, 1)
+    M, d = int(M), int(d)
+    if M <= 0:
+        return Fraction(0)
+    if kernel == "any":
+        return max(sum_theta_upto("dense", dtype, M, d), sum_theta_upto("csr", dtype, M, d))
+    _, r_max, _ = plan(M, d, dt.itemsize)
+    row_bytes = max(d * dt.itemsize, 1)
     block = min(max(4096 // row_bytes, 4), 64) & ~3
+    chunk1 = -(-max(-(-(1 << 20) // row_bytes), 1) // block) * block   # chunk(1) before min(·, m)
     max_chunks = min(max((1 << 22) // max(d, 1), 1), 64)
-    min_chunk = -(-(1 << 20) // row_bytes)
-    for i, m in enumerate(range(lo, hi + 1)):
-        chunk = max(min_chunk, -(-m // max_chunks))
-        chunk = -(-chunk // block) * block
-        r, K = min(chunk, m), max(-(-m // chunk), 1)
-        if f32:
-            kd, kc = r // 4 + K, r + K
-            if 2 * max(kd, kc) >= two53:
-                raise MarginTooLarge(f"{max(kd, kc)} roundings: no useful error bound")
-            # 1 + t: dense (f = 21) two24/(two24 − 21) · two53/(two53 − kd); CSR two53/(two53 − kc)
-            an, ad = two24 * two53, (two24 - 21) * (two53 - kd)
-            bn, bd = two53, two53 - kc
-            tn, td = (an, ad) if an * bd >= bn * ad else (bn, bd)
-            tn, td = tn * (two24 + 1), td * two24          # 1 + θ = (1 + t)(1 + u₃₂)
-        else:
-            k = max(r // 4 + K + 5, r + K)
-            if k >= half53:
-                raise MarginTooLarge(f"{k} roundings of unit roundoff 1.11e-16: no useful error bound")
-            tn, td = two53, two53 - k                      # 1 + θ = 1/(1 − k·u)
-        pn, pd = tn * gn, td * gd                          # P = pn / pd
-        num = num_c * pd
-        den = den_c * (pd + m * (pn - pd))                 # c(1 − τ)/(1 + m(P − 1)) = num / den
-        q = num / den                                      # correctly rounded (int true division)
-        a, b = q.as_integer_ratio()
-        if a * den > num * b:
-            q = math.nextafter(q, 0.0)
-        out[i] = q
+    K_max = max(1, min(max_chunks, -(-M // chunk1)))
+    f32 = dt == np.float32
+    if kernel == "dense":
+        f, k = (21, r_max // 4 + K_max) if f32 else (0, r_max // 4 + K_max + 5)
+    elif kernel == "csr":
+        f, k = 0, r_max + K_max
+    else:
+        raise ValueError(f"kernel must be 'dense', 'csr' or 'any', got {kernel!r}")
+    t = (1 + gamma(f, U32)) * (1 + gamma(k, U)) - 1
+    return t + U32 * (1 + t) if f32 else t
+
+
+def run_clip(c: float, dtype, M: int, d: int, *, scale: float, bound: float, reg: float = 0.0,
+             radius: float = 0.0, kernel: str = "any", theta: Fraction | None = None) -> float:
+    """The one clip c* of a noisy-SGD run whose batches have at most M rows (a public cap):
+
+        c* = c·(1 − 2τ)/(1 + 2Θ₁)   rounded down,
+
+    Θ₁ = M·(θ + γ₃(1 + θ)) [+ M·u_T(1 + γ₃)(1 + θ) when ρ > 0] and τ = u_T(1 + u_T)²ρ·2R/(s·G)
+    as in :func:`margin` (no momentum), θ = :func:`sum_theta_upto` (kernel, dtype, M, d) or
+    ``theta`` (a bound on the kernel's θ for every m ≤ M).  Lemma (docs/guarantees.rst, "The
+    margin of Poisson-subsampled SGD"): for batches B′ of m − 1 rows and B′ ∪ {x} of m ≤ M rows,
+    both clipped at c*, the computed releases satisfy ‖Ṽ(B′ ∪ {x}) − Ṽ(B′)‖ ≤ s·B·c* +
+    2(s·B·c*·Θ₁ + s·G·τ) ≤ s·G (G = B·c), the one-sided sensitivity the Poisson accountant
+    needs.  c = 0 stays 0.  Raises :class:`MarginTooLarge` when 2τ ≥ 1/2."""
+    c = float(c)
+    if c == 0.0:
+        return c
+    dt = np.dtype(dtype)
+    M = max(int(M), 1)
+    if theta is None:
+        theta = sum_theta_upto(kernel, dt, M, d)
+    v = unit_roundoff(dt)
+    reg = float(reg)
+    if reg > 0 and not math.isfinite(float(radius)):
+        raise MarginTooLarge("an L2 regulariser needs a bounded constraint set for the float margin")
+    g3 = gamma(3, v)
+    t1 = M * (theta + g3 * (1 + theta))
+    tau = Fraction(0)
+    if reg > 0:
+        t1 += M * v * (1 + g3) * (1 + theta)
+        tau = v * (1 + v) ** 2 * Fraction(reg) * 2 * Fraction(float(radius)) / (
+            Fraction(float(scale)) * Fraction(float(bound)))
+    if 2 * tau >= Fraction(1, 2):
+        raise MarginTooLarge(
+            f"in {dt.name}, the rounding of the regulariser's shift (l2={reg}, radius {radius}) is of the order "
+            f"of the sensitivity {float(bound) * float(scale):.3g} of a minibatch release: raise clip or "
+            "weight_bound, lower l2/alpha or the radius" + (", or fit float64 data" if dt == np.float32 else ""))
+    exact = Fraction(c) * (1 - 2 * tau) / (1 + 2 * t1)
+    out = float(exact)
+    if Fraction(out) > exact:
+        out = math.nextafter(out, 0.0)
     return out
+
+
+def binom_tail_bound(n: int, q: float, k: int) -> float:
+    """An upper bound on P[Bin(n, q) > k]: 1 for k < n·q, 0 for k ≥ n, else the Chernoff bound
+    exp(−n·KL(a‖q)), a = (k + 1)/n (P[X ≥ a·n] ≤ exp(−n·KL(a‖q)) for a ≥ q; Hoeffding 1963).
+    The exponent is computed in double and lowered by 10⁻¹² times the sum of the magnitudes of
+    its two terms (far above the few roundings of each), and the result rounded up."""
+    n, k, q = int(n), int(k), float(q)
+    if k >= n:
+        return 0.0
+    if q >= 1.0:
+        return 1.0
+    a = (k + 1) / n
+    if not a > q * (1 + 1e-12):
+        return 1.0
+    t1 = a * math.log(a / q)
+    t2 = (1.0 - a) * (math.log1p(-a) - math.log1p(-q)) if a < 1.0 else 0.0
+    kl = t1 + t2 - 1e-12 * (abs(t1) + abs(t2))
+    if kl <= 0.0:
+        return 1.0
+    return min(1.0, math.nextafter(math.exp(-n * kl), math.inf))
+
+
+def batch_cap(n: int, q: float, steps: int, epsilon: float, eta: float) -> int:
+    """M: the smallest k ≥ ⌈n·q⌉ with (1 + e^ε)·T·:func:`binom_tail_bound` (n, q, k) ≤ η (n at most:
+    P[Bin(n, q) > n] = 0).  Public: n (replace-one), q, T, ε, η."""
+    n, steps = int(n), int(steps)
+    factor = (1.0 + math.exp(min(float(epsilon), 700.0))) * steps
+
+    def ok(k):
+        return factor * binom_tail_bound(n, q, k) <= eta
+
+    lo, hi = min(n, max(0, math.ceil(n * q))), n
+    if ok(lo):
+        return max(lo, 1)
+    while hi - lo > 1:  # ok(hi) holds, ok(lo) does not; the bound decreases in k
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return max(hi, 1)
+
+
+def sgd_delta(delta: float) -> tuple[float, float]:
+    """(δ_fit, η_max) of a noisy-SGD run asked for δ: η_max = δ·2⁻²⁰ (exact: a power of two) and
+    δ_fit the largest double with δ_fit + η_max ≤ δ in exact arithmetic.  The accountant calibrates σ
+    for δ_fit; a batch above the cap M costs at most (1 + e^ε)·η ≤ η_max more, so the run is
+    (ε, δ)-DP for the δ asked for (docs/guarantees.rst, "The margin of Poisson-subsampled SGD")."""
+    delta = float(delta)
+    eta = delta * ETA_SHARE
+    fit = delta - eta
+    while Fraction(fit) + Fraction(eta) > Fraction(delta):
+        fit = math.nextafter(fit, 0.0)
+    return fit, eta

@@ -13,29 +13,20 @@ runs a CSR X, a set without a compiled projection, or a numpy whose
 process, :func:`sampler_matches_numpy`).  The privacy argument is the same on
 both paths: the releases are the same random variables.
 
-Both clip a batch of |B| rows at c/(1 + Θ(|B|)), its floating-point margin
-(:mod:`fasterm.erm._float_margin`, docs/guarantees.rst "Floating point"),
-read from one table of the batch sizes within ``CLIP_TABLE_SDS`` standard
-deviations of q·n (:func:`fasterm.erm._float_margin.clip_table`: the numbers
-of ``effective_clip(c, margin(...))`` in integer arithmetic, a few µs a
-size).  A size outside it (probability < 10⁻⁶ a step) extends the table and
-the compiled run starts again from its saved state: the same draws, the same
-result.  The range decides what is computed ahead, never a value.
+Both clip every batch of a run at one clip c* (:class:`RunClip`,
+:func:`fasterm.erm._float_margin.run_clip`: the one-sided floating-point margin of batches of at
+most a public cap M rows, docs/guarantees.rst "The margin of Poisson-subsampled SGD"); the
+compiled loop gets a table of one entry, which clips a batch of any size.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from . import _engine
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 
 #: False: every run takes the Python reference loop (the tests compare the two).
 COMPILED = True
-#: The clip table's half-width in standard deviations of Bin(n, q).
-CLIP_TABLE_SDS = 5.0
 _SAMPLER_OK = None
 
 
@@ -65,11 +56,16 @@ def sampler_matches_numpy() -> bool:
     return _SAMPLER_OK
 
 
-def batch_clips(loss, constraint, c, dtype, d, n, q, *, scale, weight_bound):
-    """The per-batch-size clips of a run over n rows at rate q (:class:`fasterm.erm._engine.BatchClips`)."""
-    mean, sd = q * n, CLIP_TABLE_SDS * math.sqrt(n * q * (1.0 - q))
-    return _engine.BatchClips(loss, constraint, c, dtype, d, max(1, math.floor(mean - sd) - 1),
-                              max(1, min(n, math.ceil(mean + sd) + 1)), scale=scale, weight_bound=weight_bound)
+class RunClip:
+    """The one clip of a noisy-SGD run (``clip``) and the compiled loop's table of it (one entry)."""
+
+    def __init__(self, clip: float):
+        self.clip = float(clip)
+        self.table = np.array([self.clip], dtype=np.float64)
+        self.lo = 1
+
+    def __call__(self, m: int) -> float:
+        return self.clip
 
 
 def runs(X, y, constraint, backend) -> bool:
@@ -97,20 +93,9 @@ def run(kind, X, y, norms, dn, clips, ybound, w, steps, q, inv_m, lr, reg, backe
     # No row beyond row_bound (read off the norms): no design row is scaled, and the run need not
     # read the norms (a choice of computation only: the same bits either way).
     within = intercept is not None and norms is not None and bool(norms.max() <= row_bound)
-    start, w_start = bit_generator.state, w.copy()
-    while True:
-        stopped = _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q,
-                                   inv_m, lr, reg, noise_scale, bit_generator, *spec, acc, nt,
-                                   weights, row_bound=row_bound, intercept_scaling=s_col,
-                                   rows_within_bound=within)
-        if not stopped:
-            break
-        # a batch size outside the table: extend it, and run again from the same state
-        clips.cover(stopped)
-        bit_generator.state = start
-        w[...] = w_start
-        if acc is not None:
-            acc.fill(0.0)
+    _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q, inv_m, lr, reg,
+                     noise_scale, bit_generator, *spec, acc, nt, weights, row_bound=row_bound,
+                     intercept_scaling=s_col, rows_within_bound=within)
     if acc is not None:
         return constraint.project((acc / steps).astype(X.dtype))
     return w

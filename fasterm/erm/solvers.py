@@ -36,7 +36,9 @@ under ``neighbors="add_remove"``, where n is private).  Privacy: the PLD of the
 subsampled Gaussian's dominating pair composed over T (Zhu, Dong & Wang 2022,
 Thm. 10; discretised pessimistically, Doroshenko et al. 2022), or its Rényi DP
 (Mironov, Talwar & Zhang 2019; Balle et al. 2020, Thm. 21) where smaller —
-:func:`fasterm.accounting.sgd_epsilon`.  Theorem A applies with
+:func:`fasterm.accounting.sgd_epsilon`, at δ less δ·2⁻²⁰ for a batch above the run's
+cap (one clip per run: Lemma "one-sided margin" and Theorem "capped batches" of
+docs/guarantees.rst).  Theorem A applies with
 s² = (1 − q)c²/(qn) + dσ²c²/(qn)² (not reported under add/remove).  On a
 dense X the whole run is one compiled call with the Python loop's bits for a
 seed (:mod:`fasterm.erm._sgdrun`).
@@ -49,7 +51,7 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine, _sgdrun
+from . import _backends, _engine, _float_margin, _sgdrun
 from .. import accounting
 from . import optimize as _optimize
 from . import constraints as _constraints
@@ -80,6 +82,10 @@ MOMENTUM_CAP_SLOPE = 3.0
 #: The one-vs-rest gd rule of :mod:`fasterm.linear_model._multiclass`: momentum when ν ≤ this (the binary
 #: rule before the momentum cap; docs/solvers.rst).
 ACCELERATE_BELOW = 0.2
+#: Under add/remove neighbours, noisy SGD's guarantee holds for data sets of at most
+#: SGD_ADD_REMOVE_ROOM·⌈batch_size/sample_rate⌉ rows (a public bound on the private n: the
+#: batch-size cap of the float margin is computed from it, docs/guarantees.rst).
+SGD_ADD_REMOVE_ROOM = 64
 
 
 def _smoothness(loss, data_norm, label_bound, weight_bound=1.0):
@@ -442,11 +448,19 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     neighbours with ε the reported ``epsilon``, and the other fields are
     public constants.
 
-    Floating point: each minibatch of |B| rows is clipped at c/(1 + Θ) for
-    |B| (:mod:`fasterm.erm._float_margin`), which bounds the computed release by
-    the reported sensitivity under replace-one neighbours (docs/guarantees.rst,
-    "Floating point").  Under add/remove the batch sizes of neighbours differ
-    and that proof does not apply: float32 X raises ``ValueError`` there.
+    Floating point: every minibatch of a run is clipped at one c* =
+    c(1 − 2τ)/(1 + 2Θ₁(M)) (:func:`fasterm.erm._float_margin.run_clip`), M the
+    smallest public cap with (1 + e^ε)·T·P[Bin(n, q) > M] ≤ η_max = δ·2⁻²⁰
+    (:func:`~fasterm.erm._float_margin.batch_cap`); σ is calibrated for
+    δ_fit = δ − η_max (:func:`~fasterm.erm._float_margin.sgd_delta`).  Lemma
+    "one-sided margin" and Theorem "capped batches" of docs/guarantees.rst ("The
+    margin of Poisson-subsampled SGD"): the computed release of a batch and of
+    the same batch plus one row differ by at most the sensitivity, for every
+    batch of at most M rows, and a larger batch (probability ≤ η) costs
+    (1 + e^ε)η ≤ η_max: the run is (ε, δ)-DP for the reported δ.  Under
+    add/remove n is private: the cap uses the public bound
+    n ≤ ``SGD_ADD_REMOVE_ROOM``·⌈m/q⌉ (m = ``batch_size``), for which the
+    guarantee is stated, and float32 X raises ``ValueError``.
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
@@ -502,11 +516,11 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
     if neighbors == "add_remove" and X.dtype == np.float32:
-        # The floating-point margin (docs/guarantees.rst, "Floating point") is proved for
-        # replace-one batches of equal size; under add/remove the neighbours' batch sizes
-        # differ, and float32 rounding is not negligible next to the sensitivity.
-        raise ValueError("neighbors='add_remove' needs float64 X: the float32 rounding of the minibatch "
-                         "sums is only bounded below the sensitivity for replace-one neighbours")
+        # The one-sided margin under add/remove needs a cap on the batch size from public numbers
+        # only (a public bound on n, SGD_ADD_REMOVE_ROOM times the caller's estimate m/q): in float32
+        # the margin of that cap would cost a visible share of the clip; float64 only.
+        raise ValueError("neighbors='add_remove' needs float64 X: its batch-size cap comes from a public bound "
+                         "on n, and the float32 rounding margin of that cap is too large")
     weights, wb = _sample_weights(sample_weight, weight_bound, n)
     if sample_rate is not None:
         q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
@@ -528,8 +542,10 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
                 raise ValueError(f"epochs/sample_rate gives {steps} steps; lower epochs or raise sample_rate")
         if lr is None:
             lr = check_derived(1.0 / beta, "the step size 1/β", "data_norm and label_bound")
-        sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta, neighbors)
-        eps_spent = min(eps, accounting.sgd_epsilon(q, sigma, steps, delta, neighbors))
+        # δ = δ_fit + η_max: the accountant gets δ_fit, η_max pays for a batch above the cap M
+        delta_fit, eta_max = _float_margin.sgd_delta(delta)
+        sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta_fit, neighbors)
+        eps_spent = min(eps, accounting.sgd_epsilon(q, sigma, steps, delta_fit, neighbors))
         if neighbors == "replace_one":
             m = q * n  # the expected batch size: a public normaliser (n is public under replace-one)
         scale = sigma * c
@@ -567,7 +583,29 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             _row_norms_kernel(A, nb, nt)
             return A, None if y is None else y[rows], nb
 
-    clips = _sgdrun.batch_clips(loss, constraint, c_k, X.dtype, d, n, q, scale=1.0 / m, weight_bound=wb)
+    # One clip for every batch (docs/guarantees.rst, "The margin of Poisson-subsampled SGD"): the
+    # one-sided margin of batches of at most M rows, M a public cap (n under replace-one; under
+    # add/remove the public bound SGD_ADD_REMOVE_ROOM·⌈m/q⌉ on n, n itself being private).
+    if neighbors == "replace_one":
+        n_pub = n
+    elif SGD_ADD_REMOVE_ROOM * (m / q) < 2.0 ** 53:
+        n_pub = SGD_ADD_REMOVE_ROOM * math.ceil(m / q) + 1
+    else:
+        raise ValueError(f"batch_size/sample_rate = {m / q:.3g}: the public bound {SGD_ADD_REMOVE_ROOM}·batch_size/"
+                         "sample_rate on n (neighbors='add_remove') must stay below 2**53")
+    cap = _float_margin.batch_cap(n_pub, q, steps, eps, eta_max)
+    try:
+        c_run = _float_margin.run_clip(c_k, X.dtype, cap, d, scale=1.0 / m, bound=wb * c_k, reg=float(loss.l2),
+                                       radius=float(constraint.norm_bound))
+    except _float_margin.MarginTooLarge as e:
+        if neighbors == "replace_one":
+            raise
+        raise ValueError(f"batch_size/sample_rate = {m / q:.3g} (neighbors='add_remove'): the rounding margin of "
+                         f"batches up to {cap} rows has no useful bound ({e})") from None
+    if not c_run > 0.0:  # a subnormal clip: its margin rounds it to 0, which the kernels read as "no clip"
+        raise ValueError(f"clip={c_k!r} (times weight_bound) is too small: the run's clip with its floating-point "
+                         "margin rounds to 0")
+    clips = _sgdrun.RunClip(c_run)
 
     def batch(point, out):
         # Poisson sampling: |B| ~ Bin(n, q), then a uniform subset of that size —
@@ -578,10 +616,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
             return
         rows = np.sort(rng.choice(n, size=size, replace=False)) if size < n else np.arange(n)
         Xb, yb, nb = gather(rows)
-        # The floating-point margin of this release: |B| = size rows summed, divided by m
-        # (size is the same for replace-one neighbours under the same coins).
-        c_b = clips(size)
-        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,
+        _grad_sum_kernel(kind, Xb, yb, point, nb, dn, clips.clip, ybound, out, nt,
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum

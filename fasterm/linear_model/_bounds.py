@@ -57,6 +57,7 @@ import numpy as np
 
 from .. import accounting
 from ..accounting.rdp import _rdp_to_eps, _sgd_rdp
+from ..erm import _float_margin
 from ..mechanisms import univariate
 from .._validation import check_random_state
 
@@ -257,6 +258,18 @@ def sgd_joint_rho(epsilon, delta, q, sigma, steps) -> float:
     raise RuntimeError("bounds='private': the joint Rényi-DP plan does not meet its budget (a bug)")
 
 
+def sgd_joint_delta(epsilon, delta, eps_fit, delta_fit) -> float:
+    """The δ of the joint Rényi-DP conversion of ranges and a noisy SGD fit planned for (ε_fit, δ_fit):
+    δ − η_max·(1 + e^ε)/(1 + e^ε_fit), rounded down, with η_max = :func:`fasterm.erm._float_margin.sgd_delta`
+    (δ_fit)[1].  The fit's batch cap M keeps (1 + e^ε_fit)·P[a batch above M] ≤ η_max; the whole
+    mechanism equals the capped one (every batch exact-margined) except on that event, which costs
+    (1 + e^ε)·P ≤ η_max(1 + e^ε)/(1 + e^ε_fit) of δ at the overall ε (Theorem "capped batches" of
+    docs/guarantees.rst)."""
+    eta = _float_margin.sgd_delta(delta_fit)[1]
+    ratio = (1.0 + math.exp(min(float(epsilon), 700.0))) / (1.0 + math.exp(min(float(eps_fit), 700.0)))
+    return float(delta) - eta * ratio * (1.0 + 1e-9)
+
+
 def private_plan(epsilon, delta, n_features, gaussian=False, sgd=None) -> PrivatePlan:
     """The public plan of ``bounds="private"`` (module docstring, "Privacy").
 
@@ -294,8 +307,9 @@ def private_plan(epsilon, delta, n_features, gaussian=False, sgd=None) -> Privat
         q, steps = float(sgd[0]), int(sgd[1])
         # σ as the fit computes it, lowered by 1e-9 (a larger RDP curve: the plan never counts on
         # more noise than the fit adds; total() re-checks with the fit's recorded σ)
-        sigma = accounting.calibrate_sgd_sigma(q, steps, eps_fit, delta_fit, "replace_one") * (1.0 - 1e-9)
-        joint = sgd_joint_rho(epsilon, delta, q, sigma, steps)
+        sigma = accounting.calibrate_sgd_sigma(q, steps, eps_fit, _float_margin.sgd_delta(delta_fit)[0],
+                                               "replace_one") * (1.0 - 1e-9)
+        joint = sgd_joint_rho(epsilon, sgd_joint_delta(epsilon, delta, eps_fit, delta_fit), q, sigma, steps)
         if joint > rho:
             rho = rho_r = joint
     eps_q = math.sqrt(8.0 * rho / k) * (1.0 - 1e-12)  # rounding never pushes k·ε_q²/8 above ρ
@@ -321,7 +335,8 @@ def total(plan, result):
             raise RuntimeError("bounds='private' planned a noisy SGD fit, and the fit was not one")
         orders, r = _sgd_rdp(float(info["sample_rate"]), float(info["noise_multiplier"]), int(result.steps),
                              "replace_one")
-        if not _rdp_to_eps(r + plan.rho_r * orders, orders, plan.delta) <= plan.epsilon:
+        joint_delta = sgd_joint_delta(plan.epsilon, plan.delta, plan.eps_fit, plan.delta_fit)
+        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:
             raise RuntimeError("bounds='private': the ranges and the fit exceed the budget (a bug)")
         return plan.epsilon, plan.delta
     if getattr(result, "noise", None) != "gaussian" or "sample_rate" in info or info.get("secure"):

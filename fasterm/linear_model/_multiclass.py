@@ -40,7 +40,8 @@ the binary rule, the last iterate.  "sgd": Poisson minibatches of expected
 size clamp(n/100, 128, 1024), SGD_EPOCHS × the binary epochs, σ from
 :func:`fasterm.accounting.calibrate_sgd_sigma` (replace-one; Rényi DP of the
 subsampled Gaussian, Mironov, Talwar & Zhang 2019, converted by Balle et al.
-2020, Thm. 21), η = min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), the
+2020, Thm. 21) for δ less the batch cap's share δ·2⁻²⁰ (one clip per run: Lemma
+"one-sided margin" and Theorem "capped batches" of docs/guarantees.rst), η = min(4, 15/(ν·T))/β₀ (:func:`sgd_step_multiple`), the
 average of the last half of the iterates (post-processing).  δ = 0 with
 ``solver="auto"`` and no ``noise``: the noisy class sums (:func:`_fit_class_sums`),
 one Laplace release, (ε, 0)-DP by the Laplace mechanism.
@@ -59,7 +60,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import accounting
-from ..erm import _backends, _engine, _float_margin, _mclosses
+from ..erm import _backends, _engine, _float_margin, _mclosses, _sgdrun
 from . import _mcrun
 from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, OPTIMISER_SOLVER, PGD_MAX_STEPS, augmented_norm, auto_clip,
                      choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_noise,
@@ -465,8 +466,9 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
             q = opts["batch_size"] / n
             if steps is None:
                 steps = int(math.ceil(SGD_EPOCHS * opts["epochs"] / q))
-            sigma = accounting.calibrate_sgd_sigma(q, steps, epsilon, delta, "replace_one")
-            eps_spent = min(epsilon, accounting.sgd_epsilon(q, sigma, steps, delta, "replace_one"))
+            delta_fit, eta_max = _float_margin.sgd_delta(delta)  # δ = δ_fit + η_max (the batch cap's share)
+            sigma = accounting.calibrate_sgd_sigma(q, steps, epsilon, delta_fit, "replace_one")
+            eps_spent = min(epsilon, accounting.sgd_epsilon(q, sigma, steps, delta_fit, "replace_one"))
             m = q * n  # the expected batch size: public (n is public under replace-one)
             scale = sigma * c
             noise_sq = dim * (scale / m) ** 2
@@ -532,10 +534,14 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
         # least one).  Each is a function of the earlier releases, so their average is
         # post-processing; it lies in the ball (convex) and is projected to remove rounding.
         start = steps - max(1, int(math.ceil(TAIL_AVERAGE * steps)))
-        # the margin of a release of |B| rows summed (the same |B| for replace-one neighbours under
-        # the same coins), scaled by 1/m: c/(1 + Θ(|B|)), for every size drawn
-        clips = _mcrun.BatchClips(c_clip, work, dim, n, q, scale=1.0 / m, bound=wb * c_clip, reg=float(alpha),
-                                  radius=float(radius))
+        # one clip for every batch: the one-sided margin of batches of at most M rows, M the public
+        # cap of _float_margin.batch_cap (docs/guarantees.rst, "The margin of Poisson-subsampled SGD")
+        cap = _float_margin.batch_cap(n, q, steps, epsilon, eta_max)
+        clips = _sgdrun.RunClip(_float_margin.run_clip(c_clip, work, cap, dim, scale=1.0 / m, bound=wb * c_clip,
+                                                       reg=float(alpha), radius=float(radius),
+                                                       theta=sum_theta(cap, work)))
+        if not clips.clip > 0.0:  # a subnormal clip rounds to 0, which the kernels read as "no clip"
+            raise ValueError(f"clip={c_clip!r} is too small: the run's clip with its floating-point margin rounds to 0")
         if _mcrun.runs(Xw, ball, backend, sgd=True):
             tail = _mcrun.sgd(code, Xw, yi, norms, data_norm, s_col, K, clips, lambda t: inner_clip(t, p, K, work), w,
                               steps, start, q, m, lr, float(alpha), backend, ball, weights)

@@ -32,6 +32,7 @@ SP = "tests/test_sparse.py"
 RG = "tests/test_regression.py"
 L = "tests/test_pld.py"
 F = "tests/test_float_edge.py"
+OS = "tests/test_float_margin_onesided.py"
 
 
 @dataclass(frozen=True)
@@ -245,8 +246,8 @@ MUTANTS = [
          f"{B}::test_noisy_gd_one_step_difference_is_eta_times_sensitivity")),
     Mutant(
         "sgd-loop-clips-at-1.1x", "erm/solvers.py",
-        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, c_b, ybound, out, nt,",
-          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * c_b, ybound, out, nt,"),),
+        (("_grad_sum_kernel(kind, Xb, yb, point, nb, dn, clips.clip, ybound, out, nt,",
+          "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * clips.clip, ybound, out, nt,"),),
         "noisy_sgd's Python reference loop clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",
          "tests/test_sgd_compiled.py::test_compiled_run_is_the_reference_bit_for_bit")),
@@ -373,18 +374,19 @@ MUTANTS = [
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
     Mutant(
         "multiclass-sgd-clips-at-1.1x", "linear_model/_mcrun.py",
-        (("        return clip_table(c, dtype, lo, hi, dim, **self._kw)\n",
-          "        return 1.1 * clip_table(c, dtype, lo, hi, dim, **self._kw)\n"),),
+        (("*data, y, norms, data_norm, s_col, inner(clips.table), clips.lo,",
+          "*data, y, norms, data_norm, s_col, inner(1.1 * clips.table), clips.lo,"),),
         "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
     Mutant(
-        "multiclass-clip-table-margin-dropped", "linear_model/_mcrun.py",
-        (("        out[i] = q\n", "        out[i] = c\n"),),
-        "multiclass SGD's per-batch-size clips are c itself (Θ = 0): the rounding of a batch sum moves "
+        "multiclass-clip-table-margin-dropped", "linear_model/_multiclass.py",
+        (("        clips = _sgdrun.RunClip(_float_margin.run_clip(c_clip, work, cap, dim,",
+          "        clips = _sgdrun.RunClip(c_clip or _float_margin.run_clip(c_clip, work, cap, dim,"),),
+        "multiclass SGD's one clip per run is c itself (Θ = 0): the rounding of a batch sum moves "
         "the release beyond the sensitivity",
         (f"{M}::test_sgd_clips_each_batch_at_the_float_margin",
-         "tests/test_multiclass_loop.py::test_clip_table_is_effective_clip_of_margin")),
+         "tests/test_multiclass_loop.py::test_sgd_matches_the_numpy_reference")),
     Mutant(
         "multiclass-class-sums-half-sensitivity", "linear_model/_multiclass.py",
         (("    exact = Fraction(2) * Fraction(wb) * Fraction(c1)\n",
@@ -412,11 +414,28 @@ MUTANTS = [
         (f"{F}::test_released_difference_within_reported_sensitivity",)),
     Mutant(
         "sgd-clip-table-margin-dropped", "erm/_float_margin.py",
-        (("        out[i] = q\n", "        out[i] = c\n"),),
-        "minibatch SGD's per-batch-size clips are c itself (Θ = 0): the rounding of a batch sum moves "
+        (("    exact = Fraction(c) * (1 - 2 * tau) / (1 + 2 * t1)\n", "    exact = Fraction(c)\n"),),
+        "minibatch SGD's one clip per run is c itself (Θ = 0): the rounding of a batch sum moves "
         "the release beyond the sensitivity",
         (f"{F}::test_released_difference_within_reported_sensitivity",
-         "tests/test_float_margin_table.py::test_clip_table_is_effective_clip_of_margin")),
+         f"{OS}::test_run_clip_is_the_one_sided_formula",
+         f"{OS}::test_one_sided_bound_holds_on_adversarial_batches")),
+    Mutant(
+        "sgd-one-sided-factor-2-dropped", "erm/_float_margin.py",
+        (("    exact = Fraction(c) * (1 - 2 * tau) / (1 + 2 * t1)\n",
+          "    exact = Fraction(c) * (1 - tau) / (1 + t1)\n"),),
+        "the run's clip covers the two-sided margin c(1 − τ)/(1 + Θ₁), not the one-sided "
+        "c(1 − 2τ)/(1 + 2Θ₁) the Poisson accountant needs (a batch and the same batch plus one row)",
+        (f"{OS}::test_run_clip_is_the_one_sided_formula",
+         "tests/test_multiclass_loop.py::test_run_clip_with_the_multiclass_theta",
+         f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
+    Mutant(
+        "sgd-eta-not-taken-out-of-delta", "erm/solvers.py",
+        (("        sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta_fit, neighbors)\n",
+          "        sigma = accounting.calibrate_sgd_sigma(q, steps, eps, delta, neighbors)\n"),),
+        "noisy_sgd calibrates σ for the whole δ: the share η_max paying for a batch above the cap M "
+        "is spent twice",
+        (f"{OS}::test_fit_reports_the_requested_delta_and_calibrates_for_delta_fit",)),
     Mutant(
         "multiclass-lipschitz-no-sqrt2", "linear_model/_multiclass.py",
         (("    return math.sqrt(2.0) * data_norm\n", "    return data_norm\n"),),
@@ -608,7 +627,7 @@ MUTANTS = [
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-sgd-joint-unchecked", "linear_model/_bounds.py",
-        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, plan.delta) <= plan.epsilon:\n",
+        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
           "        if False:\n"),),
         "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
         ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),

@@ -8,7 +8,7 @@
 from cython cimport floating
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.math cimport sqrt
+from libc.math cimport sqrt, INFINITY
 from libc.string cimport memcpy, memset
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
@@ -520,8 +520,8 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
                     floating* noise_buf, floating* work, _Rows* rb, bint within) except -1 nogil:
-    # Returns 0 after the T steps, or a batch size drawn outside the clip table (the run stops
-    # there: the caller extends the table and runs again from the same state).
+    # Returns 0 after the T steps, or (a table of several clips only) a batch size drawn outside
+    # it, where the run stops.
     cdef Py_ssize_t t, j, r, m
     cdef const floating* x
     cdef floating* a
@@ -547,10 +547,12 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             for j in range(d):
                 grad[j] = 0
         else:
-            if m < clip_lo or m >= clip_lo + clip_count:
-                return m
-            # This batch's clip c/(1 + Θ(|B|)) (fasterm.erm._float_margin.clip_table).
-            o.clip = clips[m - clip_lo]
+            # clip_count == 1: the run's one clip for every size (fasterm.erm._float_margin.run_clip);
+            # else the clip of a batch of clip_lo + k rows is clips[k], a size outside stops the run.
+            if clip_count > 1:
+                if m < clip_lo or m >= clip_lo + clip_count:
+                    return m
+                o.clip = clips[m - clip_lo]
             # The batch's rows copied out, as the reference's X[B] (and, with row_bound, the rows
             # of fasterm.erm._design.design(X[B]): clipped to row_bound, s appended); the rows ahead
             # are prefetched (sorted but far apart, no hardware prefetcher follows them).
@@ -619,9 +621,10 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
              double row_bound=0.0, double intercept_scaling=0.0, bint rows_within_bound=False):
     """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
 
-    Returns 0, or a batch size |B| outside the clip table, at which the run stopped (``w``,
-    ``acc`` and the bit generator then hold a partial run: the caller restores them).
-    ``clips[k]``: the clip of a batch of clip_lo + k rows (its floating-point margin).
+    ``clips``: one clip (fasterm's runs: every batch is clipped at it, whatever its size), or a
+    table: ``clips[k]`` the clip of a batch of clip_lo + k rows, and the run then returns a size
+    outside the table at which it stopped (``w``, ``acc`` and the bit generator hold a partial
+    run), else 0.  ``clips`` and the noise ``scale`` must be finite and > 0 (ValueError).
 
     Step t: B_t Poisson(q) over the n rows (module comment above for the exact
     draws); g = Σ_{i∈B_t} clipped ∇ℓ_i(w)·inv_m + reg·w + h_t, h_t the next
@@ -647,8 +650,10 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         raise ValueError("clips must hold at least one clip, clip_lo >= 1")
     cdef Py_ssize_t k
     for k in range(clips.shape[0]):
-        if not clips[k] >= 0.0:
-            raise ValueError(f"clips must be >= 0, got {clips[k]}")
+        if not 0.0 < clips[k] < INFINITY:
+            raise ValueError(f"clips must be finite and > 0, got {clips[k]}")
+    if not 0.0 < scale < INFINITY:
+        raise ValueError(f"scale must be finite and > 0, got {scale}")
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], d,
                               -1 if norms is None else norms.shape[0],
                               data_norm, clips[0], label_bound, n_threads)

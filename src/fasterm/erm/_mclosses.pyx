@@ -11,6 +11,7 @@
 #
 # sgd_loop and gd_loop run a whole multiclass fit's step loop in one call (below).
 from cython cimport floating
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -277,7 +278,7 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
              const double[::1] weights=None):
     """Run ``steps`` noisy Poisson-minibatch SGD steps of the (p, K) matrix ``w`` (flat, in place).
 
-    Returns 0, or a batch size |B| outside the clip table, at which the run stopped (``w``,
+    ``clips``: one clip for every batch size, or a table; returns 0, or a batch size |B| outside the table, at which the run stopped (``w``,
     ``tail`` and the bit generator then hold a partial run: the caller restores them).
 
     Step t: B_t Poisson(q) over the n rows (src/fasterm/erm/_poisson.pxd for the exact draws);
@@ -308,8 +309,10 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     if clips is None or clips.shape[0] < 1 or clip_lo < 1:
         raise ValueError("clips must hold at least one clip, clip_lo >= 1")
     for k in range(clips.shape[0]):
-        if not clips[k] > 0.0:
-            raise ValueError(f"clips must be > 0, got {clips[k]}")
+        if not 0.0 < clips[k] < INFINITY:
+            raise ValueError(f"clips must be finite and > 0, got {clips[k]}")
+    if not 0.0 < scale < INFINITY:
+        raise ValueError(f"scale must be finite and > 0, got {scale}")
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (0.0 < q <= 1.0):
@@ -366,9 +369,14 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
             for j in range(dim):
                 grad[j] = 0
         else:
-            if m < clip_lo or m >= clip_lo + clip_count:
-                return m
-            o.clip = clips[m - clip_lo]  # this batch's clip: its float margin, the kernel's inner bound
+            # the batch's clip (the kernel's inner bound): clip_count == 1, the run's one clip for every
+            # size (fasterm.erm._float_margin.run_clip); else clips[|B| − clip_lo], a size outside stops
+            if clip_count == 1:
+                o.clip = clips[0]
+            else:
+                if m < clip_lo or m >= clip_lo + clip_count:
+                    return m
+                o.clip = clips[m - clip_lo]
             P.rows = smp.idx
             P.m = m
             bad[0] += _grad(kind, D, P, o, w, grad, Wd, acc)
@@ -416,8 +424,10 @@ def gd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, c
         dp = <const void*> &data[0] if nd > 0 else <const void*> &w[0]
     _setup_rows(kind, dim, K, xp, xn, xd, indices, indptr, nd, dp, d, y, norms, data_norm, intercept, weights,
                 &D, &P, &o)
-    if not clip > 0.0:
-        raise ValueError(f"clip must be > 0, got {clip}")
+    if not 0.0 < clip < INFINITY:
+        raise ValueError(f"clip must be finite and > 0, got {clip}")
+    if not 0.0 < scale < INFINITY:
+        raise ValueError(f"scale must be finite and > 0, got {scale}")
     o.clip = clip
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
