@@ -270,6 +270,27 @@ cdef int _setup_rows(int kind, Py_ssize_t dim, Py_ssize_t K, const void* X, Py_s
     return 0
 
 
+
+cdef int _bind_rows(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, const floating[::1] data,
+                    const int64_t[::1] indices, const int64_t[::1] indptr, Py_ssize_t d, const int64_t[::1] y,
+                    const double[::1] norms, double data_norm, double intercept, const double[::1] weights,
+                    _Rows* D, McProblem* P, McOptions* o) except -1:
+    """_setup_rows for a run's arguments: the dense X (or None) or the CSR values ``data`` (or None).
+
+    An empty array is bound to w's address (never read: its row count is 0)."""
+    cdef const void* xp = NULL
+    cdef const void* dp = NULL
+    cdef Py_ssize_t xn = 0, xd = 0, nd = 0
+    if X is not None:
+        xn, xd = X.shape[0], X.shape[1]
+        xp = <const void*> &X[0, 0] if xn > 0 and xd > 0 else <const void*> &w[0]
+    if data is not None:
+        nd = data.shape[0]
+        dp = <const void*> &data[0] if nd > 0 else <const void*> &w[0]
+    return _setup_rows(kind, w.shape[0], K, xp, xn, xd, indices, indptr, nd, dp, d, y, norms, data_norm,
+                       intercept, weights, D, P, o)
+
+
 def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, const floating[::1] data,
              const int64_t[::1] indices, const int64_t[::1] indptr, Py_ssize_t d, const int64_t[::1] y,
              const double[::1] norms, double data_norm, double intercept, const double[::1] clips,
@@ -295,17 +316,7 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     cdef McProblem P
     cdef McOptions o
     cdef Py_ssize_t dim = w.shape[0], k
-    cdef const void* xp = NULL
-    cdef const void* dp = NULL
-    cdef Py_ssize_t xn = 0, xd = 0, nd = 0
-    if X is not None:
-        xn, xd = X.shape[0], X.shape[1]
-        xp = <const void*> &X[0, 0] if xn > 0 and xd > 0 else <const void*> &w[0]
-    if data is not None:
-        nd = data.shape[0]
-        dp = <const void*> &data[0] if nd > 0 else <const void*> &w[0]
-    _setup_rows(kind, dim, K, xp, xn, xd, indices, indptr, nd, dp, d, y, norms, data_norm, intercept, weights,
-                &D, &P, &o)
+    _bind_rows(kind, w, K, X, data, indices, indptr, d, y, norms, data_norm, intercept, weights, &D, &P, &o)
     if clips is None or clips.shape[0] < 1 or clip_lo < 1:
         raise ValueError("clips must hold at least one clip, clip_lo >= 1")
     for k in range(clips.shape[0]):
@@ -413,17 +424,7 @@ def gd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, c
     cdef McProblem P
     cdef McOptions o
     cdef Py_ssize_t dim = w.shape[0]
-    cdef const void* xp = NULL
-    cdef const void* dp = NULL
-    cdef Py_ssize_t xn = 0, xd = 0, nd = 0
-    if X is not None:
-        xn, xd = X.shape[0], X.shape[1]
-        xp = <const void*> &X[0, 0] if xn > 0 and xd > 0 else <const void*> &w[0]
-    if data is not None:
-        nd = data.shape[0]
-        dp = <const void*> &data[0] if nd > 0 else <const void*> &w[0]
-    _setup_rows(kind, dim, K, xp, xn, xd, indices, indptr, nd, dp, d, y, norms, data_norm, intercept, weights,
-                &D, &P, &o)
+    _bind_rows(kind, w, K, X, data, indices, indptr, d, y, norms, data_norm, intercept, weights, &D, &P, &o)
     if not 0.0 < clip < INFINITY:
         raise ValueError(f"clip must be finite and > 0, got {clip}")
     if not 0.0 < scale < INFINITY:
