@@ -99,6 +99,30 @@ def run(which, split, eps, seed):
     return m.score(X_te, y_te), elapsed, m.result_.info["noise_multiplier"]
 
 
+def decide(table, configs):
+    """The declared rule (module docstring): prints each candidate's margins and the decision.
+
+    ``table``: {cell: {config: [(accuracy, seconds, σ), ...] per seed}}; ``configs[0]`` is today's."""
+    base = {k: np.array([r[0] for r in v[configs[0]]]) for k, v in table.items()}
+    mean0 = np.mean([b.mean() for b in base.values()])
+    chosen = None
+    for c in configs[1:]:
+        acc = {k: np.array([r[0] for r in v[c]]) for k, v in table.items()}
+        margins = {}
+        for k in table:
+            diff = acc[k] - base[k]
+            margins[k] = diff.mean() + max(0.003, 2 * diff.std(ddof=1) / math.sqrt(len(diff)))
+        worst_k = min(margins, key=margins.get)
+        mean_c = np.mean([a.mean() for a in acc.values()])
+        a_ok, b_ok = margins[worst_k] >= 0, mean_c >= mean0 - 0.001
+        ok = a_ok and b_ok
+        chosen = chosen or (c if ok else None)
+        print(f"{c}: worst cell margin {margins[worst_k]:+.4f} at {worst_k} (a: {a_ok}); mean acc {mean_c:.4f} "
+              f"vs E1 {mean0:.4f} (b: {b_ok}) -> {'QUALIFIES' if ok else 'no'}")
+    print(f"decision: {chosen or 'E1 stays'}")
+    return chosen
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -124,23 +148,7 @@ def main(argv=None) -> int:
                     print(line, flush=True)
                 del split
     print()
-    base = {k: np.array([r[0] for r in v["E1"]]) for k, v in table.items()}
-    mean0 = np.mean([b.mean() for b in base.values()])
-    chosen = None
-    for c in CONFIGS[1:]:
-        acc = {k: np.array([r[0] for r in v[c]]) for k, v in table.items()}
-        margins = {}
-        for k in table:
-            diff = acc[k] - base[k]
-            margins[k] = diff.mean() + max(0.003, 2 * diff.std(ddof=1) / math.sqrt(len(diff)))
-        worst_k = min(margins, key=margins.get)
-        mean_c = np.mean([a.mean() for a in acc.values()])
-        a_ok, b_ok = margins[worst_k] >= 0, mean_c >= mean0 - 0.001
-        ok = a_ok and b_ok
-        chosen = chosen or (c if ok else None)
-        print(f"{c}: worst cell margin {margins[worst_k]:+.4f} at {worst_k} (a: {a_ok}); mean acc {mean_c:.4f} "
-              f"vs E1 {mean0:.4f} (b: {b_ok}) -> {'QUALIFIES' if ok else 'no'}")
-    print(f"decision: {chosen or 'E1 stays'}")
+    decide(table, CONFIGS)
     return 0
 
 

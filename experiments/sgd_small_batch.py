@@ -73,6 +73,7 @@ from fasterm.linear_model import _rules as _linear
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 from sgd_defaults import synthetic as sd_synthetic  # noqa: E402
+from sgd_fraction import decide  # noqa: E402
 from binary_passes import synthetic as bp_synthetic, _gemv_time  # noqa: E402
 
 DELTA = 1e-5
@@ -162,23 +163,7 @@ def main(argv=None) -> int:
                                  f"{statistics.median(r[1] for r in res[c]):.2f}s σ={res[c][0][2]:.3f} ")
                     print(line, flush=True)
     print()
-    base = {k: np.array([r[0] for r in v["E1"]]) for k, v in table.items()}
-    mean0 = np.mean([b.mean() for b in base.values()])
-    chosen = None
-    for c in CONFIGS[1:]:
-        acc = {k: np.array([r[0] for r in v[c]]) for k, v in table.items()}
-        margins = {}
-        for k in table:
-            diff = acc[k] - base[k]
-            margins[k] = diff.mean() + max(0.003, 2 * diff.std(ddof=1) / math.sqrt(len(diff)))
-        worst_k = min(margins, key=margins.get)
-        mean_c = np.mean([a.mean() for a in acc.values()])
-        a_ok, b_ok = margins[worst_k] >= 0, mean_c >= mean0 - 0.001
-        ok = a_ok and b_ok
-        chosen = chosen or (c if ok else None)
-        print(f"{c}: worst cell margin {margins[worst_k]:+.4f} at {worst_k} (a: {a_ok}); mean acc {mean_c:.4f} "
-              f"vs E1 {mean0:.4f} (b: {b_ok}) -> {'QUALIFIES' if ok else 'no'}")
-    print(f"decision: {chosen or 'E1 stays'}")
+    decide(table, CONFIGS)
     return 0
 
 

@@ -271,6 +271,19 @@ cdef int _setup_rows(int kind, Py_ssize_t dim, Py_ssize_t K, const void* X, Py_s
 
 
 
+
+cdef inline void _descend(const floating* grad, floating inv, const floating* at, bint has_reg, floating reg,
+                          const floating* noise, floating neg_lr, floating* step, Py_ssize_t dim) noexcept nogil:
+    # g = sum·inv (+ reg·at) + noise, then at − η·g: the order of fasterm.erm._engine.descend
+    cdef Py_ssize_t j
+    cdef floating g
+    for j in range(dim):
+        g = grad[j] * inv
+        if has_reg:
+            g = g + at[j] * reg
+        g = g + noise[j]
+        step[j] = g * neg_lr + at[j]
+
 cdef int _bind_rows(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, const floating[::1] data,
                     const int64_t[::1] indices, const int64_t[::1] indptr, Py_ssize_t d, const int64_t[::1] y,
                     const double[::1] norms, double data_norm, double intercept, const double[::1] weights,
@@ -370,7 +383,6 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
                            double radius, double* tail, floating* grad, floating* step, floating* noise_buf,
                            double* Wd, double* acc, Py_ssize_t* bad) except -1 nogil:
     cdef Py_ssize_t t, j, m
-    cdef floating g
     for t in range(steps):
         if tail != NULL and t > start:  # the tail average's iterates w_t, start < t
             for j in range(dim):
@@ -392,13 +404,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
             P.m = m
             bad[0] += _grad(kind, D, P, o, w, grad, Wd, acc)
         _noise_fill(rng, kNoiseGaussian, noise_buf, dim, scale)
-        for j in range(dim):
-            # sum/m, + reg·w, + noise, then w − η·g: the order of fasterm.erm._engine.descend
-            g = grad[j] * inv_m
-            if has_reg:
-                g = g + w[j] * reg
-            g = g + noise_buf[j]
-            step[j] = g * neg_lr + w[j]
+        _descend(grad, inv_m, w, has_reg, reg, noise_buf, neg_lr, step, dim)
         _proj_l2(step, w, dim, <const floating*> NULL, radius)
     if tail != NULL:
         for j in range(dim):
@@ -477,7 +483,7 @@ cdef int _gd_steps(int kind, const _Rows* D, const McProblem* P, const McOptions
                    floating* ybuf, double* avg, floating* grad, floating* step, floating* noise_buf,
                    double* Wd, double* acc, Py_ssize_t* bad) except -1 nogil:
     cdef Py_ssize_t t, j
-    cdef floating g, b
+    cdef floating b
     cdef floating* y = w
     for t in range(steps):
         if betas != NULL:  # y_t = w_t + β_t (w_t − w_{t−1}), in W's dtype, as descend's numpy
@@ -491,11 +497,6 @@ cdef int _gd_steps(int kind, const _Rows* D, const McProblem* P, const McOptions
                 avg[j] += y[j]
         bad[0] += _grad(kind, D, P, o, y, grad, Wd, acc)
         _noise_fill(rng, noise, noise_buf, dim, scale)
-        for j in range(dim):
-            g = grad[j] * inv_n
-            if has_reg:
-                g = g + y[j] * reg
-            g = g + noise_buf[j]
-            step[j] = g * neg_lr + y[j]
+        _descend(grad, inv_n, y, has_reg, reg, noise_buf, neg_lr, step, dim)
         _proj_l2(step, w, dim, <const floating*> NULL, radius)
     return 0
