@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from . import _config
+import fasterm._config as _config
 
 
 def build_config() -> dict[str, Any]:

@@ -43,8 +43,8 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, check_X_y
 
-from .linear_model import _rules as _linear
-from . import accounting
+import fasterm.linear_model._rules as _linear
+import fasterm.accounting as accounting
 from .linear_model._base import _DPLinearModel
 from .mechanisms.secure import resolve as resolve_secure
 from ._validation import check_random_state

@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .linear_model import _bounds
+import fasterm.linear_model._bounds as _bounds
 
 __all__ = ["BoundedScaler"]
 

@@ -38,10 +38,10 @@ import math
 import numpy as np
 
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
-from ..mechanisms import _noise
-from .. import accounting
-from ..mechanisms import noise as _noise_mod
-from ..mechanisms import secure as _secure
+import fasterm.mechanisms._noise as _noise
+import fasterm.accounting as accounting
+import fasterm.mechanisms.noise as _noise_mod
+import fasterm.mechanisms.secure as _secure
 from .._validation import check_random_state
 
 __all__ = ["FloatNoise", "GridNoise", "NoNoise", "for_fit"]

@@ -37,7 +37,8 @@ import sys
 
 import numpy as np
 
-from . import _engine, _float_margin
+import fasterm.erm._engine as _engine
+import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 from .._validation import FLOAT_DTYPES, _all_finite, check_array, labels_as
 

@@ -15,7 +15,7 @@ import numpy as np
 
 import math
 
-from . import _dask
+import fasterm.erm._dask as _dask
 from .._validation import FLOAT_DTYPES, is_sparse
 from .losses import _available_cpus, _row_norms_kernel, row_norms
 

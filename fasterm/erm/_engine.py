@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _float_margin
+import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 from .losses import _grad_sum_kernel
 from .._validation import is_sparse

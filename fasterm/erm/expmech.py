@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import fasterm.erm._hitrun as _hitrun  # compiled (src/fasterm/erm/_hitrun.pyx)
-from . import constraints as _constraints
-from . import losses as _losses_mod
-from ..mechanisms import secure as _secure
+import fasterm.erm.constraints as _constraints
+import fasterm.erm.losses as _losses_mod
+import fasterm.mechanisms.secure as _secure
 from .._validation import (
     check_epsilon,
     check_positive,

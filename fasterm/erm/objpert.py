@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import accounting
-from . import losses as _losses_mod
-from ..mechanisms import secure as _secure
+import fasterm.accounting as accounting
+import fasterm.erm.losses as _losses_mod
+import fasterm.mechanisms.secure as _secure
 from .._validation import (
     check_array,
     check_derived,
@@ -513,7 +513,7 @@ def private_threshold(scores: np.typing.ArrayLike, y: np.typing.ArrayLike, epsil
     replace-one neighbours, when the scores of each row depend only on that
     row and on public (already released) quantities.
     """
-    from .. import mechanisms
+    import fasterm.mechanisms as mechanisms
 
     bound = check_positive(bound, "bound")
     grid = int(check_scalar(grid, "grid", low=2, integer=True))

@@ -47,10 +47,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _backends, _dask, _engine
-from .. import accounting
-from . import constraints as _constraints
-from . import losses as _losses_mod
+import fasterm.erm._backends as _backends
+import fasterm.erm._dask as _dask
+import fasterm.erm._engine as _engine
+import fasterm.accounting as accounting
+import fasterm.erm.constraints as _constraints
+import fasterm.erm.losses as _losses_mod
 from .._validation import (
     check_delta,
     check_derived,

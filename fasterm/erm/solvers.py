@@ -51,11 +51,14 @@ import math
 
 import numpy as np
 
-from . import _backends, _engine, _float_margin, _sgdrun
-from .. import accounting
-from . import optimize as _optimize
-from . import constraints as _constraints
-from . import losses as _losses_mod
+import fasterm.erm._backends as _backends
+import fasterm.erm._engine as _engine
+import fasterm.erm._float_margin as _float_margin
+import fasterm.erm._sgdrun as _sgdrun
+import fasterm.accounting as accounting
+import fasterm.erm.optimize as _optimize
+import fasterm.erm.constraints as _constraints
+import fasterm.erm.losses as _losses_mod
 from ._design import _design_block
 from .losses import _grad_sum_kernel, _row_norms_kernel
 from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz, _sample_weights

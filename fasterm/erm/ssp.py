@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from .. import accounting
+import fasterm.accounting as accounting
 from .._validation import check_epsilon, check_delta, check_positive, check_random_state, check_sample_weight
 from .._validation import check_scalar, is_sparse, check_csr, check_array
 from .optimize import OptimizeResult

@@ -36,9 +36,10 @@ import math
 
 import numpy as np
 
-from .. import accounting, mechanisms
-from ..mechanisms import noise
-from ..mechanisms import secure as _secure
+import fasterm.accounting as accounting
+import fasterm.mechanisms as mechanisms
+import fasterm.mechanisms.noise as noise
+import fasterm.mechanisms.secure as _secure
 from ..accounting import BudgetExceededError
 from .._validation import (check_array, check_delta, check_derived, check_epsilon, check_random_state, check_scalar,
                           derived_from)

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import fasterm.learning._online as _online  # compiled (src/fasterm/learning/_online.pyx)
-from .. import accounting
+import fasterm.accounting as accounting
 from ..accounting import BudgetExceededError
 from ..mechanisms.secure import check_not_secure
 from .._validation import (

@@ -21,13 +21,15 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _bounds, _rules as _linear, _multiclass
-from ..erm import _dask
-from ..erm import optimize as _optimize
+import fasterm.linear_model._bounds as _bounds
+import fasterm.linear_model._rules as _linear
+import fasterm.linear_model._multiclass as _multiclass
+import fasterm.erm._dask as _dask
+import fasterm.erm.optimize as _optimize
 from ..mechanisms.secure import resolve as resolve_secure
 from ..erm._design import row_norms_unchecked
 from .._validation import check_random_state, is_sparse, plain_X_y
-from .. import _warnings
+import fasterm._warnings as _warnings
 from .._warnings import DataWarning
 from ._checks import (_check_declared_labels, _declared_index, _integral_labels, _unique_labels,
                       _warn_clipped_rows, _warn_missed_features)

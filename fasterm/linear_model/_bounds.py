@@ -55,10 +55,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import accounting
+import fasterm.accounting as accounting
 from ..accounting.rdp import _rdp_to_eps, _sgd_rdp
-from ..erm import _float_margin
-from ..mechanisms import univariate
+import fasterm.erm._float_margin as _float_margin
+import fasterm.mechanisms.univariate as univariate
 from .._validation import check_random_state
 
 __all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_plan", "total",

@@ -15,8 +15,10 @@ from scipy.special import expit, softmax
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
 
-from . import _bounds, _rules as _linear, _multiclass
-from ..erm import _dask
+import fasterm.linear_model._bounds as _bounds
+import fasterm.linear_model._rules as _linear
+import fasterm.linear_model._multiclass as _multiclass
+import fasterm.erm._dask as _dask
 from .._validation import labels_as
 from .._warnings import DataWarning
 from ._base import _D, _DPLinearClassifier, _DPLinearModel, _PRIVATE_PARAMS

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 import fasterm.erm._mclosses as _mclosses  # compiled (src/fasterm/erm/_mclosses.pyx)
-from ..erm import _engine, _sgdrun
+import fasterm.erm._engine as _engine
+import fasterm.erm._sgdrun as _sgdrun
 from ..erm.constraints import L2Ball
 from .._validation import is_sparse
 

@@ -59,9 +59,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import accounting
-from ..erm import _backends, _engine, _float_margin, _mclosses, _sgdrun
-from . import _mcrun
+import fasterm.accounting as accounting
+import fasterm.erm._backends as _backends
+import fasterm.erm._engine as _engine
+import fasterm.erm._float_margin as _float_margin
+import fasterm.erm._mclosses as _mclosses
+import fasterm.erm._sgdrun as _sgdrun
+import fasterm.linear_model._mcrun as _mcrun
 from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, OPTIMISER_SOLVER, PGD_MAX_STEPS, augmented_norm, auto_clip,
                      choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_noise,
                      resolve_solver)
@@ -332,7 +336,7 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     Laplace noisy gradient descent in (d + 1)·K dimensions, which needs the
     L1 bound √D·Δ₂ of a clipped gradient per step: docs/multiclass.rst.
     """
-    from ..mechanisms import _noise
+    import fasterm.mechanisms._noise as _noise
     from ..mechanisms.noise import _scale_for
 
     if is_sparse(X):

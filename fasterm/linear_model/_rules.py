@@ -44,13 +44,14 @@ import math
 
 import numpy as np
 
-from ..erm import _dask, expmech
-from ..erm import losses as _losses_mod
+import fasterm.erm._dask as _dask
+import fasterm.erm.expmech as expmech
+import fasterm.erm.losses as _losses_mod
 from ..erm._design import design
 from ..erm.constraints import L2Ball
-from ..erm import optimize as _optimize
+import fasterm.erm.optimize as _optimize
 from ..erm.optimize import _sample_weights, noisy_pgd
-from ..erm import solvers as _solvers
+import fasterm.erm.solvers as _solvers
 from ..erm.solvers import _noisy_sgd
 from ..mechanisms.secure import resolve as resolve_secure
 from .._validation import FLOAT_DTYPES, check_csr, check_positive, check_random_state, is_sparse
@@ -195,7 +196,7 @@ def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_s
     (quadratic for residuals below Y, linear beyond).  ``alpha`` is a floor
     for the regularization μ.
     """
-    from ..erm import objpert
+    import fasterm.erm.objpert as objpert
 
     if kind == "squared":
         loss = objpert.LogCosh(width=label_bound, l2=alpha)
@@ -230,7 +231,7 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
     """
     import dataclasses
 
-    from ..erm import objpert
+    import fasterm.erm.objpert as objpert
     from ..accounting import basic_composition
     from .._validation import check_random_state
 
@@ -410,7 +411,7 @@ def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept,
     ball (post-processing).  δ > 0: Gaussian releases composed by GDP; δ = 0:
     Laplace releases, (ε, 0)-DP (:mod:`fasterm.erm.ssp`).
     """
-    from ..erm import ssp
+    import fasterm.erm.ssp as ssp
 
     if kind != "squared":
         raise ValueError("solver='adassp' is least-squares regression (DPLinearRegression) only")

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _exact
+import fasterm.mechanisms._exact as _exact
 import fasterm.mechanisms._noise as _noise  # compiled (src/fasterm/mechanisms/_noise.pyx)
 from ._exact import OSRandom
 from .._validation import check_out, check_random_state, check_scalar, check_size

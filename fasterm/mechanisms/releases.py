@@ -25,10 +25,10 @@ import numpy as np
 
 import math
 
-from . import noise
+import fasterm.mechanisms.noise as noise
 import fasterm.mechanisms._expmech as _expmech  # compiled (src/fasterm/mechanisms/_expmech.pyx)
-from .. import accounting
-from . import secure as _secure
+import fasterm.accounting as accounting
+import fasterm.mechanisms.secure as _secure
 from .._validation import check_array, check_delta, check_epsilon, check_positive, check_random_state, derived_from
 
 __all__ = ["laplace", "laplace_l2", "gaussian", "exponential"]

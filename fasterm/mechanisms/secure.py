@@ -50,8 +50,8 @@ from math import isqrt
 
 import numpy as np
 
-from . import _exact
-from .. import accounting
+import fasterm.mechanisms._exact as _exact
+import fasterm.accounting as accounting
 from ._exact import OSRandom, secure_rng  # noqa: F401 - secure_rng: part of this module's interface
 from .._validation import check_positive, check_scalar
 

@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 import fasterm.mechanisms._expmech as _expmech  # compiled (src/fasterm/mechanisms/_expmech.pyx)
-from . import secure as _secure
+import fasterm.mechanisms.secure as _secure
 from .._validation import check_array, check_bounds, check_epsilon, check_random_state, check_scalar
 
 __all__ = ["median", "quantile", "mean"]
