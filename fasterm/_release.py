@@ -54,7 +54,7 @@ RELEASED: dict[str, tuple[str, ...]] = {
     "PrivateSearch": ("best_params_", "best_score_"),
     # a search's best_estimator_ may be a Pipeline: its final estimator's model is the output (by
     # that estimator's entry); the steps before it learn nothing from the data
-    # (model_selection._learns_nothing), so all their fitted attributes are public constants
+    # (model_selection._refusal), so all their fitted attributes are public constants
     "Pipeline": (),
     "ColumnTransformer": (),
     "OneHotEncoder": (),

@@ -30,11 +30,19 @@ release surface") — not K, the other runs, their scores or realised μ (the
 theorem averages over a hidden K); ``best_estimator_.random_state`` is reset
 to None.  Candidates must be Gaussian-noise fits accounted in GDP (no noisy
 SGD); the grid may not set ``epsilon``, ``delta`` or ``random_state``.
+
+Warnings go to the caller only (they are not released): each run's warnings are
+caught, and after the search one :class:`fasterm.DataWarning` names the kinds
+of those of the released run, without counts or values — shown run by run,
+they would count the hidden K and carry the hidden runs' values
+(docs/model_selection.rst, "Warnings").
 """
 
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -48,6 +56,7 @@ import fasterm.accounting as accounting
 from .linear_model._base import _DPLinearModel
 from .mechanisms.secure import resolve as resolve_secure
 from ._validation import check_random_state
+from ._warnings import DataWarning
 
 __all__ = ["PrivateSearch"]
 
@@ -88,15 +97,64 @@ def _run_mu(result) -> float:
     return math.sqrt(result.steps) * result.sensitivity / result.noise_scale
 
 
-def _learns_nothing(step) -> bool:
-    """Whether a preprocessing step's ``fit`` learns nothing from the values of X (a public rule on
-    its type and parameters): :class:`fasterm.preprocessing.BoundedScaler`; scikit-learn's
+_ACCEPTED = ("PrivateSearch accepts preprocessing that learns nothing: fasterm.preprocessing.BoundedScaler, "
+             "FunctionTransformer (a per-record map fixed in advance), OneHotEncoder with declared categories "
+             "and no min_frequency, max_categories or handle_unknown='infrequent_if_exist', Pipeline of these "
+             "and ColumnTransformer of these with sparse_threshold=0 and columns given as names, indices, a "
+             "slice or a boolean mask (docs/model_selection.rst, \"Pipelines\")")
+
+
+def _describe(columns) -> str:
+    """A short public description of a column selector for an error message."""
+    from sklearn.compose import make_column_selector
+
+    if isinstance(columns, make_column_selector):
+        args = {k: getattr(columns, k) for k in ("pattern", "dtype_include", "dtype_exclude")}
+        return "make_column_selector(" + ", ".join(f"{k}={v!r}" for k, v in args.items() if v is not None) + ")"
+    text = repr(columns)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _column_refusal(columns):
+    """None if a ColumnTransformer's ``columns`` are public constants — a column name or index, a
+    list/tuple/array/Index of names, of indices or of booleans (a mask), or a slice of these — else
+    why not.  A callable (``make_column_selector`` included) chooses the columns from the data
+    passed to ``fit``: docs/model_selection.rst, "Pipelines"."""
+    if callable(columns):
+        return ("is a callable, which chooses the columns from the data passed to fit (make_column_selector "
+                "reads that data's dtypes and names; a dtype is inferred from the values: one missing value "
+                "makes an integer column float), so a neighbouring data set can select other columns and "
+                "change transformers_ and the shape of coef_; pass the column names (a list), indices, a "
+                "slice or a boolean mask")
+    if isinstance(columns, (str, Integral)):
+        return None
+    if isinstance(columns, slice):
+        ends = (columns.start, columns.stop, columns.step)
+        return None if all(e is None or isinstance(e, (str, Integral)) for e in ends) else \
+            "is a slice whose ends are not column names or indices"
+    try:
+        items = np.asarray(columns, dtype=object)
+    except (TypeError, ValueError):
+        items = None
+    if items is not None and items.ndim == 1 and all(isinstance(c, (str, Integral)) for c in items):
+        return None
+    return "is not a column name or index, a list of names or indices, a slice or a boolean mask"
+
+
+def _refusal(step):
+    """None if a preprocessing step's ``fit`` learns nothing from the values of X (a public rule on
+    its type and parameters), else where and why, naming the offending argument.
+
+    Accepted: :class:`fasterm.preprocessing.BoundedScaler`; scikit-learn's
     ``FunctionTransformer`` (its function must be a per-record map fixed in advance: documented,
     not checkable); ``OneHotEncoder`` with declared ``categories`` (not "auto"), ``min_frequency``
     and ``max_categories`` None and ``handle_unknown`` not "infrequent_if_exist" (these count the
     rows of each category); "passthrough" and "drop"; a ``Pipeline`` of these, or a
     ``ColumnTransformer`` of these with ``sparse_threshold=0`` (otherwise its ``sparse_output_`` is
-    decided from the density of the data)."""
+    decided from the density of the data) whose ``columns`` are public constants
+    (:func:`_column_refusal`: names, indices, slices, boolean masks; never a callable, which reads
+    the data).  The remainder's columns are the complement of those in the data's public schema.
+    """
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
@@ -104,42 +162,56 @@ def _learns_nothing(step) -> bool:
     from .preprocessing import BoundedScaler
 
     if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
-        return True
+        return None
     if type(step) in (BoundedScaler, FunctionTransformer):
-        return True
+        return None
     if type(step) is OneHotEncoder:
         # min_frequency / max_categories / 'infrequent_if_exist' count the rows of each category
         # (infrequent_categories_ would then depend on the private data)
-        return (not (isinstance(step.categories, str) and step.categories == "auto")
-                and step.min_frequency is None and step.max_categories is None
-                and not (isinstance(step.handle_unknown, str) and step.handle_unknown == "infrequent_if_exist"))
+        if isinstance(step.categories, str) and step.categories == "auto":
+            return ": categories='auto' learns the categories from the rows; declare them (categories=[[...], ...])"
+        for name in ("min_frequency", "max_categories"):
+            if getattr(step, name) is not None:
+                return f": {name}={getattr(step, name)!r} counts the rows of each category; set {name}=None"
+        if isinstance(step.handle_unknown, str) and step.handle_unknown == "infrequent_if_exist":
+            return (": handle_unknown='infrequent_if_exist' counts the rows of each category; "
+                    "use handle_unknown='error' or 'ignore'")
+        return None
     if type(step) is Pipeline:
-        return all(_learns_nothing(s) for _, s in step.steps)
+        for name, s in step.steps:
+            why = _refusal(s)
+            if why is not None:
+                return f", step {name!r} ({type(s).__name__}){why}"
+        return None
     if type(step) is ColumnTransformer:
-        # sparse_threshold > 0: sparse_output_ is decided from the density of the transformed data
-        return (step.sparse_threshold == 0
-                and all(_learns_nothing(t) for _, t, _ in step.transformers)
-                and _learns_nothing(step.remainder))
-    return False
+        if step.sparse_threshold != 0:
+            return (f": sparse_threshold={step.sparse_threshold!r} decides sparse_output_ (and the output's "
+                    "format) from the density of the data; set sparse_threshold=0")
+        for name, t, columns in step.transformers:
+            why = _column_refusal(columns)
+            if why is not None:
+                return f", transformer {name!r}: columns={_describe(columns)} {why}"
+            why = _refusal(t)
+            if why is not None:
+                return f", transformer {name!r} ({type(t).__name__}){why}"
+        why = _refusal(step.remainder)
+        return None if why is None else f", remainder ({type(step.remainder).__name__}){why}"
+    return " may learn from the data"
 
 
 def _final(estimator):
     """``(the fasterm estimator, its parameter prefix)`` of an estimator or a Pipeline ending in one;
-    TypeError for anything else, or for preprocessing that learns from the data (:func:`_learns_nothing`)."""
+    TypeError for anything else, or for preprocessing that learns from the data (:func:`_refusal`)."""
     from sklearn.pipeline import Pipeline
 
     if isinstance(estimator, _DPLinearModel):
         final, prefix = estimator, ""
     elif type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _DPLinearModel):
         for name, step in estimator.steps[:-1]:
-            if not _learns_nothing(step):
-                raise TypeError(
-                    f"estimator: pipeline step {name!r} ({type(step).__name__}) may learn from the data, which "
-                    "spends privacy no accountant sees; PrivateSearch accepts preprocessing that learns nothing: "
-                    "fasterm.preprocessing.BoundedScaler, FunctionTransformer (a per-record map fixed in "
-                    "advance), OneHotEncoder with declared categories and no min_frequency, max_categories or "
-                    "handle_unknown='infrequent_if_exist', Pipeline of these and ColumnTransformer of these "
-                    "with sparse_threshold=0")
+            why = _refusal(step)
+            if why is not None:
+                raise TypeError(f"estimator: pipeline step {name!r} ({type(step).__name__}){why}.  Preprocessing "
+                                f"that learns from the private rows spends privacy no accountant sees; {_ACCEPTED}")
         final, prefix = estimator.steps[-1][1], estimator.steps[-1][0] + "__"
     else:
         raise TypeError(f"estimator must be a fasterm estimator (DPLogisticRegression, DPLinearSVC, "
@@ -148,6 +220,44 @@ def _final(estimator):
         raise TypeError("estimator: bounds='private' spends part of each fit's budget on ranges outside the "
                         "GDP accounting of PrivateSearch; declare bounds=(low, high) or use a BoundedScaler")
     return final, prefix
+
+
+#: The kinds of :class:`fasterm.DataWarning` a fit emits, each recognised by a phrase of its message,
+#: and the search's name for it (without the counts, norms and feature names of the message).
+_WARNING_KINDS = (
+    ("have a norm above data_norm", "rows with a norm above data_norm were clipped to it"),
+    ("have |y| > label_bound", "labels with |y| above label_bound were clipped to it"),
+    ("missed the data on", "the declared feature bounds missed the data of some features"),
+    ("boundary of the parameter ball", "the fitted parameters lie on the boundary of the parameter ball (radius)"),
+)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?%?(?!\w)")
+
+
+def _warning_kind(record) -> str:
+    """A caught warning as a kind without numbers: a known DataWarning by its name in
+    :data:`_WARNING_KINDS`, any other warning by its category and first line, numbers replaced by '#'."""
+    message = str(record.message)
+    if issubclass(record.category, DataWarning):
+        for phrase, kind in _WARNING_KINDS:
+            if phrase in message:
+                return kind
+    line = _NUMBER.sub("#", message.split("\n")[0])
+    return f"{record.category.__name__}: {line if len(line) <= 160 else line[:157] + '...'}"
+
+
+def _warning_summary(records):
+    """The search's one :class:`fasterm.DataWarning`, from the warnings of the released run only
+    (None if it gave none): their kinds, de-duplicated, in a fixed order, without counts or values."""
+    kinds = {_warning_kind(r) for r in records}
+    if not kinds:
+        return None
+    known = [k for _, k in _WARNING_KINDS if k in kinds]
+    kinds = known + sorted(kinds.difference(known))
+    return DataWarning(
+        "PrivateSearch: the released run (the fit of best_params_ and its score) warned: " + "; ".join(kinds)
+        + ".  The other runs' warnings are not shown, since their number and fits stay hidden "
+        "(docs/model_selection.rst, \"Warnings\"); a single fit of the estimator explains each kind.  Silence "
+        "with warnings.simplefilter('ignore', fasterm.DataWarning).")
 
 
 def _score(estimator, X, y, classifier):
@@ -174,11 +284,15 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         ``min_frequency``/``max_categories`` None, ``handle_unknown`` not
         "infrequent_if_exist": those count rows), "passthrough"/"drop",
         ``Pipeline`` made of these and ``ColumnTransformer`` made of these
-        with ``sparse_threshold=0``; anything else (``StandardScaler``, an encoder with
-        ``categories="auto"``, …) may learn from the private rows and raises
-        ``TypeError``, as does ``bounds="private"`` (its ranges are not in the
-        search's GDP accounting).  Not fitted; its parameters are the
-        defaults of every candidate.
+        with ``sparse_threshold=0`` whose ``columns`` are given as column
+        names, indices, slices or boolean masks; anything else
+        (``StandardScaler``, an encoder with ``categories="auto"``, a
+        callable column selector — ``make_column_selector`` too: it chooses
+        from the dtypes pandas inferred from the values, which one record can
+        change —, …) may learn from the private rows and raises ``TypeError``
+        naming the step and the argument, as does ``bounds="private"`` (its
+        ranges are not in the search's GDP accounting).  Not fitted; its
+        parameters are the defaults of every candidate.
     param_grid : dict of lists, or list of such dicts (scikit-learn's
         ``ParameterGrid``; for a pipeline, ``step__parameter`` names); may not
         set epsilon, delta or random_state.
@@ -213,6 +327,18 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         released, module docstring).
     mu_ : float, the calibrated GDP μ of each run (fit and score), a public
         constant of (epsilon, delta, eta, expected_runs).
+
+    Warns
+    -----
+    DataWarning
+        At most one per ``fit``, after the search: the kinds of warnings the
+        released run gave (rows clipped to ``data_norm``, labels clipped to
+        ``label_bound``, bounds that miss the data, a model on the boundary of
+        the ``radius`` ball; another warning by its category and first line
+        with its numbers replaced by "#"), without counts or values.  The
+        other runs' warnings are caught and dropped: their number is K and
+        their values are those of models that are not released
+        (docs/model_selection.rst, "Warnings").
 
     The theorem and the algorithm: module docstring.
     """
@@ -314,16 +440,25 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             prefix = _final(self.estimator)[1]
             est = clone(self.estimator).set_params(**params, **{prefix + "epsilon": run_eps, prefix + "delta": run_delta,
                                                                 prefix + "random_state": child})
-            est.fit(X, y_arr)
+            # each run's warnings are caught: shown one by one, they would count the hidden runs K
+            # and carry each run's values (‖w‖ of a model that is not released)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est.fit(X, y_arr)
+                value, sens = _score(est, X, y_arr, classifier)
             run_mu = _run_mu(_final(est)[0].result_)
             if math.hypot(run_mu, mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
                 raise ArithmeticError(f"a run spent mu={run_mu} > its share {mu_fit}")
-            value, sens = _score(est, X, y_arr, classifier)
             noisy = value + float(child.normal(0.0, sens / mu_score))
             # the run's stream is not part of the release: its seed would reproduce the noise
             _final(est)[0].random_state = None
             if best is None or noisy > best[0]:
-                best = (noisy, params, est)
+                best = (noisy, params, est, caught)
+        # To the caller only: the released run's warnings as kinds (a function of the data and the
+        # release), before the attributes are set: an "error" filter leaves them as they were.
+        summary = _warning_summary(best[3])
+        if summary is not None:
+            warnings.warn(summary, stacklevel=2)
         # Public constants: the calibrated μ (every run's Q within it, checked above) and the
         # theorem's ε at it; neither K nor the runs' realised μ is stored.
         total_mu = mu

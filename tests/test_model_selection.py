@@ -8,6 +8,8 @@ spend what the plan says, its score noise has the planned scale, and it is repro
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -258,3 +260,196 @@ def test_refuses_foreign_estimators_and_sgd_by_default():
 def test_exported():
     assert fe.PrivateSearch is PrivateSearch
     assert "PrivateSearch" in fe.__all__
+
+
+# ---------------------------------------------------------------------------
+# Column selectors of a ColumnTransformer (issue #35, item 2)
+# ---------------------------------------------------------------------------
+def _frame(n=120, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.uniform(0, 1, n), "b": rng.uniform(0, 1, n), "c": rng.integers(0, 2, n)})
+    return df, (df["a"].to_numpy() > 0.5).astype(int)
+
+
+def _search(prep, grid=None):
+    from sklearn.pipeline import Pipeline
+    return PrivateSearch(Pipeline([("prep", prep), ("m", fe.DPLogisticRegression(data_norm=math.sqrt(3)))]),
+                         grid or {"m__max_steps": [5, 10]}, random_state=0)
+
+
+def test_a_callable_selector_reads_the_data():
+    # why callables are refused: make_column_selector(dtype_include=...) selects by the dtype pandas
+    # inferred from the values, and one changed record (an integer column given a fractional value)
+    # changes the selected columns, the fitted transformers_ and the shape of coef_
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.pipeline import make_pipeline
+
+    df, y = _frame()
+    df2 = df.copy()
+    df2["c"] = df2["c"].astype(float)
+    df2.loc[0, "c"] = 0.5
+    shapes = []
+    for data in (df, df2):
+        ct = ColumnTransformer([("f", "passthrough", make_column_selector(dtype_include="float"))], sparse_threshold=0)
+        pipe = make_pipeline(ct, fe.DPLogisticRegression(data_norm=math.sqrt(3), random_state=0)).fit(data, y)
+        shapes.append(pipe[-1].coef_.shape)
+    assert shapes == [(1, 2), (1, 3)]
+
+
+@pytest.mark.parametrize("selector", ["lambda", "dtype", "pattern"])
+def test_private_search_refuses_callable_column_selectors(selector):
+    from sklearn.compose import ColumnTransformer, make_column_selector
+
+    df, y = _frame()
+    columns = {"lambda": lambda X: [c for c in X.columns if X[c].max() > 0.9],
+               "dtype": make_column_selector(dtype_include="number"),
+               "pattern": make_column_selector(pattern="^[ab]$")}[selector]
+    ct = ColumnTransformer([("num", "passthrough", columns)], sparse_threshold=0)
+    with pytest.raises(TypeError, match=r"step 'prep' \(ColumnTransformer\), transformer 'num': columns=.* is a "
+                                        r"callable.*pass the column names"):
+        _search(ct).fit(df, y)
+    if selector != "lambda":  # the message shows the selector's arguments
+        shown = r"columns=make_column_selector\((dtype_include='number'|pattern='\^\[ab\]\$')\)"
+        with pytest.raises(TypeError, match=shown):
+            _search(ct).fit(df, y)
+
+
+def test_private_search_refuses_nested_callable_selectors_before_any_fit():
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.pipeline import Pipeline
+
+    df, y = _frame()
+    inner = ColumnTransformer([("num", "passthrough", make_column_selector(dtype_include="float"))], sparse_threshold=0)
+    outer = ColumnTransformer([("block", Pipeline([("ct", inner)]), ["a", "b"])], sparse_threshold=0)
+    calls = []
+    orig = fe.DPLogisticRegression.fit
+    try:
+        fe.DPLogisticRegression.fit = lambda self, *a, **k: calls.append(1) or orig(self, *a, **k)
+        with pytest.raises(TypeError, match=r"step 'prep' \(ColumnTransformer\), transformer 'block' \(Pipeline\), "
+                                            r"step 'ct' \(ColumnTransformer\), transformer 'num': columns="):
+            _search(outer).fit(df, y)
+        # a grid that swaps a public selector for a callable is refused as well
+        ct = ColumnTransformer([("num", "passthrough", ["a", "b"])], sparse_threshold=0)
+        with pytest.raises(TypeError, match="transformer 'num': columns=.* is a callable"):
+            _search(ct, {"prep__transformers": [[("num", "passthrough", lambda X: ["a"])]]}).fit(df, y)
+    finally:
+        fe.DPLogisticRegression.fit = orig
+    assert calls == []
+
+
+@pytest.mark.parametrize("columns", [["a", "b"], ("a", "b"), [0, 1], np.array([0, 1]), slice("a", "b"), slice(0, 2),
+                                     [True, True, False], np.array([True, True, False]), "index"])
+def test_private_search_accepts_public_column_selectors(columns):
+    from sklearn.compose import ColumnTransformer
+
+    from fasterm.preprocessing import BoundedScaler
+
+    df, y = _frame()
+    if isinstance(columns, str):
+        columns = df.columns[:2]  # a pandas Index of names
+    ct = ColumnTransformer([("num", BoundedScaler(([0.0, 0.0], [1.0, 1.0])), columns)],
+                           remainder="passthrough", sparse_threshold=0)
+    s = _search(ct).fit(df, y)
+    assert s.best_estimator_[-1].coef_.shape == (1, 3)
+
+
+def test_private_search_refusal_names_sparse_threshold():
+    # issue #35, item 9: the refusal names the parameter and its value
+    from sklearn.compose import ColumnTransformer
+
+    df, y = _frame()
+    ct = ColumnTransformer([("num", "passthrough", ["a", "b"])], sparse_threshold=0.3)
+    with pytest.raises(TypeError, match=r"step 'prep' \(ColumnTransformer\): sparse_threshold=0\.3 .*set "
+                                        r"sparse_threshold=0"):
+        _search(ct).fit(df, y)
+
+
+# ---------------------------------------------------------------------------
+# Warnings of the hidden runs (issue #35, item 5)
+# ---------------------------------------------------------------------------
+def _recorded(fit):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fit()
+    return out, caught
+
+
+def test_hidden_runs_give_one_summary_warning_that_does_not_depend_on_k(cancer):
+    # every run clips rows to data_norm (rows × 4): one DataWarning per search, the same text
+    # whatever the grid size and the seed (K varies among them), with no number in it
+    Xtr, _, ytr, _ = cancer
+    texts = set()
+    for size in (2, 5):
+        for seed in range(4):
+            grid = {"max_steps": [10, 15, 20, 25, 30][:size]}
+            _, caught = _recorded(lambda: PrivateSearch(fe.DPLogisticRegression(radius=100.0), grid, epsilon=1.0,
+                                                        random_state=seed).fit(4 * Xtr, ytr))
+            assert [w.category for w in caught] == [fe.DataWarning], (size, seed)
+            texts.add(str(caught[0].message))
+    assert len(texts) == 1
+    (text,) = texts
+    assert "rows with a norm above data_norm were clipped" in text
+    assert not re.search(r"\d", text)
+
+
+def test_summary_warning_is_that_of_the_released_run(cancer):
+    # one candidate clips every row (data_norm=0.05) and learns nothing (1 step); the other
+    # clips none: the summary mentions clipping exactly when the released candidate clips, even
+    # when a hidden run of the other candidate clipped
+    Xtr, _, ytr, _ = cancer
+    grid = [{"max_steps": [40]}, {"max_steps": [1], "data_norm": [0.05]}]
+    orig = fe.DPLogisticRegression.fit
+    hidden_clipping = 0
+    for seed in range(8):
+        runs = []
+        try:
+            fe.DPLogisticRegression.fit = lambda self, *a, **k: runs.append(self.data_norm) or orig(self, *a, **k)
+            s, caught = _recorded(lambda: PrivateSearch(fe.DPLogisticRegression(), grid, epsilon=2.0,
+                                                        random_state=seed).fit(Xtr, ytr))
+        finally:
+            fe.DPLogisticRegression.fit = orig
+        clipped = s.best_params_.get("data_norm") == 0.05
+        mentions = [w for w in caught if "rows with a norm above data_norm were clipped" in str(w.message)]
+        assert len(mentions) == int(clipped), seed
+        assert all(w.category is fe.DataWarning for w in caught) and len(caught) <= 1, seed
+        hidden_clipping += (not clipped) and 0.05 in runs
+    assert hidden_clipping >= 1  # the test saw a hidden run that clipped behind a released one that did not
+
+
+def test_every_data_warning_of_a_fit_has_a_kind():
+    # the summary names each DataWarning a fit emits by its kind (never the fallback, which keeps
+    # the message's first line): each one triggered by a plain fit and classified
+    from fasterm.model_selection import _WARNING_KINDS, _warning_kind
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 3)) / 2
+    y = (X[:, 0] > 0.25).astype(int)
+    fits = [
+        (fe.DPLogisticRegression(random_state=0), 4 * X, y),                                   # rows clipped
+        (fe.DPLinearRegression(label_bound=0.1, random_state=0), X, X[:, 0] * 4),            # labels clipped
+        (fe.DPLogisticRegression(bounds=([5.0] * 3, [6.0] * 3), random_state=0), X, y),      # bounds missed
+        (fe.DPLogisticRegression(radius=0.01, epsilon=5.0, random_state=0), X, y),             # boundary
+    ]
+    seen = []
+    for (est, Xf, yf), (_, kind) in zip(fits, _WARNING_KINDS):
+        _, caught = _recorded(lambda: est.fit(Xf, yf))
+        kinds = [_warning_kind(w) for w in caught if w.category is fe.DataWarning]
+        assert kind in kinds, (kind, [str(w.message) for w in caught])
+        seen += kinds
+    assert set(seen) <= {k for _, k in _WARNING_KINDS}
+
+
+def test_other_warnings_are_summarised_without_numbers():
+    from fasterm.model_selection import _warning_kind, _warning_summary
+
+    class Rec:
+        def __init__(self, category, message):
+            self.category, self.message = category, message
+
+    records = [Rec(RuntimeWarning, "overflow encountered in exp at 12 of 300 rows, 1.5e3 and -0.25%"),
+               Rec(fe.DataWarning, "17 of 300 rows (6%) have a norm above data_norm=1 and are clipped")]
+    assert _warning_kind(records[0]) == "RuntimeWarning: overflow encountered in exp at # of # rows, # and #"
+    summary = str(_warning_summary(records))
+    assert summary.index("rows with a norm above data_norm") < summary.index("RuntimeWarning")
+    assert _warning_summary([]) is None

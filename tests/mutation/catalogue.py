@@ -477,6 +477,30 @@ MUTANTS = [
         (("return int(rng.logseries(1.0 - gamma))", "return int(rng.logseries(1.0 - gamma / 2))"),),
         "K drawn with more runs than the accounting's distribution",
         (f"{P}::test_number_of_runs_follows_the_truncated_negative_binomial",)),
+    Mutant(
+        "search-column-selectors-unchecked", "model_selection.py",
+        (("            why = _column_refusal(columns)\n", "            why = None\n"),),
+        "PrivateSearch takes a ColumnTransformer's callable column selector, which chooses the columns "
+        "from the data (issue #35, item 2)",
+        (f"{P}::test_private_search_refuses_callable_column_selectors",
+         f"{P}::test_private_search_refuses_nested_callable_selectors_before_any_fit")),
+    Mutant(
+        "search-hidden-runs-warn", "model_selection.py",
+        (("            with warnings.catch_warnings(record=True) as caught:\n"
+          "                warnings.simplefilter(\"always\")\n",
+          "            with __import__(\"contextlib\").nullcontext([]) as caught:\n"),),
+        "each hidden run's warnings reach the caller (a log of them counts K; issue #35, item 5)",
+        (f"{P}::test_hidden_runs_give_one_summary_warning_that_does_not_depend_on_k",
+         f"{P}::test_summary_warning_is_that_of_the_released_run")),
+    Mutant(
+        "search-warning-summary-from-every-run", "model_selection.py",
+        (("        best = None\n", "        best, every = None, []\n"),
+         ("                best = (noisy, params, est, caught)\n",
+          "                best = (noisy, params, est, caught)\n            every += caught\n"),
+         ("        summary = _warning_summary(best[3])\n", "        summary = _warning_summary(every)\n")),
+        "the search's one warning names the kinds seen in every run, not the released run's (it then tells "
+        "which candidates the hidden runs drew, more of them the larger K; issue #35, item 5)",
+        (f"{P}::test_summary_warning_is_that_of_the_released_run",)),
     # --- the release surface: nothing but the output and public constants on a released object --
     Mutant(
         "estimator-stores-data-statistic", "linear_model/_base.py",
