@@ -9,6 +9,10 @@ it is stored on the fitted object or its result, and it is never sent
 anywhere else (docs/guarantees.rst, "What is released").  Silence it with
 ``warnings.simplefilter("ignore", fasterm.DataWarning)``.
 
+:class:`PrivacyWarning` says something about the configuration, never the
+data: a preprocessing step before a fasterm estimator that may learn from the
+private rows (:func:`fasterm.model_selection.check_pipeline`).
+
 :func:`warn_on_boundary` is the one check of the parameter ball for the three
 estimators (binary, multiclass, regression): a function of the released
 parameters and of public constants only (a post-processing, no privacy cost).
@@ -22,7 +26,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["BOUNDARY_TOLERANCE", "DataWarning", "warn_on_boundary"]
+__all__ = ["BOUNDARY_TOLERANCE", "DataWarning", "PrivacyWarning", "warn_on_boundary"]
 
 #: A fit "ends on the boundary" when ‖w‖ ≥ (1 − this)·radius (w: the released (coef, intercept/s)).
 BOUNDARY_TOLERANCE = 1e-6
@@ -32,6 +36,11 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 class DataWarning(UserWarning):
     """The data broke or met a declared bound: a message for the caller only, not a release."""
+
+
+class PrivacyWarning(UserWarning):
+    """A configuration spends privacy that no accountant counts (a preprocessing step that may learn
+    from the private rows): a function of the configuration, not of the data."""
 
 
 def _outside_stacklevel() -> int:

@@ -13,7 +13,8 @@ distribution (``eta`` = 0: logarithmic, η = 1: geometric), with E[K] =
 the K runs, with fresh randomness: pick a candidate uniformly at random; fit
 it (μ_fit-GDP); score the model on the same data with a Gaussian mechanism —
 correct classifications (sensitivity 1, replace-one) or −Σ(y − ŷ)² with y, ŷ
-clipped to [−Y, Y] (sensitivity 4Y²), noise N(0, (Δ/μ_score)²).  A run is
+clipped to [−Y, Y] (sensitivity 4Y²; to ``target_bounds`` [low, high] when declared,
+sensitivity (high − low)²), noise N(0, (Δ/μ_score)²).  A run is
 μ-GDP, μ² = μ_fit² + μ_score² (Dong, Roth & Su 2022, Cor. 3.3).  Only the
 best-scoring run is released.
 
@@ -58,7 +59,7 @@ from .mechanisms.secure import resolve as resolve_secure
 from ._validation import check_random_state
 from ._warnings import DataWarning
 
-__all__ = ["PrivateSearch"]
+__all__ = ["PrivateSearch", "check_pipeline"]
 
 #: The share of each run's μ² spent on the score (a public constant).
 SCORE_FRACTION = 0.1
@@ -261,13 +262,19 @@ def _warning_summary(records):
 
 
 def _score(estimator, X, y, classifier):
-    """(score, sensitivity): correct predictions (Δ = 1), or −Σ(y − ŷ)² clipped to [−Y, Y] (Δ = 4Y²)."""
+    """(score, sensitivity): correct predictions (Δ = 1), or −Σ(y − ŷ)² with y and ŷ clipped to the
+    target's declared range [low, high] — ``target_bounds``, else [−Y, Y] for Y = ``label_bound`` —
+    (each term in [0, (high − low)²]: Δ = (high − low)², 4Y² for [−Y, Y])."""
     pred = estimator.predict(X)
     if classifier:  # y is 1-d with n entries: an elementwise count
         return float(np.count_nonzero(np.asarray(pred) == y)), 1.0
-    Y = float(_final(estimator)[0].label_bound)
-    r = np.clip(np.asarray(y, dtype=np.float64), -Y, Y) - np.clip(np.asarray(pred, dtype=np.float64), -Y, Y)
-    return -float(np.dot(r, r)), 4.0 * Y * Y
+    final = _final(estimator)[0]
+    if final.target_bounds is None:
+        low, high = -float(final.label_bound), float(final.label_bound)
+    else:
+        low, high = (float(b) for b in final.target_bounds)
+    r = np.clip(np.asarray(y, dtype=np.float64), low, high) - np.clip(np.asarray(pred, dtype=np.float64), low, high)
+    return -float(np.dot(r, r)), (high - low) ** 2
 
 
 class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
@@ -495,3 +502,52 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         """``best_estimator_.score`` (accuracy, or R²): post-processing of the released model."""
         check_is_fitted(self)
         return self.best_estimator_.score(X, y)
+
+
+def check_pipeline(estimator) -> list[str]:
+    """The steps before a fasterm estimator that may learn from the data; warns when there are any.
+
+    A fasterm estimator inside a scikit-learn ``Pipeline`` is handed the rows
+    that the steps before it produce, and cannot see those steps: its
+    (ε, δ) covers its own fit only.  A step whose ``fit`` learns from the
+    values of X — ``SimpleImputer`` (its mean, median or most frequent
+    value), ``StandardScaler``, ``MinMaxScaler``, an encoder with
+    ``categories="auto"`` — makes every transformed row depend on every
+    other record, a release that no accountant sees.  This applies the rule
+    :class:`PrivateSearch` refuses such steps by (:func:`_refusal`, on
+    the steps' types and parameters only, so the pipeline may be fitted or
+    not) and warns (:class:`fasterm.PrivacyWarning`) naming each step outside
+    it.  The rule is conservative: a step it does not know (one's own
+    transformer) is named too.  ``bounds="private"`` is not a step: its
+    ranges are in the estimator's ``epsilon_``.
+
+    Parameters
+    ----------
+    estimator : a fasterm estimator, or a scikit-learn ``Pipeline`` ending in one
+
+    Returns
+    -------
+    list of str
+        The names of the steps that may learn from the data (empty: none).
+    """
+    from sklearn.pipeline import Pipeline
+
+    from ._warnings import PrivacyWarning
+
+    if isinstance(estimator, _DPLinearModel):
+        return []
+    if not (type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _DPLinearModel)):
+        raise TypeError(f"estimator must be a fasterm estimator or a Pipeline ending in one, got "
+                        f"{type(estimator).__name__}")
+    found = [(name, step) for name, step in estimator.steps[:-1] if _refusal(step) is not None]
+    if found:
+        import warnings
+
+        steps = ", ".join(f"{name!r} ({type(step).__name__})" for name, step in found)
+        warnings.warn(f"pipeline step(s) {steps} may learn from the data before {type(estimator.steps[-1][1]).__name__}: "
+                      "what they learn from the private rows (a mean, a median, a range, the categories) is a "
+                      "release that no accountant sees.  Use preprocessing that learns nothing: "
+                      "fasterm.preprocessing.BoundedScaler (with fill_value= for missing values), "
+                      "FunctionTransformer, OneHotEncoder with declared categories (docs/getting_started.rst, "
+                      "\"Missing values\").", PrivacyWarning, stacklevel=2)
+    return [name for name, _ in found]

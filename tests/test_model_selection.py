@@ -163,6 +163,31 @@ def test_score_noise_has_the_planned_scale(cancer):
     assert abs(np.mean(diffs)) < 4 * np.std(diffs) / math.sqrt(800)
 
 
+def test_regression_score_clips_to_target_bounds_and_has_their_noise_scale():
+    """DPLinearRegression(target_bounds=(low, high)): the score −Σ(y − ŷ)² clips y and ŷ to [low, high]
+    in the caller's units, so a row moves it by at most (high − low)² (not 4·label_bound²).  One
+    candidate and K = 1: the released score minus the model's clipped score, written out here, is
+    N(0, ((high − low)²/μ_score)²); its spread over 800 searches matches within 10%."""
+    rng = np.random.default_rng(3)
+    n, low, high = 200, 0.0, 100.0
+    X = rng.uniform(-1, 1, (n, 3)) / 2
+    y = 50 + 40 * (X @ [1.0, -0.5, 0.2]) + 5 * rng.normal(size=n)
+    y[:10] = 130.0  # beyond the declared range: clipped in the score as in the fit
+    est = fe.DPLinearRegression(target_bounds=(low, high), solver="noisy_gd", max_steps=5)
+    diffs = []
+    for seed in range(800):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fe.DataWarning)  # 5% of the labels are clipped, as meant
+            s = PrivateSearch(est, {"alpha": [1e-4]}, epsilon=1.0, eta=1.0, expected_runs=1.0 + 1e-9,
+                              random_state=seed).fit(X, y)
+        pred = s.best_estimator_.predict(X)
+        true = -sum((min(max(a, low), high) - min(max(b, low), high)) ** 2 for a, b in zip(y, pred))
+        diffs.append(s.best_score_ * n - true)
+    mu, _ = A.calibrate_private_search(1.0, 1e-5, eta=1.0, expected_runs=1.0 + 1e-9)
+    assert np.std(diffs) == pytest.approx((high - low) ** 2 / (mu * math.sqrt(SCORE_FRACTION)), rel=0.10)
+    assert abs(np.mean(diffs)) < 4 * np.std(diffs) / math.sqrt(800)
+
+
 def test_search_prefers_the_better_candidate_when_the_budget_is_large(cancer):
     Xtr, Xte, ytr, yte = cancer
     # one step from w = 0 predicts the majority class (training accuracy 0.65 against 0.96).

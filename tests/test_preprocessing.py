@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -80,13 +81,13 @@ def test_fit_learns_nothing_from_values():
     X2[0] = 1e30  # wildly different values, same shape
     a = BoundedScaler((low, high)).fit(X1)
     b = BoundedScaler((low, high)).fit(X2)
-    assert sorted(vars(a)) == sorted(vars(b)) == ["bounds", "bounds_", "n_features_in_"]
+    assert sorted(vars(a)) == sorted(vars(b)) == ["bounds", "bounds_", "fill_value", "n_features_in_"]
     for k in vars(a):
         va, vb = getattr(a, k), getattr(b, k)
         if k == "bounds_":
             for x, y in zip(va, vb):
                 np.testing.assert_array_equal(x, y)
-        elif k != "bounds":
+        elif k not in ("bounds", "fill_value"):
             assert va == vb
     # and a transform does not depend on the rows it was fitted on
     np.testing.assert_array_equal(a.transform(X2[1:]), b.transform(X2[1:]))
@@ -185,3 +186,149 @@ def test_column_transformer_set_output_pandas_and_dict_bounds_feed_the_estimator
     # the whole pipeline's set_output gives the same model
     c = make_pipeline(prep(), fe.DPLogisticRegression(**est)).set_output(transform="pandas").fit(df, y)
     np.testing.assert_array_equal(c[-1].coef_, b.coef_)
+
+
+# ---------------------------------------------------------------------------
+# missing values (issue 35, item 10) and inverse_transform (item 14)
+# ---------------------------------------------------------------------------
+def _with_nan(seed=3):
+    X, low, high = _raw(n=40, d=4, seed=seed)
+    X[[1, 5, 9], 0] = np.nan
+    X[[2, 5], 3] = np.nan
+    return X, low, high
+
+
+def test_nan_is_refused_naming_the_column_and_fill_value():
+    X, low, high = _with_nan()
+    for call in (lambda s: s.fit(X), lambda s: s.fit(np.nan_to_num(X)).transform(X)):
+        with pytest.raises(ValueError, match=r"NaN \(missing values\) in column\(s\) 0, 3: declare a public fill_value"):
+            call(BoundedScaler((low, high)))
+    df = pd.DataFrame(X, columns=["age", "bp", "chol", "bmi"])
+    with pytest.raises(ValueError, match=r"column\(s\) 'bmi'"):  # 'age' has a fill, 'bmi' none
+        BoundedScaler(dict(zip(df.columns, zip(low, high))), fill_value={"age": 40.0}).fit(df)
+    # an infinity is never a missing value
+    X_inf = np.nan_to_num(X)
+    X_inf[0, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        BoundedScaler((low, high), fill_value=0.0).fit(X_inf)
+
+
+def test_fill_value_is_the_declared_constant_then_the_map():
+    X, low, high = _with_nan()
+    fill = np.array([1.5, -2.0, 0.25, 7.0])
+    by_hand = np.where(np.isnan(X), fill, X)
+    for dtype in (np.float64, np.float32):
+        Xt = X.astype(dtype)
+        got = BoundedScaler((low, high), fill_value=list(fill)).fit_transform(Xt)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, BoundedScaler((low, high)).fit_transform(by_hand.astype(dtype)))
+    # a scalar for every column, and a dict by column name on a DataFrame
+    np.testing.assert_array_equal(BoundedScaler((low, high), fill_value=0.5).fit_transform(X),
+                                  _slow_map(np.where(np.isnan(X), 0.5, X), low, high))
+    cols = ["age", "bp", "chol", "bmi"]
+    df = pd.DataFrame(X, columns=cols)
+    s = BoundedScaler(dict(zip(cols, zip(low, high))), fill_value={"bmi": 7.0, "age": 1.5}).fit(df)
+    np.testing.assert_array_equal(s.transform(df), _slow_map(np.where(np.isnan(X), fill, X), low, high))
+    # the fit learns nothing from values: where the NaN are, or how many, changes no attribute
+    a = BoundedScaler((low, high), fill_value=0.5).fit(X)
+    b = BoundedScaler((low, high), fill_value=0.5).fit(np.nan_to_num(_with_nan(seed=4)[0]) * 1e6)
+    assert sorted(vars(a)) == sorted(vars(b)) == ["bounds", "bounds_", "fill_value", "n_features_in_"]
+    for x, y in zip(a.bounds_, b.bounds_):
+        np.testing.assert_array_equal(x, y)
+    # and the input is left as it was
+    X_copy = X.copy()
+    a.transform(X)
+    np.testing.assert_array_equal(X, X_copy)
+
+
+@pytest.mark.parametrize("fill, exc, words", [
+    (np.nan, ValueError, "finite"), ([0.0, np.inf, 0.0, 0.0], ValueError, "finite"),
+    ([0.0, 1.0], ValueError, "one number per feature"), (["a", "b", "c", "d"], ValueError, "numbers"),
+    ({"x0": 1.0}, ValueError, "column name"), ("zero", ValueError, "fill_value"),
+])
+def test_bad_fill_value_raises_naming_the_parameter(fill, exc, words):
+    X, low, high = _with_nan()
+    with pytest.raises(exc, match=words) as err:
+        BoundedScaler((low, high), fill_value=fill).fit(X)
+    assert "fill_value" in str(err.value)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    with pytest.raises(ValueError, match=r"fill_value names column\(s\) \['e'\]"):
+        BoundedScaler((low, high), fill_value={"a": 1.0, "e": 2.0}).fit(df)
+
+
+def test_check_estimator_with_a_fill():
+    check_estimator(BoundedScaler(fill_value=0.5))
+
+
+def test_inverse_transform_undoes_the_map_inside_the_bounds():
+    X, low, high = _raw(n=200, d=5, seed=7)
+    inside = np.clip(X, low, high)
+    for dtype, tol in ((np.float64, 1e-13), (np.float32, 1e-6)):
+        s = BoundedScaler((low, high)).fit(inside.astype(dtype))
+        back = s.inverse_transform(s.transform(inside.astype(dtype)))
+        assert back.dtype == dtype
+        # relative to the width of each feature's range (the map's resolution)
+        assert np.max(np.abs(back - inside) / (high - low)) < tol
+    # clipped values come back as the bound they were clipped to (not restored), fills as the fill
+    s = BoundedScaler((low, high)).fit(X)
+    np.testing.assert_allclose(s.inverse_transform(s.transform(X)), inside, rtol=1e-13, atol=1e-12 * np.max(high - low))
+    Xn, low4, high4 = _with_nan()
+    s = BoundedScaler((low4, high4), fill_value=0.01).fit(Xn)  # inside every feature's range
+    back = s.inverse_transform(s.transform(Xn))
+    np.testing.assert_allclose(back[np.isnan(Xn)], 0.01, rtol=1e-10)
+    # the formula, written out: x_j = low_j + (z_j·√d/2 + 1/2)·(high_j − low_j)
+    z = np.random.default_rng(0).uniform(-1, 1, (6, 5)) / math.sqrt(5)
+    ref = np.array([[low[j] + (z[i, j] * math.sqrt(5) / 2 + 0.5) * (high[j] - low[j]) for j in range(5)]
+                    for i in range(6)])
+    np.testing.assert_array_equal(BoundedScaler((low, high)).fit(X).inverse_transform(z), ref)
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        BoundedScaler((low, high)).fit(X).inverse_transform(z[:, :3])
+
+
+def test_check_pipeline_names_the_steps_that_learn_from_the_rows():
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    from fasterm.model_selection import check_pipeline
+
+    est = fe.DPLinearRegression()
+    leaky = make_pipeline(SimpleImputer(strategy="median"), BoundedScaler((0, 1)), est)
+    with pytest.warns(fe.PrivacyWarning, match=r"'simpleimputer' \(SimpleImputer\) may learn from the data"):
+        assert check_pipeline(leaky) == ["simpleimputer"]
+    nested = Pipeline([("prep", ColumnTransformer([("num", StandardScaler(), [0])], sparse_threshold=0)),
+                       ("fn", FunctionTransformer()), ("model", est)])
+    with pytest.warns(fe.PrivacyWarning, match=r"'prep' \(ColumnTransformer\)"):
+        assert check_pipeline(nested) == ["prep"]
+    # the documented recipe learns nothing: no warning, fitted or not
+    X, low, high = _with_nan()
+    safe = make_pipeline(BoundedScaler((low, high), fill_value=0.0), fe.DPLinearRegression(random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.PrivacyWarning)
+        assert check_pipeline(safe) == []
+        safe.fit(X, np.zeros(X.shape[0]))
+        assert check_pipeline(safe) == [] and check_pipeline(est) == []
+        assert check_pipeline(make_pipeline(BoundedScaler((0, 1)), fe.DPLogisticRegression(bounds="private"))) == []
+    with pytest.raises(TypeError, match="Pipeline ending in one"):
+        check_pipeline(make_pipeline(BoundedScaler((0, 1))))
+
+
+def test_a_missing_category_is_all_zeros_unless_declared():
+    # what docs/getting_started.rst ("Missing values") says of scikit-learn's OneHotEncoder
+    df = pd.DataFrame({"smoker": ["never", "current", np.nan, None, "former"]})
+    cats = ["never", "former", "current"]
+    zeros = OneHotEncoder(categories=[cats], handle_unknown="ignore", sparse_output=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # silently: no warning either
+        Z = zeros.fit_transform(df)
+    np.testing.assert_array_equal(Z[2:4], 0.0)
+    with pytest.raises(ValueError, match="unknown categories"):
+        OneHotEncoder(categories=[cats], handle_unknown="error").fit(df)
+    own = OneHotEncoder(categories=[cats + [np.nan]], sparse_output=False).fit_transform(df)
+    np.testing.assert_array_equal(own[:, 3], [0, 0, 1, 1, 0])
+    # the declared-NaN encoder learns nothing: PrivateSearch and check_pipeline accept it
+    from fasterm.model_selection import check_pipeline
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.PrivacyWarning)
+        assert check_pipeline(make_pipeline(OneHotEncoder(categories=[cats + [np.nan]]), fe.DPLogisticRegression())) == []

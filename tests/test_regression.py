@@ -365,3 +365,163 @@ def test_adassp_refuses_dask():
     X, y = _data(50, 3)
     with pytest.raises(ValueError, match="memory"):
         fe.DPLinearRegression(solver="adassp").fit(da.from_array(X, chunks=25), da.from_array(y, chunks=25))
+
+
+# ---------------------------------------------------------------------------
+# target_bounds: a target in its own units (issue 35, item 7)
+# ---------------------------------------------------------------------------
+#: Declared feature bounds of scikit-learn's raw diabetes data (age, sex, bmi, bp, s1..s6), from
+#: clinical ranges, not from the rows (experiments/raw_regression.py); the target, a measure of
+#: disease progression, is declared in [0, 400].
+DIABETES_BOUNDS = ([18, 1, 12, 50, 100, 0, 10, 1, 3.0, 50], [100, 2, 60, 150, 400, 300, 120, 12, 7.6, 250])
+DIABETES_TARGET = (0.0, 400.0)
+
+
+def _diabetes():
+    sk = pytest.importorskip("sklearn.datasets")
+    return sk.load_diabetes(return_X_y=True, scaled=False)
+
+
+def _price(n=6000, seed=21):
+    """A price-like target in its own units: around 20,000, declared in [0, 60,000]."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 4)) / 2
+    y = 20000 + 15000 * (X @ [1.0, -0.6, 0.4, 0.0]) + 1500 * rng.normal(size=n)
+    return X, y, (0.0, 60000.0)
+
+
+def _hand_scaled(y, target):
+    """The documented map, written out: y' = (y − c)/h, c = (low + high)/2, h = (high − low)/2, float64."""
+    low, high = target
+    c, h = (low + high) / 2, (high - low) / 2
+    return (np.asarray(y, dtype=np.float64) - c) / h, c, h
+
+
+_TARGET_CASES = {
+    "default": dict(),
+    "noisy_gd": dict(solver="noisy_gd"),
+    "noisy_pgd": dict(solver="noisy_pgd"),
+    "noisy_sgd": dict(solver="noisy_sgd"),
+    "laplace": dict(noise="laplace", delta=0.0, solver="noisy_gd"),
+    "adassp": dict(solver="adassp"),
+    "adassp-pure-radius": dict(solver="adassp", delta=0.0, radius=3.0),
+    "objpert": dict(delta=0.0),
+    "expmech": dict(solver="expmech", steps=30),
+    "no-intercept": dict(fit_intercept=False),
+    "declared-bounds": dict(bounds=DIABETES_BOUNDS),
+    "weights": dict(weight_bound=2.0),
+    "rule-n6000": dict(),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", list(_TARGET_CASES))
+def test_target_bounds_give_the_hand_scaled_fit_bit_for_bit(case, dtype):
+    kw = _TARGET_CASES[case]
+    if case == "rule-n6000":
+        X, y, target = _price()
+    else:
+        X, y = _diabetes()
+        target = DIABETES_TARGET
+        if "bounds" not in kw:
+            X = X / np.array(DIABETES_BOUNDS[1]) / math.sqrt(X.shape[1])  # rows in the unit ball
+    X = X.astype(dtype)
+    w = np.random.default_rng(1).uniform(-0.5, 2.5, X.shape[0]) if case == "weights" else None
+    y_scaled, c, h = _hand_scaled(y, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fe.DataWarning)  # the same boundary warning, or none, for both
+        raw = fe.DPLinearRegression(target_bounds=target, random_state=3, **kw).fit(X, y, sample_weight=w)
+        hand = fe.DPLinearRegression(random_state=3, **kw).fit(X, y_scaled, sample_weight=w)
+    # the solver's output, its calibration and the spent budget: identical
+    assert np.array_equal(raw.result_.w, hand.result_.w)
+    assert (raw.epsilon_, raw.delta_, raw.n_iter_) == (hand.epsilon_, hand.delta_, hand.n_iter_) or (
+        math.isnan(raw.delta_) and math.isnan(hand.delta_))
+    assert getattr(raw.result_, "noise_scale", None) == getattr(hand.result_, "noise_scale", None)
+    # the model in the caller's units: the documented formula applied to the hand-scaled model
+    assert raw.coef_.dtype == dtype
+    assert np.array_equal(raw.coef_, (h * hand.coef_.astype(np.float64)).astype(dtype))
+    assert raw.intercept_ == h * hand.intercept_ + c
+    if case == "no-intercept":
+        assert hand.intercept_ == 0.0 and raw.intercept_ == c
+    # predict is ⟨coef_, x⟩ + intercept_ (of the mapped rows with bounds=), in the caller's units
+    Xp = fe.linear_model._bounds.map_rows(X, *raw.bounds_) if "bounds" in kw else X
+    assert np.array_equal(raw.predict(X), Xp @ raw.coef_ + raw.intercept_)
+    np.testing.assert_allclose(raw.predict(X), h * hand.predict(X) + c, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-3 * h if dtype == np.float32 else 1e-9 * h)
+
+
+def test_target_bounds_on_dask_match_in_memory_hand_scaling():
+    da = pytest.importorskip("dask.array")
+    X, y = _diabetes()
+    X = X / np.array(DIABETES_BOUNDS[1]) / math.sqrt(X.shape[1])
+    y_scaled, c, h = _hand_scaled(y, DIABETES_TARGET)
+    chunks = (100, X.shape[1])
+    raw = fe.DPLinearRegression(target_bounds=DIABETES_TARGET, steps=5, random_state=4).fit(
+        da.from_array(X, chunks=chunks), da.from_array(y, chunks=100))
+    hand = fe.DPLinearRegression(steps=5, random_state=4).fit(
+        da.from_array(X, chunks=chunks), da.from_array(y_scaled, chunks=100))
+    assert np.array_equal(raw.result_.w, hand.result_.w)
+    assert np.array_equal(raw.coef_, h * hand.coef_) and raw.intercept_ == h * hand.intercept_ + c
+
+
+def test_target_bounds_on_diabetes_r2_of_the_hand_scaled_fit_and_the_natural_label_bound():
+    """A raw target needs its range declared: label_bound=400 (the natural bound of the raw target)
+    gives R² < 0, target_bounds=(0, 400) the R² of the hand-scaled target (experiments/raw_regression.py,
+    docs/getting_started.rst)."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.model_selection import train_test_split
+
+    X, y = _diabetes()
+    r2 = {"raw": [], "hand": [], "label_bound": [], "nonprivate": []}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fe.DataWarning)
+        for s in range(5):
+            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s)
+            raw = fe.DPLinearRegression(epsilon=3.0, bounds=DIABETES_BOUNDS, target_bounds=DIABETES_TARGET,
+                                        random_state=s).fit(Xtr, ytr)
+            r2["raw"].append(raw.score(Xte, yte))
+            y_scaled, c, h = _hand_scaled(ytr, DIABETES_TARGET)
+            hand = fe.DPLinearRegression(epsilon=3.0, bounds=DIABETES_BOUNDS, random_state=s).fit(Xtr, y_scaled)
+            r2["hand"].append(_r2(yte, h * hand.predict(Xte) + c))
+            naive = fe.DPLinearRegression(epsilon=3.0, bounds=DIABETES_BOUNDS, label_bound=400.0,
+                                          random_state=s).fit(Xtr, ytr)
+            r2["label_bound"].append(naive.score(Xte, yte))
+            r2["nonprivate"].append(LinearRegression().fit(Xtr, ytr).score(Xte, yte))
+    mean = {k: float(np.mean(v)) for k, v in r2.items()}
+    assert abs(mean["raw"] - mean["hand"]) < 0.01  # the same model: equal up to rounding
+    np.testing.assert_allclose(r2["raw"], r2["hand"], rtol=0, atol=1e-9)
+    assert mean["label_bound"] < 0.0 < 0.25 < mean["raw"] <= mean["nonprivate"] + 0.02
+
+
+@pytest.mark.parametrize("bad, words", [
+    ((1.0, 1.0), "low < high"), ((2.0, 1.0), "low < high"), ((0.0, math.inf), "finite"),
+    ((math.nan, 1.0), "finite"), ((1.0,), "pair"), ((0.0, 1.0, 2.0), "pair"), (("a", "b"), "numbers"),
+    ((-1.7e308, 1.7e308), "overflows"), ("ab", "target_bounds"), (np.array([0.0, 1.0]), "target_bounds"),
+])
+def test_bad_target_bounds_raise_naming_the_parameter_before_the_data_are_read(bad, words):
+    X = np.full((10, 2), np.nan)  # data the fit would refuse: the parameter is checked first
+    with pytest.raises(ValueError, match=words) as err:
+        fe.DPLinearRegression(target_bounds=bad).fit(X, np.zeros(10))
+    assert "target_bounds" in str(err.value)
+    with pytest.raises(ValueError, match=r"target_bounds and label_bound=2\.0 were both given"):
+        fe.DPLinearRegression(target_bounds=(0.0, 1.0), label_bound=2.0).fit(X, np.zeros(10))
+    fe.DPLinearRegression(target_bounds=[0, 5], label_bound=1.0, random_state=0).fit(np.zeros((10, 1)), np.zeros(10))
+
+
+def test_labels_outside_target_bounds_are_clipped_with_a_warning_never_estimated():
+    X, y = _diabetes()
+    X = X / np.array(DIABETES_BOUNDS[1]) / math.sqrt(X.shape[1])
+    target = (50.0, 250.0)  # narrower than the data: about a fifth of the labels lie outside
+    with pytest.warns(fe.DataWarning, match=r"lie outside target_bounds=\(50, 250\) and are clipped"):
+        raw = fe.DPLinearRegression(target_bounds=target, random_state=5).fit(X, y)
+    # the fit of the labels clipped to the range: a label beyond it counts as the bound itself
+    y_far = np.where(y > 250, 1e6, np.where(y < 50, -1e6, y))
+    with pytest.warns(fe.DataWarning, match="target_bounds"):
+        far = fe.DPLinearRegression(target_bounds=target, random_state=5).fit(X, y_far)
+    assert np.array_equal(raw.result_.w, far.result_.w)
+    y_scaled, _, _ = _hand_scaled(y, target)
+    hand = fe.DPLinearRegression(random_state=5).fit(X, np.clip(y_scaled, -1.0, 1.0))
+    assert np.array_equal(raw.result_.w, hand.result_.w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fe.DataWarning)
+        fe.DPLinearRegression(target_bounds=DIABETES_TARGET, solver="adassp", random_state=5).fit(X, y)

@@ -328,6 +328,18 @@ def _estimator_cases():
                 cid = f"est-{kind}-{cls}-bounds-{tag}-dense-{dt}"
                 cases.append(_param(cid, kind, K, dict(bounds=b), "dense", False, dt))
         if kind == "squared":
+            # target_bounds: y mapped by public constants, coef_/intercept_ reported in the caller's
+            # units (h·w, h·b + c); every solver family, dense and CSR, and a dask X
+            for tag, extra in (("default", dict()), ("noisy_sgd", dict(solver="noisy_sgd")),
+                               ("adassp", dict(solver="adassp")), ("objpert", dict(delta=0.0)),
+                               ("bounds", dict(bounds=(-2.0, 2.0)))):
+                for layout, dt in (("dense", "f64"), ("dense", "f32"), ("csr", "f64")):
+                    if layout == "csr" and tag in ("objpert", "bounds"):
+                        continue  # refused for sparse X (tests/test_sparse.py)
+                    cid = f"est-{kind}-{cls}-target_bounds-{tag}-{layout}-{dt}"
+                    cases.append(_param(cid, kind, K, dict(target_bounds=(-2.0, 4.0), **extra), layout, False, dt))
+            cases.append(_param(f"est-{kind}-{cls}-target_bounds-noisy_pgd-dask-f64", kind, K,
+                                dict(target_bounds=(-2.0, 4.0), steps=5), "dask", False, "f64"))
             # AdaSSP (sufficient statistics): Gaussian (GDP) and pure (Laplace), every layout
             for (delta, tag), (layout, weighted, dt) in itertools.product(
                     ((1e-5, "gauss"), (0.0, "pure")), layouts):

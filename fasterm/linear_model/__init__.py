@@ -12,7 +12,7 @@ Privacy.  A fit is (``epsilon_``, ``delta_``)-DP for replacing one row
 scale with bounds fixed in advance: ``bounds=(low, high)``,
 :class:`fasterm.preprocessing.BoundedScaler`, never statistics of the data;
 ``bounds="private"`` spends part of the budget on private ranges —
-``label_bound`` for regression, ``radius``); n, the number of features and the
+``label_bound`` or ``target_bounds`` for regression, ``radius``); n, the number of features and the
 label set, public; fresh randomness (``random_state=None`` in deployment: a
 known seed removes the noise).  Everything else stored (``n_iter_``, the step,
 the clip, ``result_`` but the weights) is a public constant.  ``fit``'s

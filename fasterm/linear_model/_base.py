@@ -31,8 +31,8 @@ from ..erm._design import row_norms_unchecked
 from .._validation import check_random_state, is_sparse, plain_X_y
 import fasterm._warnings as _warnings
 from .._warnings import DataWarning
-from ._checks import (_check_declared_labels, _declared_index, _integral_labels, _unique_labels,
-                      _warn_clipped_rows, _warn_missed_features)
+from ._checks import (_check_declared_labels, _declared_index, _integral_labels, _refuse_missing_labels,
+                      _unique_labels, _warn_clipped_rows, _warn_missed_features)
 
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
@@ -167,11 +167,13 @@ class _DPLinearModel(BaseEstimator):
         return tags
 
     def __init_subclass__(cls, **kwargs):
-        # A public estimator that inherits its __init__ (DPLogisticRegression, DPLinearSVC)
-        # gets one of its own with the same signature, so that a misspelt argument is
-        # reported under the class the user wrote, not the private base class.
+        # A public estimator gets an __init__ with the same signature that reports a
+        # positional or misspelt argument under the class the user wrote: one that inherits
+        # its __init__ (DPLogisticRegression, DPLinearSVC) would otherwise name the private
+        # base class, and one of fasterm's own (DPLinearRegression) Python's generic error.
         super().__init_subclass__(**kwargs)
-        if cls.__name__.startswith("_") or "__init__" in cls.__dict__:
+        if cls.__name__.startswith("_") or ("__init__" in cls.__dict__
+                                            and not cls.__module__.startswith("fasterm.")):
             return
         base_init = cls.__init__
         signature = inspect.signature(base_init)
@@ -270,6 +272,7 @@ class _DPLinearModel(BaseEstimator):
         row overflows its norm) scikit-learn's check runs and speaks.  One pass
         over X instead of two.
         """
+        _refuse_missing_labels(y)
         if plain_X_y(X, y, finite_X=False) and X.flags.c_contiguous:
             norms = row_norms_unchecked(X)
             if math.isfinite(norms.max()):
@@ -341,8 +344,9 @@ class _DPLinearModel(BaseEstimator):
             _warn_missed_features(X, low, high, isinstance(bounds, str), getattr(self, "feature_names_in_", None))
         return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
 
-    def _fit_linear(self, X, y, sample_weight=None, row_norms=None):
-        # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms
+    def _fit_linear(self, X, y, sample_weight=None, row_norms=None, label_bound=None):
+        # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms;
+        # label_bound: the bound of the y passed here (None: the estimator's label_bound)
         epsilon, delta, random_state = self._plan[:3]
         coef, intercept, result = _linear.fit_linear(
             self._kind, X, y, epsilon=epsilon, delta=delta, data_norm=self.data_norm,
@@ -350,7 +354,8 @@ class _DPLinearModel(BaseEstimator):
             intercept_scaling=self.intercept_scaling, solver=self.solver, noise=self.noise,
             calibration=self.calibration, clip=self.clip, steps=self.steps,
             max_steps=self.max_steps, random_state=random_state,
-            label_bound=getattr(self, "label_bound", None), secure=self.secure,
+            label_bound=getattr(self, "label_bound", None) if label_bound is None else label_bound,
+            secure=self.secure,
             sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True, row_norms=row_norms)
         self._record(result)
         return coef, intercept

@@ -44,6 +44,18 @@ from :func:`fasterm.accounting.zcdp_rho` for the ranges plus the fit's
 (ε, δ) by adaptive basic composition (Dwork & Roth 2014, Thm 3.16); δ = 0:
 ε_q = ε_r/(2d).  The released ranges are private output (stored, used at
 predict time).
+
+The target map (``DPLinearRegression(target_bounds=(low, high))``): with
+c = (low + high)/2 and h = (high − low)/2, in float64,
+
+    y ↦ (y − c)/h,
+
+which sends [low, high] onto [−1, 1], the label bound the fit then uses
+(labels outside are clipped there, per record).  The model of the mapped
+target, (w, b), is reported in the caller's units as (h·w, h·b + c), so that
+⟨coef_, x⟩ + intercept_ predicts y itself (:func:`resolve_target`,
+:func:`map_target`, :func:`unmap_target`).  Public constants only: no privacy
+spent.
 """
 
 from __future__ import annotations
@@ -62,7 +74,8 @@ import fasterm.mechanisms.univariate as univariate
 from .._validation import check_random_state
 
 __all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_plan", "total",
-           "private_ranges", "resolve", "sgd_fit", "sgd_joint_rho"]
+           "private_ranges", "resolve", "sgd_fit", "sgd_joint_rho", "resolve_target", "map_target",
+           "unmap_target"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
 PRIVATE_SHARE = 0.5
@@ -158,6 +171,46 @@ def map_rows(X, low, high):
 def map_chunked(X, low, high):
     """:func:`map_rows` over the row chunks of a dask array (lazily)."""
     return X.map_blocks(map_rows, low, high, dtype=X.dtype)
+
+
+def resolve_target(target_bounds, label_bound=1.0):
+    """``(c, h)`` of declared target bounds (low, high): c = (low + high)/2, h = (high − low)/2.
+
+    ``target_bounds``: a pair (tuple or list) of finite numbers, low < high,
+    declared from public knowledge.  The fit then bounds the mapped target by 1,
+    so a ``label_bound`` other than its default 1 is refused with it.  Raises
+    ValueError naming ``target_bounds`` (and ``label_bound``).
+    """
+    if not isinstance(target_bounds, (tuple, list)) or len(target_bounds) != 2:
+        raise ValueError(f"target_bounds must be None or a pair (low, high) of finite numbers, got "
+                         f"{target_bounds!r}"[:300])
+    try:
+        low, high = float(target_bounds[0]), float(target_bounds[1])
+    except (TypeError, ValueError):
+        raise ValueError(f"target_bounds must be a pair (low, high) of finite numbers, got "
+                         f"{target_bounds!r}"[:300]) from None
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(f"target_bounds must be finite, got ({low!r}, {high!r})")
+    if not low < high:
+        raise ValueError(f"target_bounds must have low < high, got ({low!r}, {high!r})")
+    c, h = (low + high) / 2.0, (high - low) / 2.0
+    if not (math.isfinite(c) and math.isfinite(h) and h > 0.0):
+        raise ValueError(f"target_bounds=({low!r}, {high!r}): the centre or the half-width overflows")
+    if label_bound != 1.0:
+        raise ValueError(f"target_bounds and label_bound={label_bound!r} were both given: with target_bounds "
+                         "the fit maps y into [-1, 1] and uses label_bound=1; give one of them")
+    return c, h
+
+
+def map_target(y, c, h):
+    """(y − c)/h in float64 (module docstring): a new array."""
+    return (np.asarray(y, dtype=np.float64) - c) / h
+
+
+def unmap_target(coef, intercept, c, h):
+    """The model (coef, intercept) of the mapped target in the caller's units: (h·coef, h·intercept + c),
+    computed in float64, coef returned in its own dtype."""
+    return (h * coef.astype(np.float64)).astype(coef.dtype, copy=False), h * float(intercept) + c
 
 
 def _rest(total, share):

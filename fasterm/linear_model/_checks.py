@@ -165,15 +165,56 @@ def _warn_missed_features(X, low, high, private, feature_names=None):
                   f"under 1% of it, so the model sees little of them.  Fix: {fix}.", DataWarning, stacklevel=4)
 
 
-def _warn_clipped_labels(y, label_bound):
-    """Warn the caller when more than ``CLIPPED_ROWS_WARN`` of the labels exceed ``label_bound``."""
+def _warn_clipped_labels(y, label_bound, target_bounds=None):
+    """Warn the caller when more than ``CLIPPED_ROWS_WARN`` of the labels exceed ``label_bound``.
+
+    With ``target_bounds`` (low, high), y is the mapped target (bound 1) and the
+    message speaks of the caller's range.
+    """
     n = y.shape[0]
     over = int(np.count_nonzero(np.abs(y) > label_bound))
-    if over > CLIPPED_ROWS_WARN * n:
-        warnings.warn(f"{over} of {n} labels ({over / n:.0%}) have |y| > label_bound={label_bound:g} and are "
-                      "clipped to it: predictions are then confined to about [-label_bound, label_bound].  Fix: "
-                      "declare a public label_bound that covers the target, or rescale the target with public "
-                      "constants before the fit (and undo it after predict).", DataWarning, stacklevel=3)
+    if over <= CLIPPED_ROWS_WARN * n:
+        return
+    if target_bounds is not None:
+        low, high = (float(b) for b in target_bounds)
+        warnings.warn(f"{over} of {n} labels ({over / n:.0%}) lie outside target_bounds=({low:g}, {high:g}) and "
+                      "are clipped to it: predictions are then confined to about that range.  Fix: declare "
+                      "public target_bounds that cover the target.", DataWarning, stacklevel=3)
+        return
+    warnings.warn(f"{over} of {n} labels ({over / n:.0%}) have |y| > label_bound={label_bound:g} and are "
+                  "clipped to it: predictions are then confined to about [-label_bound, label_bound].  Fix: "
+                  "declare the target's public range, target_bounds=(low, high), or a public label_bound "
+                  "that covers a target already centred and scaled.", DataWarning, stacklevel=3)
+
+
+def _is_missing(value) -> bool:
+    """None, a float NaN or pandas' NA: a missing entry of an object array."""
+    if value is None or type(value).__name__ == "NAType":
+        return True
+    return isinstance(value, (float, np.floating)) and value != value
+
+
+def _refuse_missing_labels(y):
+    """Raise ValueError naming y when y holds missing labels (None, NaN, pandas' NA) as objects.
+
+    scikit-learn's check finds NaN in a float y but not None in an object y
+    (a list with a None): it reaches the fit as NaN (regression) or fails inside
+    numpy (classification).  The error goes to the caller, who holds the data;
+    it gives the count, not the rows.
+    """
+    if y is None or (type(y) is np.ndarray and y.dtype.kind != "O"):
+        return
+    try:
+        arr = np.asarray(y)
+    except (TypeError, ValueError):  # ragged input: scikit-learn's check speaks
+        return
+    if arr.dtype.kind != "O":
+        return
+    missing = sum(map(_is_missing, arr.ravel().tolist()))
+    if missing:
+        raise ValueError(f"y holds {missing} missing label(s) (None, NaN or pandas.NA) of {arr.size}: a "
+                         "missing label is neither a class nor a number; drop those rows, or give them a "
+                         "value, before the fit")
 
 
 def _check_declared_labels(y, classes, chunked):

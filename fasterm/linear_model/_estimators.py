@@ -25,6 +25,13 @@ from ._base import _D, _DPLinearClassifier, _DPLinearModel, _PRIVATE_PARAMS
 from ._checks import _warn_clipped_labels
 
 
+def _labels_block(y, dtype, target):
+    """Regression labels in X's dtype, mapped by the declared target bounds first (``target``: (c, h)
+    of :func:`fasterm.linear_model._bounds.resolve_target`, or None)."""
+    y = np.asarray(y) if target is None else _bounds.map_target(y, *target)
+    return labels_as(y, dtype)
+
+
 class DPLogisticRegression(_DPLinearClassifier):
     """Differentially private logistic regression: binary, or multinomial for K > 2 classes.
 
@@ -240,8 +247,25 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
 
     label_bound : float > 0, default=1.0
         Public bound Y on |y|: labels are clipped to [−Y, Y] (``fit`` warns,
-        :class:`fasterm.DataWarning`, when more than 1% are).  Scale targets
-        with public bounds first.
+        :class:`fasterm.DataWarning`, when more than 1% are).  For a target
+        in its own units declare ``target_bounds`` instead.
+    target_bounds : (low, high) or None, default=None
+        The public range of the target, declared from outside the data
+        (documentation, physical or legal limits), finite, low < high.
+        ``fit`` maps y by y ↦ (y − c)/h, c = (low + high)/2,
+        h = (high − low)/2 (in float64), which sends [low, high] onto
+        [−1, 1], and fits the mapped target with label_bound 1 — every
+        solver, the default rules, ``clip``, ``radius`` and ``alpha`` apply
+        to the mapped problem; labels outside the range are clipped to it
+        (``fit`` warns, :class:`fasterm.DataWarning`, when more than 1% are).
+        ``coef_`` and ``intercept_`` are reported in the caller's units,
+        h·w and h·b + c for the model (w, b) of the mapped target (so
+        ``intercept_`` is c without an intercept), and ``predict`` and
+        ``score`` work in them: the fit equals, bit for bit, the fit of
+        (y − c)/h with ``label_bound=1`` (its ``result_``; its coef and
+        intercept mapped as above).  A ``label_bound`` other than 1 with
+        it raises ``ValueError``.  Public constants: no privacy spent
+        (:mod:`fasterm.linear_model._bounds`).
     bounds : None, (low, high), dict or "private", default=None
         As for :class:`DPLogisticRegression` (the features only).
     alpha : float >= 0 or None, default=None
@@ -267,17 +291,19 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
     ``n_features_in_``, ``bounds_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
     3, the three releases, for AdaSSP), ``result_`` (public constants only;
-    ``result_.info["radius"]`` is the resolved R).
+    ``result_.info["radius"]`` is the resolved R; with ``target_bounds``,
+    ``result_.w`` is the model of the mapped target).
     """
 
     _kind = "squared"
     _parameter_constraints: dict = {
         **_PRIVATE_PARAMS, "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "target_bounds": [None, tuple, list],
         "radius": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left"), None]}
 
     def __init__(self, *, epsilon=_D["epsilon"], delta=_D["delta"], data_norm=_D["data_norm"],
-                 label_bound=1.0, radius=None, alpha=None,
+                 label_bound=1.0, target_bounds=None, radius=None, alpha=None,
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  solver=_D["solver"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
@@ -290,6 +316,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.delta = delta
         self.data_norm = data_norm
         self.label_bound = label_bound
+        self.target_bounds = target_bounds
         self.radius = radius
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -306,22 +333,26 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         """Fit the private model on (X, y); returns ``self``.
 
         Rows with ‖x‖ > ``data_norm`` and labels with |y| > ``label_bound``
-        are clipped to the bounds; ``sample_weight`` (None or one weight per
-        row) is mapped into [0, ``weight_bound``].
+        (outside ``target_bounds``) are clipped to the bounds; ``sample_weight``
+        (None or one weight per row) is mapped into [0, ``weight_bound``].
         """
         try:
             self._check_params()
+            target = None if self.target_bounds is None else _bounds.resolve_target(self.target_bounds,
+                                                                                     self.label_bound)
             if _dask.is_dask_collection(X):
                 X, y = self._validate_dask(X, y)
                 # clipped into X's dtype, not cast: a huge finite label must not become inf
-                y = y.map_blocks(labels_as, X.dtype, dtype=X.dtype)
+                y = y.map_blocks(_labels_block, X.dtype, target=target, dtype=X.dtype)
                 norms = None
             else:
                 X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
-                y = labels_as(np.asarray(y), X.dtype)
-                _warn_clipped_labels(y, self.label_bound)
+                y = _labels_block(y, X.dtype, target)
+                _warn_clipped_labels(y, self.label_bound if target is None else 1.0, self.target_bounds)
             X, norms = self._rows(X, norms, _dask.is_dask_collection(X))
-            coef, intercept = self._fit_linear(X, y, sample_weight, norms)
+            coef, intercept = self._fit_linear(X, y, sample_weight, norms, None if target is None else 1.0)
+            if target is not None:  # the model in the caller's units (fasterm.linear_model._bounds)
+                coef, intercept = _bounds.unmap_target(coef, intercept, *target)
             self.coef_ = coef
             self.intercept_ = intercept
             return self

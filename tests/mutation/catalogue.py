@@ -467,6 +467,13 @@ MUTANTS = [
         "the score's noise is calibrated to the whole run's μ, not its share",
         (f"{P}::test_score_noise_has_the_planned_scale",)),
     Mutant(
+        "search-score-target-sensitivity-from-label-bound", "model_selection.py",
+        (("    return -float(np.dot(r, r)), (high - low) ** 2\n",
+          "    return -float(np.dot(r, r)), 4.0 * float(final.label_bound) ** 2\n"),),
+        "a regression search with target_bounds clips the score to [low, high] but calibrates its noise "
+        "to 4·label_bound² (the mapped range), not (high − low)²",
+        (f"{P}::test_regression_score_clips_to_target_bounds_and_has_their_noise_scale",)),
+    Mutant(
         "search-fit-spends-whole-mu", "model_selection.py",
         (("run_eps = accounting.gaussian_epsilon(mu_fit * (1.0 - _MU_MARGIN), run_delta)",
           "run_eps = accounting.gaussian_epsilon(mu * (1.0 - _MU_MARGIN), run_delta)"),),
