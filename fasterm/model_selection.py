@@ -38,10 +38,14 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.model_selection import ParameterGrid
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, check_X_y
+
+from ._buildinfo import needs_sklearn
+
+with needs_sklearn("fasterm.model_selection"):  # the extra: pip install "fasterm[sklearn]"
+    from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+    from sklearn.model_selection import ParameterGrid
+    from sklearn.utils._param_validation import Interval
+    from sklearn.utils.validation import check_is_fitted, check_X_y
 
 import fasterm.linear_model._rules as _linear
 import fasterm.accounting as accounting

@@ -32,8 +32,12 @@ with noise; the weights trade the two blocks' share of the signal instead.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._buildinfo import needs_sklearn
+
+with needs_sklearn("fasterm.preprocessing"):  # the extra: pip install "fasterm[sklearn]"
+    from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+    from sklearn.utils.validation import check_is_fitted, validate_data
 
 import fasterm.linear_model._bounds as _bounds
 
