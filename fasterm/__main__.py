@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 import fasterm as fe
+import fasterm._warnings as _warnings
 from fasterm.linear_model import _rules as _linear
 from fasterm.datasets import load_breast_cancer, train_test_split
 
@@ -228,8 +229,9 @@ def _png_path_error(path: str) -> str | None:
     return None
 
 
-def _split_warnings(test_size: float) -> list[str]:
-    """Warnings for a ``--test-size`` that leaves few test or training rows in each split."""
+def _split_warnings(test_size: float, delta: float) -> list[str]:
+    """Warnings for a ``--test-size`` that leaves few test or training rows in each split, and for
+    a ``--delta`` of at least 1/n for the n training rows (:func:`fasterm._warnings.warn_large_delta`)."""
     X, y = load_breast_cancer(scaled=True)
     X_tr, X_te = train_test_split(X, y, test_size, random_state=0)[:2]  # the sizes are those of every split
     n_train, n_test = X_tr.shape[0], X_te.shape[0]
@@ -240,6 +242,10 @@ def _split_warnings(test_size: float) -> list[str]:
                    f"1/{n_test}); --test-size {_FEW_ROWS / X.shape[0]:.2f} or more holds out {_FEW_ROWS}")
     if n_train < _FEW_ROWS:
         out.append(f"--test-size {test_size:g} leaves {n_train} of the {X.shape[0]} rows for training")
+    if delta > 0.0 and delta >= 1.0 / n_train:
+        out.append(f"--delta {delta:g} is at least 1/n for the n = {n_train} training rows: (epsilon, delta)-DP "
+                   "with delta >= 1/n allows a release that publishes whole records; choose delta well below "
+                   f"1/n, e.g. {1.0 / n_train**2:.1g}")
     return out
 
 
@@ -308,14 +314,20 @@ def main(argv=None) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             ap.error("--png needs matplotlib: pip install matplotlib (or 'fasterm[plot]')")
-    for message in _split_warnings(args.test_size):
+    if (args.delta > 0.0 and method == "gradient" and "gaussian" in noises
+            and max(args.epsilons) > fe.accounting.GAUSSIAN_EPSILON_CAP):
+        # before the run (fe.accounting.check_gaussian_epsilon would stop it at the first such fit)
+        ap.error(f"--epsilons {max(args.epsilons):g}: above {fe.accounting.GAUSSIAN_EPSILON_CAP:g}, the largest "
+                 "epsilon the Gaussian calibrations (--delta > 0) accept; give smaller epsilons, or --noise laplace")
+    for message in _split_warnings(args.test_size, args.delta):
         print(f"{ap.prog}: warning: {message}", file=sys.stderr)
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    out = run(args.epsilons, args.seeds, args.delta, model=args.model,
-              solver=args.solver if method == "gradient" else method,
-              noises=noises if method == "gradient" else (), calibration=args.calibration, test_size=args.test_size,
-              progress=progress)
+    with _warnings.delta_checked_outside():  # --delta is checked above, once
+        out = run(args.epsilons, args.seeds, args.delta, model=args.model,
+                  solver=args.solver if method == "gradient" else method,
+                  noises=noises if method == "gradient" else (), calibration=args.calibration,
+                  test_size=args.test_size, progress=progress)
     print(format_table(out))
     if args.png:
         write_png(out, args.png)

@@ -202,6 +202,27 @@ def test_a_test_size_with_few_rows_warns(capsys, test_size, rows, warned):
     assert n_test == round(test_size * 569)  # the rows the warning names are those of the run
 
 
+def test_a_delta_of_at_least_one_over_n_warns_once(capsys, recwarn):
+    # issue 35: δ ≥ 1/n for the n = 398 training rows; one line on stderr, no warning from each fit
+    assert job.main(["--delta", "0.01", "--epsilons", "1", "3", "--seeds", "2", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: --delta 0.01 is at least 1/n for the n = 398 training rows") == 1, err
+    assert not [w for w in recwarn if issubclass(w.category, fe.DataWarning) and "1/n" in str(w.message)]
+    assert job.main(["--delta", "0.002", "--epsilons", "1", "--seeds", "1", "--no-progress"]) == 0
+    assert "--delta" not in capsys.readouterr().err
+
+
+def test_an_epsilon_above_the_gaussian_maximum_is_refused_before_the_run(capsys, monkeypatch):
+    monkeypatch.setattr(job, "run", lambda *a, **k: pytest.fail("ran before checking --epsilons"))
+    with pytest.raises(SystemExit) as exc:
+        job.main(["--epsilons", "1", "5e4"])
+    assert exc.value.code == 2
+    assert "--epsilons 50000: above 10000, the largest epsilon the Gaussian calibrations" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert job.main(["--epsilons", "5e4", "--noise", "laplace", "--seeds", "1", "--no-progress"]) == 0  # honoured
+    assert float(_rows(capsys.readouterr().out)[0][4]) == 5e4
+
+
 def test_python_dash_m_and_console_script(tmp_path):
     # run outside the repository, so that the installed fasterm is imported
     out = subprocess.run([sys.executable, "-m", "fasterm", "--epsilons", "1", "--seeds", "2"],
