@@ -67,36 +67,33 @@ __all__ = [
     "set_secure", "show_config", "__version__",
 ]
 
-# The scikit-learn estimators load on first use, so that `import fasterm`
-# works without scikit-learn (an optional extra: fasterm[sklearn]).
+# Loaded on first use (PEP 562), so that `import fasterm` needs numpy only: the
+# scikit-learn estimators and search (an optional extra: fasterm[sklearn]), and the
+# modules that `import fasterm` does not import (fe.preprocessing, as scikit-learn's
+# sklearn.preprocessing after `import sklearn`).
 _ESTIMATORS = ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression")
 _SEARCH = ("PrivateSearch",)
+_LAZY_MODULES = ("audit", "linear_model", "model_selection", "preprocessing")
 if TYPE_CHECKING:  # type checkers see them; at run time __getattr__ imports them
+    from . import audit, linear_model, model_selection, preprocessing
     from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
     from .model_selection import PrivateSearch
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    from ._buildinfo import needs_sklearn
+
+    if name in _LAZY_MODULES:
+        with needs_sklearn(f"{__name__}.{name}"):
+            return importlib.import_module(f"{__name__}.{name}")
     if name in _ESTIMATORS or name in _SEARCH:
-        try:
-            if name in _SEARCH:
-                from . import model_selection as module
-            else:
-                from . import linear_model as module
+        with needs_sklearn(f"{__name__}.{name}"):
+            module = importlib.import_module(f"{__name__}.{'model_selection' if name in _SEARCH else 'linear_model'}")
             return getattr(module, name)  # the estimators' module imports scikit-learn here
-        except ImportError as exc:
-            if (exc.name or "").partition(".")[0] != "sklearn":
-                raise
-            try:
-                import sklearn
-            except ImportError:
-                raise ImportError(
-                    f"fasterm.{name} needs scikit-learn: pip install 'fasterm[sklearn]'") from exc
-            raise ImportError(  # installed, but older than the estimators need
-                f"fasterm.{name} needs scikit-learn >= 1.6, found {getattr(sklearn, '__version__', '?')}: "
-                "pip install -U 'scikit-learn>=1.6'") from exc
-    raise AttributeError(f"module 'fasterm' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ESTIMATORS) | set(_SEARCH))
+    return sorted(set(globals()) | set(_ESTIMATORS) | set(_SEARCH) | set(_LAZY_MODULES))

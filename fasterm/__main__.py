@@ -3,7 +3,7 @@
 Fits a differentially private linear classifier on the Wisconsin Diagnostic
 Breast Cancer data that ships with fasterm (569 × 30; rows scaled into the
 unit ball with the *published* feature ranges, so the scaling spends no
-privacy), over random 70/30 train/test splits, for several ε.  Prints, for
+privacy), over random 70/30 train/test splits (``--test-size``), for several ε.  Prints, for
 each ε and noise, the mean ± sd test accuracy over the splits, the privacy
 actually spent and the fit time, beside a long non-private fit
 (:func:`fasterm.pgd`) on the same splits.  ``--png PATH`` writes the
@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
 import numpy as np
 
 import fasterm as fe
+import fasterm._warnings as _warnings
 from fasterm.linear_model import _rules as _linear
 from fasterm.datasets import load_breast_cancer, train_test_split
 
@@ -34,6 +36,8 @@ _DESCRIPTION = (
     "accuracy over random 70/30 splits and the privacy spent, for several epsilons, beside a "
     "non-private fit. Needs numpy only; --png needs matplotlib.")
 _NONPRIVATE_STEPS = 2000
+#: Fewer test (or training) rows per split than this: a warning (an accuracy on m rows moves in steps of 1/m).
+_FEW_ROWS = 50
 
 
 class _TextBar:
@@ -161,7 +165,7 @@ def format_table(out) -> str:
     lines = [
         f"fasterm {fe.__version__}: private {_TITLES[out['model']]} on the breast-cancer data "
         f"(n_train={out['n_train']}, n_test={out['n_test']}, d={out['d']}; rows scaled into the "
-        f"unit ball with the published feature ranges), {len(ref)} random 70/30 splits",
+        f"unit ball with the published feature ranges), {len(ref)} random train/test splits",
         "",
         f"{'epsilon':>8}  {'method':<22} {'accuracy':>15}  {'eps spent':>9}  {'delta spent':>11}  "
         f"{'T':>4}  {'fit ms':>7}",
@@ -203,28 +207,66 @@ def write_png(out, path) -> None:
 
 
 def _positive_float(text):
-    value = float(text)
+    # ArgumentTypeError's message is shown as it is (a ValueError would name this function)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
     if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
     return value
 
 
+def _png_path_error(path: str) -> str | None:
+    """Why ``--png PATH`` cannot be written (checked before the run, which takes a while), or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--png {path}: is a folder; give a file name, e.g. {os.path.join(path, 'curve.png')}"
+    if not os.path.isdir(folder):
+        return f"--png {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"--png {path}: the folder {folder} is not writable"
+    return None
+
+
+def _split_warnings(test_size: float, delta: float) -> list[str]:
+    """Warnings for a ``--test-size`` that leaves few test or training rows in each split, and for
+    a ``--delta`` of at least 1/n for the n training rows (:func:`fasterm._warnings.warn_large_delta`)."""
+    X, y = load_breast_cancer(scaled=True)
+    X_tr, X_te = train_test_split(X, y, test_size, random_state=0)[:2]  # the sizes are those of every split
+    n_train, n_test = X_tr.shape[0], X_te.shape[0]
+    out = []
+    if n_test < _FEW_ROWS:
+        out.append(f"--test-size {test_size:g} holds out {n_test} of the {X.shape[0]} rows: each split's test "
+                   f"accuracy is measured on {n_test} row{'s' if n_test != 1 else ''} (it moves in steps of "
+                   f"1/{n_test}); --test-size {_FEW_ROWS / X.shape[0]:.2f} or more holds out {_FEW_ROWS}")
+    if n_train < _FEW_ROWS:
+        out.append(f"--test-size {test_size:g} leaves {n_train} of the {X.shape[0]} rows for training")
+    if delta > 0.0 and delta >= 1.0 / n_train:
+        out.append(f"--delta {delta:g} is at least 1/n for the n = {n_train} training rows: (epsilon, delta)-DP "
+                   "with delta >= 1/n allows a release that publishes whole records; choose delta well below "
+                   f"1/n, e.g. {1.0 / n_train**2:.1g}")
+    return out
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="fasterm", description=_DESCRIPTION,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--epsilons", type=_positive_float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0],
-                    help="privacy budgets ε to run")
+    # Each help string states its default once, by hand (argparse's ArgumentDefaultsHelpFormatter
+    # would add a second "(default: ...)" to those that explain theirs, and "(default: None)").
+    epsilons = [0.1, 0.3, 1.0, 3.0, 10.0]
+    ap = argparse.ArgumentParser(prog="fasterm", description=_DESCRIPTION)
+    ap.add_argument("--epsilons", type=_positive_float, nargs="+", default=epsilons,
+                    help=f"privacy budgets ε to run (default: {' '.join(f'{e:g}' for e in epsilons)})")
     ap.add_argument("--delta", type=float, default=1e-5,
-                    help="δ; 0 gives pure ε-DP (Laplace noise only)")
-    ap.add_argument("--seeds", type=int, default=20, help="number of random splits (and noise seeds)")
+                    help="δ; 0 gives pure ε-DP (Laplace noise only) (default: %(default)g)")
+    ap.add_argument("--seeds", type=int, default=20,
+                    help="number of random splits (and noise seeds) (default: %(default)s)")
     ap.add_argument("--model", choices=sorted(_MODELS), default="logistic",
-                    help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss)")
+                    help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss) (default: %(default)s)")
     ap.add_argument("--solver", choices=[s for s in _linear.SOLVERS if s != "adassp"], default="auto",
                     help="the private algorithm, as the estimators' solver=: auto (objective "
                          "perturbation when --delta 0 and no --noise is given, else the noisy gradient "
                          "solver of the public rule, docs/solvers.rst), noisy_gd, noisy_sgd, noisy_pgd, "
-                         "objpert (pure ε), objpert_threshold, expmech (hit-and-run)")
+                         "objpert (pure ε), objpert_threshold, expmech (hit-and-run) (default: %(default)s)")
     ap.add_argument("--noise", choices=list(_linear.NOISES), nargs="+", default=None,
                     help="noise of the noisy gradient solvers, one table row per choice (default: "
                          "gaussian and laplace, laplace only with --delta 0; with --delta 0 and "
@@ -233,8 +275,10 @@ def main(argv=None) -> int:
     ap.add_argument("--calibration", choices=list(_linear.CALIBRATIONS), default=None,
                     help="Laplace calibration (default: l2)")
     ap.add_argument("--test-size", type=float, default=0.3,
-                    help="share of the rows held out for the test accuracy in each random split")
-    ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH")
+                    help="share of the rows held out for the test accuracy in each random split "
+                         "(default: %(default)s)")
+    ap.add_argument("--png", metavar="PATH", help="write the privacy-utility curve to PATH (checked before "
+                                                  "the run: its folder must exist)")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
     args = ap.parse_args(argv)
@@ -263,16 +307,27 @@ def main(argv=None) -> int:
         ap.error("--solver expmech is an approximate sampler (hit-and-run, delta not certified): it "
                  "needs --delta > 0; use --solver objpert for pure ε-DP")
     if args.png:
+        problem = _png_path_error(args.png)
+        if problem:
+            ap.error(problem)
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             ap.error("--png needs matplotlib: pip install matplotlib (or 'fasterm[plot]')")
+    if (args.delta > 0.0 and method == "gradient" and "gaussian" in noises
+            and max(args.epsilons) > fe.accounting.GAUSSIAN_EPSILON_CAP):
+        # before the run (fe.accounting.check_gaussian_epsilon would stop it at the first such fit)
+        ap.error(f"--epsilons {max(args.epsilons):g}: above {fe.accounting.GAUSSIAN_EPSILON_CAP:g}, the largest "
+                 "epsilon the Gaussian calibrations (--delta > 0) accept; give smaller epsilons, or --noise laplace")
+    for message in _split_warnings(args.test_size, args.delta):
+        print(f"{ap.prog}: warning: {message}", file=sys.stderr)
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    out = run(args.epsilons, args.seeds, args.delta, model=args.model,
-              solver=args.solver if method == "gradient" else method,
-              noises=noises if method == "gradient" else (), calibration=args.calibration, test_size=args.test_size,
-              progress=progress)
+    with _warnings.delta_checked_outside():  # --delta is checked above, once
+        out = run(args.epsilons, args.seeds, args.delta, model=args.model,
+                  solver=args.solver if method == "gradient" else method,
+                  noises=noises if method == "gradient" else (), calibration=args.calibration,
+                  test_size=args.test_size, progress=progress)
     print(format_table(out))
     if args.png:
         write_png(out, args.png)

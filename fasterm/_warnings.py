@@ -3,7 +3,8 @@
 :class:`DataWarning` says something about the data as it met the declared
 bounds: rows clipped to ``data_norm``, labels clipped to ``label_bound``,
 labels outside a declared ``classes``, a fit that ended on the boundary of
-the parameter ball.  It is computed from the data, so it is *not* part of the
+the parameter ball, a δ of at least 1/n for the n rows
+(:func:`warn_large_delta`).  It is computed from the data, so it is *not* part of the
 private release: it goes to the caller only (who holds the data), nothing of
 it is stored on the fitted object or its result, and it is never sent
 anywhere else (docs/guarantees.rst, "What is released").  Silence it with
@@ -20,13 +21,20 @@ parameters and of public constants only (a post-processing, no privacy cost).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import math
 import os
 import sys
 import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["BOUNDARY_TOLERANCE", "DataWarning", "PrivacyWarning", "warn_on_boundary"]
+__all__ = ["BOUNDARY_TOLERANCE", "DataWarning", "PrivacyWarning", "checks_delta", "delta_checked_outside",
+           "warn_large_delta", "warn_on_boundary"]
 
 #: A fit "ends on the boundary" when ‖w‖ ≥ (1 − this)·radius (w: the released (coef, intercept/s)).
 BOUNDARY_TOLERANCE = 1e-6
@@ -81,3 +89,66 @@ def warn_on_boundary(estimator, result) -> None:
         f"unconstrained private solution is likely larger; {hint} and check that the features and "
         "labels are scaled into their declared bounds.  (Computed from the released model only; "
         "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=_outside_stacklevel())
+
+
+# True while a caller that checks its own δ against n (an estimator's fit, a search, the
+# command line) runs the solvers: they then do not warn a second time, for their share of δ.
+_DELTA_CHECKED_OUTSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("fasterm_delta_checked_outside",
+                                                                               default=False)
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def warn_large_delta(delta, n, who: str) -> None:
+    """Warn (:class:`DataWarning`) when 0 < δ and δ ≥ 1/n for the n private rows.
+
+    (ε, δ)-DP with δ ≥ 1/n allows a release that publishes whole records: the
+    mechanism that publishes each row independently with probability δ is
+    (0, δ)-DP, and publishes δ·n ≥ 1 rows on average (Dwork & Roth, *The
+    Algorithmic Foundations of Differential Privacy*, 2014, §2.3, after
+    Definition 2.4).  n comes from the data, so this goes to the caller only and
+    nothing of it is stored.  Silent for an unknown n (a dask array with unknown
+    chunks), and inside :func:`delta_checked_outside`.
+    """
+    if _DELTA_CHECKED_OUTSIDE.get():
+        return
+    try:
+        delta, n = float(delta), float(n)
+    except (TypeError, ValueError):
+        return
+    if not (math.isfinite(n) and n >= 1.0 and 0.0 < delta and delta >= 1.0 / n):
+        return
+    warnings.warn(DataWarning(
+        f"{who}: delta={delta:g} is at least 1/n for the n = {int(n)} rows: (epsilon, delta)-DP with "
+        "delta >= 1/n allows a release that publishes whole records (publishing each row with probability "
+        f"delta is (0, delta)-DP and publishes delta*n = {delta * n:.3g} rows on average; Dwork & Roth 2014, "
+        "section 2.3); choose delta well below 1/n, e.g. 1/n**2.  (Computed from n, to the caller only; "
+        "silence with warnings.simplefilter('ignore', fasterm.DataWarning).)"), stacklevel=_outside_stacklevel())
+
+
+@contextlib.contextmanager
+def delta_checked_outside() -> Iterator[None]:
+    """Inside, :func:`warn_large_delta` is silent: the caller checks its own δ against n
+    (a search's runs, the command line's fits), once, for the δ it reports."""
+    token = _DELTA_CHECKED_OUTSIDE.set(True)
+    try:
+        yield
+    finally:
+        _DELTA_CHECKED_OUTSIDE.reset(token)
+
+
+def checks_delta(fit_step: _F) -> _F:
+    """Decorate an estimator's fit step ``fit_step(self, X, ...)``, which sets ``self.delta_``.
+
+    The solvers it runs do not warn (:func:`delta_checked_outside`); after it,
+    :func:`warn_large_delta` for the δ the fit reports (``delta_``: what it
+    spent, the private ranges of ``bounds="private"`` included; NaN, an
+    uncertified release, and 0 do not warn) and n = ``X.shape[0]``.
+    """
+    @functools.wraps(fit_step)
+    def wrapper(self, X, *args, **kwargs):
+        with delta_checked_outside():
+            out = fit_step(self, X, *args, **kwargs)
+        warn_large_delta(getattr(self, "delta_", 0.0), X.shape[0], type(self).__name__)
+        return out
+
+    return wrapper  # type: ignore[return-value]

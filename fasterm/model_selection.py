@@ -47,13 +47,18 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.model_selection import ParameterGrid
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, check_X_y
+
+from ._buildinfo import needs_sklearn
+
+with needs_sklearn("fasterm.model_selection"):  # the extra: pip install "fasterm[sklearn]"
+    from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+    from sklearn.model_selection import ParameterGrid
+    from sklearn.utils._param_validation import Interval
+    from sklearn.utils.validation import check_is_fitted, check_X_y
 
 import fasterm.linear_model._rules as _linear
 import fasterm.accounting as accounting
+import fasterm._warnings as _warnings
 from .linear_model._base import _DPLinearModel
 from .mechanisms.secure import resolve as resolve_secure
 from ._validation import check_random_state
@@ -442,25 +447,27 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         k_seq, runs_seq = np.random.SeedSequence([int(e) for e in entropy]).spawn(2)
         k = _draw_runs(np.random.default_rng(k_seq), eta, gamma)
         best = None
-        for child in (np.random.default_rng(c) for c in runs_seq.spawn(k)):
-            params = grid[int(child.integers(len(grid)))]
-            prefix = _final(self.estimator)[1]
-            est = clone(self.estimator).set_params(**params, **{prefix + "epsilon": run_eps, prefix + "delta": run_delta,
-                                                                prefix + "random_state": child})
-            # each run's warnings are caught: shown one by one, they would count the hidden runs K
-            # and carry each run's values (‖w‖ of a model that is not released)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                est.fit(X, y_arr)
-                value, sens = _score(est, X, y_arr, classifier)
-            run_mu = _run_mu(_final(est)[0].result_)
-            if math.hypot(run_mu, mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
-                raise ArithmeticError(f"a run spent mu={run_mu} > its share {mu_fit}")
-            noisy = value + float(child.normal(0.0, sens / mu_score))
-            # the run's stream is not part of the release: its seed would reproduce the noise
-            _final(est)[0].random_state = None
-            if best is None or noisy > best[0]:
-                best = (noisy, params, est, caught)
+        _warnings.warn_large_delta(delta, n, type(self).__name__)  # the search's δ, once
+        with _warnings.delta_checked_outside():  # not again by each run, at its own δ (RUN_DELTA)
+            for child in (np.random.default_rng(c) for c in runs_seq.spawn(k)):
+                params = grid[int(child.integers(len(grid)))]
+                prefix = _final(self.estimator)[1]
+                est = clone(self.estimator).set_params(**params, **{prefix + "epsilon": run_eps, prefix + "delta": run_delta,
+                                                                    prefix + "random_state": child})
+                # each run's warnings are caught: shown one by one, they would count the hidden runs K
+                # and carry each run's values (‖w‖ of a model that is not released)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    est.fit(X, y_arr)
+                    value, sens = _score(est, X, y_arr, classifier)
+                run_mu = _run_mu(_final(est)[0].result_)
+                if math.hypot(run_mu, mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
+                    raise ArithmeticError(f"a run spent mu={run_mu} > its share {mu_fit}")
+                noisy = value + float(child.normal(0.0, sens / mu_score))
+                # the run's stream is not part of the release: its seed would reproduce the noise
+                _final(est)[0].random_state = None
+                if best is None or noisy > best[0]:
+                    best = (noisy, params, est, caught)
         # To the caller only: the released run's warnings as kinds (a function of the data and the
         # release), before the attributes are set: an "error" filter leaves them as they were.
         summary = _warning_summary(best[3])

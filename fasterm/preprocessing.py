@@ -49,8 +49,12 @@ from collections.abc import Mapping
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ._buildinfo import needs_sklearn
+
+with needs_sklearn("fasterm.preprocessing"):  # the extra: pip install "fasterm[sklearn]"
+    from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+    from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 import fasterm.linear_model._bounds as _bounds
 

@@ -245,8 +245,10 @@ def test_laplace_calibrations_report_at_most_the_budget_exactly():
 def test_absurd_epsilon_does_not_overflow():
     assert math.isfinite(A.calibrate_laplace_l2(1.0, 3, 2, 1e300, 0.5))
     assert math.isfinite(A.calibrate_laplace_coordinate(1.0, 3, 2, 1e300, 0.5)[0])
-    sigma = A.calibrate_gaussian(1.0, 1, 1e300, 1e-5)  # calibrated as ε = 1e4: more noise, still valid
-    assert sigma == A.calibrate_gaussian(1.0, 1, A.GAUSSIAN_EPSILON_CAP, 1e-5) and sigma > 0
+    # Gaussian calibrations refuse ε above their maximum (it was calibrated as 1e4 and reported as such)
+    with pytest.raises(ValueError, match="epsilon=1e\\+300 is above 10000"):
+        A.calibrate_gaussian(1.0, 1, 1e300, 1e-5)
+    assert math.isfinite(A.calibrate_gaussian(1.0, 1, A.GAUSSIAN_EPSILON_CAP, 1e-5))
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,8 @@ wrong place shows up as an upward edge.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
@@ -197,6 +199,26 @@ def test_the_public_paths_kept_from_the_flat_layout():
     for name in ("noise", "secure", "objpert", "ssp"):  # attributes of the namespace, as before
         assert getattr(fe, name).__name__.startswith("fasterm.")
     assert fe.losses.Logistic is importlib.import_module("fasterm.erm.losses").Logistic
+
+
+def test_submodules_are_attributes_after_import_fasterm(tmp_path):
+    # issue 35: README writes fasterm.preprocessing.BoundedScaler after `import fasterm`; the
+    # modules `import fasterm` does not load load on first attribute access (PEP 562), as
+    # scikit-learn's do, and `import fasterm` itself still imports neither them nor scikit-learn.
+    # A fresh interpreter (run outside the checkout) for each: an import elsewhere would set them.
+    for expr in ("fe.preprocessing.BoundedScaler", "fe.model_selection.PrivateSearch",
+                 "fe.linear_model.DPLogisticRegression", "fe.audit.epsilon_lower_bound", "fe.erm.ssp.adassp",
+                 "fe.accounting.gaussian_mu", "fe.mechanisms.laplace", "fe.learning.SQOracle"):
+        code = ("import sys\nimport fasterm as fe\n"
+                "assert not {'sklearn', 'fasterm.preprocessing', 'fasterm.model_selection', 'fasterm.audit'} & "
+                "set(sys.modules), sorted(sys.modules)\n"
+                f"assert {expr} is not None\n"
+                f"assert '{expr.split('.')[1]}' in dir(fe)\n")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0, (expr, r.stderr)
+    code = "import fasterm as fe\ntry:\n    fe.no_such_module\nexcept AttributeError as e:\n    print(e)\n"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert r.stdout.strip() == "module 'fasterm' has no attribute 'no_such_module'"
 
 
 def test_module_docstrings_say_what_and_which_theorem_briefly():

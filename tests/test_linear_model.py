@@ -509,6 +509,33 @@ def test_estimators_without_sklearn_say_how_to_install(tmp_path):
         fe.no_such_name  # noqa: B018
 
 
+# a fresh interpreter in which scikit-learn and scipy cannot be imported (not installed)
+_NO_SKLEARN = ("import sys\n"
+               "class _Missing:\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.partition('.')[0] in ('sklearn', 'scipy'):\n"
+               "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, _Missing())\n"
+               "import fasterm as fe\n")
+
+
+@pytest.mark.parametrize("statement", [
+    "fe.DPLogisticRegression", "fe.DPLinearSVC", "fe.DPLinearRegression", "fe.PrivateSearch",
+    "fe.preprocessing.BoundedScaler", "fe.model_selection", "fe.linear_model.DPLogisticRegression",
+    "from fasterm.preprocessing import BoundedScaler", "from fasterm.linear_model import DPLinearSVC",
+    "from fasterm.model_selection import PrivateSearch", "from fasterm.linear_model import TAG_REASONS",
+])
+def test_without_the_sklearn_extra_the_error_names_it(tmp_path, statement):
+    # issue 35: without the extra (no scikit-learn, hence no scipy) the estimators failed with
+    # "No module named 'scipy'" and BoundedScaler with "No module named 'sklearn'"
+    code = _NO_SKLEARN + f"try:\n    {statement}\nexcept ImportError as e:\n    print(e)\n"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=tmp_path)
+    assert 'needs scikit-learn, which is not installed: pip install "fasterm[sklearn]"' in out.stdout, out.stdout
+    # what needs no scikit-learn still works without it
+    code = _NO_SKLEARN + "fe.linear_model; fe.audit; fe.noisy_gd; fe.datasets.load_breast_cancer()\n"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
 def test_estimators_with_an_old_sklearn_name_the_version(tmp_path):
     # a scikit-learn that imports but lacks what the estimators use (validate_data is 1.6+)
     fake = tmp_path / "sklearn"

@@ -116,6 +116,32 @@ def test_help_explains_model_solver_and_test_size(capsys):
     assert "--method" not in text  # the old spelling is gone (CHANGELOG.md), and refused below
 
 
+def test_help_states_each_default_once(capsys):
+    # issue 35: ArgumentDefaultsHelpFormatter added "(default: ...)" to help strings that give theirs
+    with pytest.raises(SystemExit):
+        job.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    options = re.split(r" (?=--[a-z-]+[ ,])", text.partition("options:")[2])
+    for option in options:
+        assert option.count("(default") <= 1, option
+    assert "(default: None)" not in text
+    for default in ("(default: 0.1 0.3 1 3 10)", "(default: 1e-05)", "(default: 20)", "(default: logistic)",
+                    "(default: auto)", "(default: l2)", "(default: 0.3)", "(default: when stderr is a terminal)"):
+        assert default in text, default
+
+
+def test_png_to_a_missing_folder_fails_before_the_run(tmp_path, capsys, monkeypatch):
+    # issue 35: it crashed in savefig after the whole run; now an argparse error before any fit
+    monkeypatch.setattr(job, "run", lambda *a, **k: pytest.fail("ran before checking --png"))
+    for path, message in [(tmp_path / "missing" / "x.png", f"the folder {tmp_path / 'missing'} does not exist"),
+                          (tmp_path, "is a folder; give a file name")]:
+        with pytest.raises(SystemExit) as exc:
+            job.main(SMALL + ["--png", str(path)])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert f"--png {path}: " in err and message in err
+
+
 def test_png(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "curve.png"
@@ -145,6 +171,9 @@ def test_text_progress_bar_without_tqdm(monkeypatch, capsys):
     (["--solver", "objpert", "--calibration", "pure"], "noisy gradient solvers"),
     (["--seeds", "0"], "--seeds"),
     (["--epsilons", "-1"], "epsilons"),
+    # issue 35: not "invalid _positive_float value" (the name of a function inside fasterm)
+    (["--epsilons", "abc"], "argument --epsilons: must be a finite number > 0, got 'abc'"),
+    (["--epsilons", "1", "inf"], "argument --epsilons: must be a finite number > 0, got 'inf'"),
     (["--delta", "1.5"], "--delta"),
     (["--test-size", "0"], "--test-size must be in (0, 1)"),
     (["--test-size", "1"], "--test-size must be in (0, 1)"),
@@ -154,6 +183,44 @@ def test_bad_arguments(capsys, argv, message):
         job.main(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("test_size,rows,warned", [
+    (0.001, "holds out 1 of the 569 rows: each split's test accuracy is measured on 1 row", True),
+    (0.05, "holds out 28 of the 569 rows", True),
+    (0.95, "leaves 28 of the 569 rows for training", True),
+    (0.1, "", False),
+])
+def test_a_test_size_with_few_rows_warns(capsys, test_size, rows, warned):
+    # issue 35: --test-size 0.001 reported 1.000 ± 0.000 from one test row without a word
+    assert job.main(["--test-size", str(test_size), "--epsilons", "1", "--seeds", "1", "--noise", "gaussian",
+                     "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert ("fasterm: warning: --test-size" in captured.err) == warned, captured.err
+    assert rows in captured.err
+    n_test = int(re.search(r"n_test=(\d+)", captured.out).group(1))
+    assert n_test == round(test_size * 569)  # the rows the warning names are those of the run
+
+
+def test_a_delta_of_at_least_one_over_n_warns_once(capsys, recwarn):
+    # issue 35: δ ≥ 1/n for the n = 398 training rows; one line on stderr, no warning from each fit
+    assert job.main(["--delta", "0.01", "--epsilons", "1", "3", "--seeds", "2", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: --delta 0.01 is at least 1/n for the n = 398 training rows") == 1, err
+    assert not [w for w in recwarn if issubclass(w.category, fe.DataWarning) and "1/n" in str(w.message)]
+    assert job.main(["--delta", "0.002", "--epsilons", "1", "--seeds", "1", "--no-progress"]) == 0
+    assert "--delta" not in capsys.readouterr().err
+
+
+def test_an_epsilon_above_the_gaussian_maximum_is_refused_before_the_run(capsys, monkeypatch):
+    monkeypatch.setattr(job, "run", lambda *a, **k: pytest.fail("ran before checking --epsilons"))
+    with pytest.raises(SystemExit) as exc:
+        job.main(["--epsilons", "1", "5e4"])
+    assert exc.value.code == 2
+    assert "--epsilons 50000: above 10000, the largest epsilon the Gaussian calibrations" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert job.main(["--epsilons", "5e4", "--noise", "laplace", "--seeds", "1", "--no-progress"]) == 0  # honoured
+    assert float(_rows(capsys.readouterr().out)[0][4]) == 5e4
 
 
 def test_python_dash_m_and_console_script(tmp_path):

@@ -31,7 +31,7 @@ from .objpert import calibrate_objpert, norm_laplace_scale, objpert_epsilon, obj
 from .search import calibrate_private_search, private_search_epsilon
 
 # Public constants and helpers outside __all__, re-exported explicitly ("X as X").
-from .gaussian import GAUSSIAN_EPSILON_CAP as GAUSSIAN_EPSILON_CAP
+from .gaussian import GAUSSIAN_EPSILON_CAP as GAUSSIAN_EPSILON_CAP, check_gaussian_epsilon as check_gaussian_epsilon
 from .rdp import RDP_ORDERS as RDP_ORDERS
 from .search import SEARCH_ORDERS as SEARCH_ORDERS
 from .sgd import SGD_SIGMA_RTOL as SGD_SIGMA_RTOL

@@ -58,8 +58,29 @@ def gaussian_delta(mu, epsilon) -> float:
 
 
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
+#: The largest ε the Gaussian calibrations (GDP, zCDP, the subsampled Gaussian, private search) accept.
 GAUSSIAN_EPSILON_CAP = 1e4
 _MACH_EPS = 2.0**-52
+
+
+def check_gaussian_epsilon(epsilon, name: str = "epsilon") -> float:
+    """ε for a Gaussian calibration: finite, > 0 and at most :data:`GAUSSIAN_EPSILON_CAP` (10⁴).
+
+    One maximum for every Gaussian calibration (:func:`gaussian_mu`,
+    :func:`calibrate_gaussian`, :func:`zcdp_rho`,
+    :func:`fasterm.accounting.calibrate_sgd_sigma`,
+    :func:`fasterm.accounting.calibrate_private_search`), up to which their
+    solvers are tested.  A larger ε is refused rather than calibrated as 10⁴,
+    which would spend less than asked with more noise than needed and report
+    10⁴ as the ε spent.  At ε = 10⁴ the guarantee bounds likelihood ratios by
+    e^ε, beyond any floating-point number: no privacy to speak of.
+    """
+    eps = check_epsilon(epsilon, name)
+    if not eps <= GAUSSIAN_EPSILON_CAP:
+        raise ValueError(f"{name}={eps:g} is above {GAUSSIAN_EPSILON_CAP:g}, the largest epsilon the Gaussian "
+                         f"calibrations (delta > 0) accept; at such an epsilon the noise protects no one: pass "
+                         f"{name} <= {GAUSSIAN_EPSILON_CAP:g} (or delta=0 with Laplace noise)")
+    return eps
 
 
 def _ndtr_diff(mid: float, half: float) -> float:
@@ -149,13 +170,11 @@ def gaussian_mu(epsilon, delta) -> float:
 
     Certified: δ(ε; μ) plus its evaluation-error bound is ≤ δ at the returned μ.
     """
-    eps = check_epsilon(epsilon)
+    eps = check_gaussian_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0 for Gaussian noise (μ-GDP gives δ(ε) > 0 for every ε)")
-    # Beyond ε = 1e4 (no privacy to speak of) calibrate for 1e4: more noise than
-    # needed, so still (ε, δ)-DP, and the tail functions stay in range.
-    return _gaussian_mu(min(eps, GAUSSIAN_EPSILON_CAP), delta)
+    return _gaussian_mu(eps, delta)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -174,7 +193,7 @@ def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:
     """
     sens = check_positive(l2_sensitivity, "l2_sensitivity")
     steps = check_scalar(steps, "steps", low=1, integer=True)
-    eps = check_epsilon(epsilon)
+    eps = check_gaussian_epsilon(epsilon)
     delta = check_delta(delta)
     return _calibrate_gaussian(sens, steps, eps, delta)
 
@@ -182,7 +201,6 @@ def calibrate_gaussian(l2_sensitivity, steps, epsilon, delta) -> float:
 @functools.lru_cache(maxsize=1024)
 def _calibrate_gaussian(sens: float, steps: int, eps: float, delta: float) -> float:
     mu = gaussian_mu(eps, delta)
-    eps = min(eps, GAUSSIAN_EPSILON_CAP)
     root_t = math.sqrt(steps)
     sigma = check_derived(root_t * sens / mu, "sigma", "l2_sensitivity, steps, epsilon and delta")
     if not math.isfinite(root_t * sens):
@@ -241,9 +259,8 @@ def zcdp_delta(rho, epsilon) -> float:
 
 def zcdp_rho(epsilon, delta) -> float:
     """Largest ρ for which :func:`zcdp_delta` (ρ, ε) ≤ δ (bisection; δ increases with ρ)."""
-    eps = check_epsilon(epsilon)
+    eps = check_gaussian_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0: zCDP gives (ε, 0)-DP for no finite ε")
-    eps = min(eps, GAUSSIAN_EPSILON_CAP)
     return _solve_increasing(lambda r: zcdp_delta(r, eps), delta, 1e-6, 1.0)

@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from .._validation import check_delta, check_derived, check_epsilon, check_positive, check_scalar, derived_from
+from .._validation import check_delta, check_derived, check_positive, check_scalar, derived_from
 from ._solve import _solve_increasing
-from .gaussian import GAUSSIAN_EPSILON_CAP
+from .gaussian import check_gaussian_epsilon
 from .rdp import _rdp_to_eps
 
 
@@ -101,7 +101,7 @@ def calibrate_private_search(epsilon, delta, *, eta=0.0, expected_runs) -> tuple
     :func:`private_search_epsilon` (μ, δ, η, γ) is ≤ ε.  Each run of the search may then be
     any μ-GDP mechanism (Papernot & Steinke 2022, Thm. 2; see :func:`private_search_epsilon`).
     """
-    eps = check_epsilon(epsilon)
+    eps = check_gaussian_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0: Rényi DP gives (ε, 0)-DP for no finite ε")
@@ -114,7 +114,6 @@ def calibrate_private_search(epsilon, delta, *, eta=0.0, expected_runs) -> tuple
         gamma = _tnb_gamma(eta, runs)
         if not 0.0 < gamma < 1.0:  # pragma: no cover - the bracket keeps it inside
             raise ArithmeticError("no gamma for expected_runs")
-        eps = min(eps, GAUSSIAN_EPSILON_CAP)
         mu = _solve_increasing(lambda m: _search_epsilon(m, delta, eta, gamma), eps, 1e-6, 1.0)
         mu = check_derived(mu, "mu", names)
     return mu, gamma

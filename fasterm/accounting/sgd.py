@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_scalar, derived_from
+from .._validation import check_delta, check_scalar, derived_from
 from ._solve import _solve_increasing
-from .gaussian import GAUSSIAN_EPSILON_CAP, _gaussian_mu
+from .gaussian import _gaussian_mu, check_gaussian_epsilon
 from .pld import _PLD_MIN_DELTA, _pld_epsilon, _pld_grid_step, _sgd_pld
 from .rdp import _check_neighbors, _check_sgd_inputs, _rdp_to_eps, _sgd_rdp
 
@@ -118,13 +118,13 @@ def calibrate_sgd_sigma(sample_rate, steps, epsilon, delta, neighbors="replace_o
     """
     q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
     steps = check_scalar(steps, "steps", low=1, integer=True)
-    eps = check_epsilon(epsilon)
+    eps = check_gaussian_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0: the subsampled Gaussian is (ε, 0)-DP for no finite ε")
     neighbors = _check_neighbors(neighbors)
     with derived_from("sample_rate, steps, epsilon and delta"):
-        return _calibrate_sgd_sigma(q, steps, min(eps, GAUSSIAN_EPSILON_CAP), delta, neighbors)
+        return _calibrate_sgd_sigma(q, steps, eps, delta, neighbors)
 
 
 def _calibrate_sgd_sigma_rdp(q, steps, eps, delta, neighbors):

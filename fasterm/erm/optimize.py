@@ -53,6 +53,7 @@ import fasterm.erm._engine as _engine
 import fasterm.accounting as accounting
 import fasterm.erm.constraints as _constraints
 import fasterm.erm.losses as _losses_mod
+import fasterm._warnings as _warnings
 from .._validation import (
     check_delta,
     check_derived,
@@ -80,7 +81,10 @@ class OptimizeResult:
     ----------
     w : ndarray, the solution (in C).
     epsilon, delta : the privacy actually spent ((inf, 1.0)... for non-private
-        ``pgd``: ``epsilon = inf``, ``delta = 1``, i.e. no guarantee).
+        ``pgd``: ``epsilon = inf``, ``delta = 1``, i.e. no guarantee).  For Gaussian
+        noise, the smallest ε whose δ(ε; μ) ≤ δ (:func:`fasterm.accounting.gaussian_epsilon`):
+        0.0 when δ covers the noise alone, δ ≥ δ(0; μ) = 2Φ(μ/2) − 1 (Dong, Roth & Su 2022,
+        Cor. 2.13 at ε = 0), as for a negligible ε asked (1e-300): the release is (0, δ)-DP.
     steps, lr : the number of gradient steps T and the step size η used.
     noise, calibration, noise_scale : the noise family, its calibration and the
         per-coordinate scale (Laplace b or Gaussian σ; 0 for ``pgd``).
@@ -219,6 +223,8 @@ def _check_private_params(loss, constraint, epsilon, delta, noise, data_norm, cl
     delta = check_delta(delta)
     if noise not in _NOISES:
         raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    if noise == "gaussian" and delta > 0.0:
+        eps = accounting.check_gaussian_epsilon(eps)  # at most GAUSSIAN_EPSILON_CAP
     if calibration is not None and calibration not in _CALIBRATIONS:
         raise ValueError(f"calibration must be one of {_CALIBRATIONS}, got {calibration!r}")
     if data_norm is None:
@@ -341,6 +347,7 @@ def noisy_pgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
     weights, wb = _sample_weights(sample_weight, weight_bound, n, chunked)
+    _warnings.warn_large_delta(delta, n, "noisy_pgd")  # n unknown (dask chunks): no warning
 
     R = float(constraint.diameter)
     G_loss = float(loss.lipschitz(data_norm, label_bound=label_bound, radius=_norm_bound(constraint)))

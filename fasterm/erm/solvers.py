@@ -59,6 +59,7 @@ import fasterm.accounting as accounting
 import fasterm.erm.optimize as _optimize
 import fasterm.erm.constraints as _constraints
 import fasterm.erm.losses as _losses_mod
+import fasterm._warnings as _warnings
 from ._design import _design_block
 from .losses import _grad_sum_kernel, _row_norms_kernel
 from .optimize import OptimizeResult, _check_private_params, _norm_bound, _reg_lipschitz, _sample_weights
@@ -226,6 +227,7 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
     if d != constraint.dim:
         raise ValueError(f"X has {d} columns but constraint has dim {constraint.dim}")
     weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    _warnings.warn_large_delta(params["delta"], n, "noisy_gd")
     return _gd_run(loss, constraint, _gd_plan(loss, constraint, n, wb, params), X, y, rng, weights)
 
 
@@ -525,6 +527,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         raise ValueError("neighbors='add_remove' needs float64 X: its batch-size cap comes from a public bound "
                          "on n, and the float32 rounding margin of that cap is too large")
     weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    _warnings.warn_large_delta(delta, n, "noisy_sgd")
     if sample_rate is not None:
         q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
     else:

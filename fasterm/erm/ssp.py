@@ -41,6 +41,7 @@ import math
 import numpy as np
 
 import fasterm.accounting as accounting
+import fasterm._warnings as _warnings
 from .._validation import check_epsilon, check_delta, check_positive, check_random_state, check_sample_weight
 from .._validation import check_scalar, is_sparse, check_csr, check_array
 from .optimize import OptimizeResult
@@ -191,6 +192,7 @@ def adassp(X, y, epsilon, delta=1e-5, *, data_norm=1.0, label_bound=1.0, sample_
     B = check_positive(weight_bound, "weight_bound")
     if sample_weight is not None:
         w, B = check_sample_weight(sample_weight, n, B)
+    _warnings.warn_large_delta(delta, n, "adassp")
     cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)
     rng = check_random_state(random_state)
     # the per-record maps: rows to the X-ball, labels to [−Y, Y] (float64 statistics)

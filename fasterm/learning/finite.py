@@ -41,6 +41,7 @@ import fasterm.mechanisms as mechanisms
 import fasterm.mechanisms.noise as noise
 import fasterm.mechanisms.secure as _secure
 from ..accounting import BudgetExceededError
+import fasterm._warnings as _warnings
 from .._validation import (check_array, check_delta, check_derived, check_epsilon, check_random_state, check_scalar,
                           derived_from)
 
@@ -131,6 +132,7 @@ class SQOracle:
         eps = check_epsilon(epsilon)
         delta = check_delta(delta)
         m = check_scalar(max_queries, "max_queries", low=1, integer=True)
+        _warnings.warn_large_delta(delta, X.shape[0], "SQOracle")
         self._X, self._y = X, y
         self._n = X.shape[0]
         self.epsilon, self.delta, self.max_queries = eps, delta, m

@@ -49,11 +49,15 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    from .._buildinfo import needs_sklearn
+
     if name in ("EXPECTED_FAILED_CHECKS", "TAG_REASONS"):
-        from . import _base
+        with needs_sklearn(f"{__name__}.{name}"):
+            from . import _base
         return getattr(_base, name)
     if name in ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"):
-        from . import _estimators
+        with needs_sklearn(f"{__name__}.{name}"):  # scipy, then scikit-learn
+            from . import _estimators
         return getattr(_estimators, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -344,6 +344,7 @@ class _DPLinearModel(BaseEstimator):
             _warn_missed_features(X, low, high, isinstance(bounds, str), getattr(self, "feature_names_in_", None))
         return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
 
+    @_warnings.checks_delta  # δ ≥ 1/n: one DataWarning, to the caller, for the δ spent
     def _fit_linear(self, X, y, sample_weight=None, row_norms=None, label_bound=None):
         # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms;
         # label_bound: the bound of the y passed here (None: the estimator's label_bound)
@@ -485,6 +486,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
         return self
 
+    @_warnings.checks_delta  # δ ≥ 1/n: one DataWarning, to the caller, for the δ spent
     def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
         """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm.linear_model._multiclass`)."""
         coef, intercept, result = _multiclass.fit_multiclass(

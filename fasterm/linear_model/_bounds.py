@@ -341,6 +341,8 @@ def private_plan(epsilon, delta, n_features, gaussian=False, sgd=None) -> Privat
     q, σ, T) when that is more than basic composition gives them, else basic.
     """
     epsilon, delta, d = float(epsilon), float(delta), int(n_features)
+    if delta > 0.0:  # the ranges are accounted in zCDP: the error names the whole epsilon, not its share
+        accounting.check_gaussian_epsilon(epsilon)
     eps_r, delta_r = PRIVATE_SHARE * epsilon, PRIVATE_SHARE * delta
     eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)
     k = PRIVATE_MECHANISMS * d

@@ -174,7 +174,9 @@ class DPLogisticRegression(_DPLinearClassifier):
         ``epsilon_``/``delta_``).  Absent with ``bounds=None``.
     epsilon_, delta_ : float
         The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta),
-        including the private ranges of ``bounds="private"``.
+        including the private ranges of ``bounds="private"``.  Gaussian noise for a negligible
+        epsilon (1e-300) is set by delta alone and is (0, δ)-DP: ``epsilon_`` is then 0.0
+        (:class:`fasterm.OptimizeResult`); Gaussian noise takes epsilon ≤ 10⁴.
     n_iter_ : int
         Number of gradient steps T (sampler steps for "expmech"); for
         objective perturbation ("objpert", "objpert_threshold", and "auto"

@@ -434,6 +434,8 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
                                random_state=random_state, sample_weight=sample_weight, weight_bound=weight_bound)
     _check_supported(method, solver, noise, chunked)
     noise, calibration = resolve_noise(method, delta, noise, calibration, public_solver)
+    if noise == "gaussian" and delta > 0.0:
+        accounting.check_gaussian_epsilon(epsilon)  # before the calibrations' derived_from: the error names epsilon
     sec = resolve_secure(secure)
     K = int(n_classes)
     if is_sparse(X):

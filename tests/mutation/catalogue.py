@@ -33,6 +33,7 @@ RG = "tests/test_regression.py"
 L = "tests/test_pld.py"
 F = "tests/test_float_edge.py"
 OS = "tests/test_float_margin_onesided.py"
+BL = "tests/test_budget_limits.py"
 
 
 @dataclass(frozen=True)
@@ -662,4 +663,31 @@ MUTANTS = [
           "        if False:\n"),),
         "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
         ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
+    # --- the budget at its limits (issue #35) -----------------------------------
+    Mutant(
+        "gaussian-epsilon-above-cap-silently-capped", "accounting/gaussian.py",
+        (("    if not eps <= GAUSSIAN_EPSILON_CAP:\n", "    if False:\n"),
+         ("(or delta=0 with Laplace noise)\")\n    return eps\n",
+          "(or delta=0 with Laplace noise)\")\n    return min(eps, GAUSSIAN_EPSILON_CAP)\n")),
+        "an ε above GAUSSIAN_EPSILON_CAP is calibrated as the cap, and the cap is reported as spent (the ε asked "
+        "is not the ε spent)",
+        (f"{BL}::test_gaussian_calibrations_refuse_epsilon_above_the_maximum",
+         f"{BL}::test_every_gaussian_fit_refuses_epsilon_above_the_maximum")),
+    Mutant(
+        "delta-warning-from-2-over-n", "_warnings.py",
+        (("0.0 < delta and delta >= 1.0 / n)", "0.0 < delta and delta >= 2.0 / n)"),),
+        "δ ≥ 1/n warns only from 2/n: a δ that permits publishing a record passes silently",
+        (f"{BL}::test_the_threshold_is_one_over_n", f"{BL}::test_the_warning_is_for_the_delta_spent")),
+    Mutant(
+        "estimator-delta-warning-for-the-fit-share", "_warnings.py",
+        (("        warn_large_delta(getattr(self, \"delta_\", 0.0), X.shape[0], type(self).__name__)\n",
+          "        warn_large_delta(getattr(self, \"result_\").delta or 0.0, X.shape[0], type(self).__name__)\n"),),
+        "the estimator checks the fit's share of δ, not the δ it reports (bounds='private' ranges left out)",
+        (f"{BL}::test_the_warning_is_for_the_delta_spent",)),
+    Mutant(
+        "estimator-solvers-warn-again", "_warnings.py",
+        (("        with delta_checked_outside():\n            out = fit_step(self, X, *args, **kwargs)\n",
+          "        out = fit_step(self, X, *args, **kwargs)\n"),),
+        "an estimator's solvers warn about δ ≥ 1/n too, for their share of δ (two warnings per fit)",
+        (f"{BL}::test_delta_of_at_least_one_over_n_warns_once",)),
 ]
