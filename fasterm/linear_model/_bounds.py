@@ -53,7 +53,7 @@ c = (low + high)/2 and h = (high − low)/2, in float64,
 which sends [low, high] onto [−1, 1], the label bound the fit then uses
 (labels outside are clipped there, per record).  The model of the mapped
 target, (w, b), is reported in the caller's units as (h·w, h·b + c), so that
-⟨coef_, x⟩ + intercept_ predicts y itself (:func:`resolve_target`,
+⟨``coef_``, x⟩ + ``intercept_`` predicts y itself (:func:`resolve_target`,
 :func:`map_target`, :func:`unmap_target`).  Public constants only: no privacy
 spent.
 """
