@@ -366,7 +366,8 @@ def plain_X_y(X, y, *, finite_X: bool = True) -> bool:
     and y as they are.  False means "run the full check", which converts the
     input or raises with its own message — so the estimators keep
     scikit-learn's behaviour and error messages on every other input, and
-    skip its ~0.1 ms of generic dispatch on this one (:mod:`fasterm.linear_model`).
+    skip its generic dispatch on this one (:mod:`fasterm.linear_model`; its cost:
+    docs/performance.rst, "Small costs around the kernels").
     ``finite_X=False`` leaves X's finiteness to the caller (who must check it).
     """
     return (type(X) is np.ndarray and X.ndim == 2 and X.dtype in FLOAT_DTYPES

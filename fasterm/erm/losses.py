@@ -61,7 +61,7 @@ _ROW_NORM_RTOL = 1e-6
 
 @functools.lru_cache(maxsize=16)
 def _row_norm_probes(n: int) -> np.ndarray:
-    """The rows check_row_norms recomputes: a function of n alone (memoised: 8 µs a call)."""
+    """The rows check_row_norms recomputes: a function of n alone (memoised)."""
     idx = np.unique(np.linspace(0, n - 1, min(n, _ROW_NORM_PROBES)).astype(np.intp))
     idx.flags.writeable = False
     return idx
@@ -85,8 +85,8 @@ def check_row_norms(row_norms, X: np.ndarray, name: str = "row_norms") -> np.nda
     if not idx.size:
         return norms
     if isinstance(X, np.ndarray) and X.dtype in FLOAT_DTYPES and X.flags.c_contiguous:
-        # Compiled: ~10 small numpy operations took 0.12 ms right after a pass
-        # over a 40 MB X (n = 1e5, d = 100), this a few µs.
+        # Compiled: a few small numpy operations cost more (docs/performance.rst,
+        # "Small costs around the kernels").
         ok = _losses.check_probed_row_norms(X, norms, idx, _ROW_NORM_RTOL)
     else:  # a CSR X: its 16 probed rows densified
         with np.errstate(over="ignore"):

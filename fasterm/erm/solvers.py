@@ -176,8 +176,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
         capped at 1 − 3ν, ν = √(E‖h_t‖²)/c the noise per step against the
         clipped gradients (public: σ√d/c = 2√(Td)/(nμ) for Gaussian noise),
         so no momentum from ν = 1/3 on (``MOMENTUM_CAP_SLOPE``); momentum
-        accumulates noise, and this cap beat the other rules tried in the
-        experiments of docs/solvers.rst.  ``info["accelerate"]`` says whether
+        accumulates noise (why this cap: docs/solvers.rst, "Momentum against
+        the noise ratio").  ``info["accelerate"]`` says whether
         momentum was used.
     output : "last" (w_T, the default) or "average" (the mean of
         w_1 … w_T, the point Theorem A bounds; with momentum, of the query
@@ -383,8 +383,8 @@ def _auto_momentum(steps, nu):
     """``accelerate="auto"``: the momentum schedule for T steps at the public relative noise
     ν = √(E‖h_t‖²)/c — FISTA's β_t capped at 1 − ``MOMENTUM_CAP_SLOPE``·ν — or None when the cap
     is ≤ 0.  Momentum adds up the noise of past steps (with coefficient b, about 1/(1 − b) of
-    them), so the noisier the step the less of it; the cap is continuous in ν (docs/solvers.rst:
-    a threshold rule lost 2 points for 10% less budget, and this rule beat it on 26 data sets)."""
+    them), so the noisier the step the less of it; the cap is continuous in ν (why:
+    docs/solvers.rst, "Momentum against the noise ratio")."""
     cap = 1.0 - MOMENTUM_CAP_SLOPE * nu
     if not cap > 0.0:
         return None

@@ -35,131 +35,53 @@ def _labels_block(y, dtype, target):
 class DPLogisticRegression(_DPLinearClassifier):
     """Differentially private logistic regression: binary, or multinomial for K > 2 classes.
 
-    Minimises (1/n) Σ log(1 + exp(−y_i(⟨w, x_i⟩ + b))) + α/2·‖(w, b/s)‖² over
-    ‖(w, b/s)‖₂ ≤ ``radius`` privately; for K > 2 classes the multinomial
-    loss (1/n) Σ −log softmax(Wᵀ(x_i, s))_{y_i} + α/2·‖W‖²_F over the
-    Frobenius ball ‖W‖_F ≤ ``radius`` (:mod:`fasterm.linear_model._multiclass`).  See the
-    module docstring for the privacy statement and :mod:`fasterm.linear_model._rules` for
-    the defaults.
-
-    Tuning: scikit-learn's ``GridSearchCV``, ``cross_val_score`` and the like,
-    run on private data, spend privacy that nobody counts (every fit spends
-    its (ε, δ), and the exact scores and the choice among them are further
-    releases); use :class:`fasterm.PrivateSearch`, which accounts for both.
+    Minimises the L2-regularised logistic loss (multinomial for K > 2 classes,
+    :mod:`fasterm.linear_model._multiclass`) over the ball ‖(w, b/s)‖₂ ≤ ``radius``
+    (Frobenius for K > 2), privately.  Privacy: :mod:`fasterm.linear_model` (theorems:
+    docs/guarantees.rst); each parameter and the objective in full: docs/estimators.rst.
 
     Parameters
     ----------
     epsilon : float > 0, default=1.0
-        Privacy budget ε (finite).
+        Privacy budget ε (finite; Gaussian noise takes ε ≤ 10⁴).
     delta : float in [0, 1), default=1e-5
-        Privacy budget δ; keep it well below 1/n.  ``delta=0`` gives pure
-        ε-DP: by objective perturbation with the default ``solver="auto"``
-        (for K > 2 classes: one Laplace release of the clipped per-class sums,
-        docs/multiclass.rst, which ignores ``clip``, ``steps`` and
-        ``max_steps``), or with a noisy gradient solver and Laplace noise
-        (``calibration`` "pure" or "l2").
+        Privacy budget δ, well below 1/n; ``delta=0`` is pure ε-DP.
     data_norm : float > 0, default=1.0
-        Public bound X on ‖x‖₂: rows are assumed (and clipped) to norm ≤ X —
-        scale features with public bounds first.
+        Public bound X on ‖x‖₂; longer rows are clipped.
     radius : float > 0, default=50.0
-        Public bound on ‖(coef, intercept/intercept_scaling)‖₂ (the feasible
-        set of PGD).  The noise does not depend on it; it sets the step size
-        and caps |logit| at radius·√(data_norm² + intercept_scaling²).  A fit
-        whose released parameters end on the ball emits a
-        :class:`fasterm.DataWarning` (from the released model only, never stored).
+        Public bound on ‖(coef, intercept/s)‖₂; sets the step size, not the noise.
     alpha : float >= 0, default=1e-4
-        Data-independent L2 regularization α/2·‖w‖² (w includes the intercept
-        coordinate).
+        Data-independent L2 regularization α/2·‖w‖² (w includes the intercept).
     fit_intercept : bool, default=True
-        Append a constant column ``intercept_scaling``; the augmented rows then
-        have norm ≤ √(data_norm² + intercept_scaling²), which is the data norm
-        the noise is calibrated with.
+        Append the constant column s (the noise uses the augmented row norm).
     intercept_scaling : float > 0 or "auto", default="auto"
-        Value of the constant column; |intercept| ≤ intercept_scaling·radius.
-        "auto": 0.25, or 0.125 for classifiers fitted by objective
-        perturbation (``solver="objpert"``, also through "auto"), where it
-        sets the ridge μ/(2s²) on the intercept (chosen on data other than
-        the breast-cancer set: ``docs/pure.rst``).
+        s; "auto": 0.25, or 0.125 under objective perturbation (docs/pure.rst).
     solver : {"auto", "noisy_gd", "noisy_sgd", "noisy_pgd", "objpert", "objpert_threshold", "expmech"}, default="auto"
-        The private algorithm (docs/solvers.rst).  "auto": "objpert" for
-        ``delta=0`` (unless secure mode or a dask X), else a noisy gradient
-        solver picked from n, the loss, the noise and the mode only:
-        "noisy_sgd" from 5,000 rows, "noisy_gd" below (and for Laplace
-        noise), "noisy_pgd" for the hinge loss, secure mode and dask arrays;
-        an explicit ``noise`` keeps "auto" among these three.
-        "noisy_gd": noisy gradient descent with the smooth step
-        (:func:`fasterm.noisy_gd`); "noisy_sgd": Poisson-subsampled noisy SGD
-        (:func:`fasterm.noisy_sgd`, Gaussian noise); "noisy_pgd": noisy
-        projected gradient descent (:func:`fasterm.noisy_pgd`).  "objpert":
-        objective perturbation (:func:`fasterm.objective_perturbation` on
-        ``SmoothHinge()`` — ``LogCosh(width=label_bound)`` for regression —,
-        (ε, 0)-DP; ``alpha`` is a floor of its regularization, the result is
-        projected onto the ``radius`` ball; ``clip``, ``steps``,
-        ``max_steps`` are unused); "objpert_threshold" (classifiers with an
-        intercept): objective perturbation with 0.8ε and the intercept chosen
-        privately with 0.2ε (docs/pure.rst); "expmech": the exponential
-        mechanism (``fasterm.expmech_erm``, an uncertified hit-and-run chain:
-        needs ``delta > 0`` and reports ``delta_ = nan``; ``steps`` is the
-        sampler's).
+        The private algorithm (docs/solvers.rst).  "auto" reads n, the loss,
+        the noise and the mode only (:mod:`fasterm.linear_model._rules`).
     noise : {"gaussian", "laplace"} or None, default=None
-        The noise of the noisy gradient solvers (others refuse it): None is
-        Gaussian for ``delta > 0`` and Laplace for ``delta=0``.
+        Noise of the noisy gradient solvers; None: Gaussian for δ > 0, else Laplace.
     calibration : {"l2", "pure", "coordinate"} or None, default=None
-        Laplace noise only (see :func:`fasterm.noisy_pgd`); None is "l2".
-        Gaussian noise is calibrated exactly through μ-GDP and refuses it.
+        Laplace noise only (:func:`fasterm.noisy_pgd`); None is "l2".
     clip : float > 0, "auto" or None, default="auto"
-        Per-example gradient clipping norm c (the noise scales with c).
-        "auto": c = X_aug/(1 + e), the gradient norm of a full-norm row at
-        margin 1 (:mod:`fasterm.linear_model._rules`); None: no clipping (c = G).
+        Per-example gradient clipping norm c; "auto": X_aug/(1 + e); None: none.
     steps : int >= 1 or None, default=None
-        Number of gradient steps T; None: the solver's rule (:mod:`fasterm.linear_model._rules`).
+        Number of gradient steps T; None: the solver's rule.
     max_steps : int >= 1 or None, default=None
-        Compute budget for the default T of noisy_pgd (None: 100) and
-        noisy_gd (None: 40, and 20 below n = 1,000 rows for the binary logistic
-        model with Gaussian noise; 80 for K > 2 classes); unused by noisy_sgd.
+        Compute budget for the default T of noisy_pgd (None: 100) and noisy_gd
+        (None: 40; 20 below n = 1,000 binary Gaussian; 80 for K > 2 classes).
     random_state : None, int or numpy.random.Generator, default=None
-        Source of the noise.  Use None for a release; an int reproduces a fit.
+        Source of the noise: None for a release; an int reproduces a fit.
     secure : bool or None, default=None
-        Floating-point-safe noise (exact discrete noise on a power-of-two grid,
-        :mod:`fasterm.mechanisms.secure`); None follows :func:`fasterm.secure_mode`.
-        Needs ``solver="noisy_pgd"`` (or "auto"); then ``random_state="os"`` draws the
-        noise from operating-system entropy.
+        Exact discrete noise (:mod:`fasterm.mechanisms.secure`); None follows secure_mode.
     weight_bound : float > 0, default=1.0
-        Public bound B on the sample weights of ``fit(X, y, sample_weight)``
-        (declared like ``data_norm``): each weight is mapped to
-        min(max(w, 0), B) (NaN to 0), never refused.  The objective becomes
-        (1/n) Σ w_i ℓ_i + α/2·‖(w, b/s)‖² (normalised by n, which is
-        public, not by Σ w_i).  A record is the triple (x_i, y_i, w_i); its
-        clipped gradient times w_i has norm ≤ B·c, so the sensitivity — and
-        the noise — scale by B (:func:`fasterm.noisy_pgd`).  Unused without
-        weights; ``sample_weight=np.ones(n)`` with B = 1 gives the
-        unweighted fit bit for bit.  Only the noisy gradient solvers take
-        weights (the others raise ``ValueError`` naming sample_weight).
+        Public bound B on ``sample_weight`` (mapped into [0, B]); the noise scales by B.
     classes : sequence of K ≥ 2 distinct labels or None, default=None
-        The declared label set (for two: (negative, positive)).  Given, a
-        label equal to ``classes[k]`` is class k, and a label outside the set
-        raises ``ValueError`` (it is outside the data domain, like a NaN; it
-        used to be merged into ``classes[0]`` in silence); nothing about y
-        beyond that enters the fit.  None: ``np.unique(y)`` (scikit-learn's
-        convention; the set of label values is then treated as public).
+        The declared label set; a label outside it raises ``ValueError``.
+        None: ``np.unique(y)`` (the label values are then treated as public).
     bounds : None, (low, high), dict or "private", default=None
-        Per-feature bounds that map every row into the unit ball inside
-        ``fit`` *and* ``predict``/``decision_function``/``predict_proba``:
-        x_j ↦ (clip((x_j − low_j)/(high_j − low_j), 0, 1) − 1/2)/(√d/2)
-        (:mod:`fasterm.linear_model._bounds`; the same code as
-        :class:`fasterm.preprocessing.BoundedScaler`).  None: rows are used
-        as given and must lie in the ``data_norm`` ball (longer rows are
-        clipped; ``fit`` warns when more than 1% are).  ``(low, high)``:
-        scalars or per-feature arrays declared from public knowledge
-        (documentation, instrument ranges), never from the private rows; a
-        dict {column: (low, high)} for a DataFrame X names every column.
-        ``"private"``: fits with half of ε and δ and spends the rest on
-        private per-feature ranges (a private median ± 2 private median
-        absolute deviations per feature; accounted with a Gaussian fit in
-        zCDP; the rule and its theorems in :mod:`fasterm.linear_model._bounds`),
-        and reports the total in ``epsilon_``/``delta_``; needs many rows per
-        feature (docs/getting_started.rst).  Keep ``data_norm=1``
-        with bounds.  Dense X only.
+        Per-feature public bounds mapping rows into the unit ball (fit and predict);
+        "private" spends half of (ε, δ) on private ranges (:mod:`fasterm.linear_model._bounds`).
 
     Attributes
     ----------
@@ -168,24 +90,25 @@ class DPLogisticRegression(_DPLinearClassifier):
     classes_ : ndarray of shape (K,)
     n_features_in_ : int
     bounds_ : (ndarray, ndarray)
-        With ``bounds`` given: the (low, high) used, float64 per feature — the
-        declared bounds (a public constant), or for ``"private"`` the private
-        ranges, which are part of the private output (covered by
-        ``epsilon_``/``delta_``).  Absent with ``bounds=None``.
+        The (low, high) used (private output for ``bounds="private"``).
     epsilon_, delta_ : float
-        The privacy actually spent by the fit (``epsilon_`` ≤ epsilon, ``delta_`` ≤ delta),
-        including the private ranges of ``bounds="private"``.  Gaussian noise for a negligible
-        epsilon (1e-300) is set by delta alone and is (0, δ)-DP: ``epsilon_`` is then 0.0
-        (:class:`fasterm.OptimizeResult`); Gaussian noise takes epsilon ≤ 10⁴.
+        The privacy spent (≤ epsilon, delta), ``bounds="private"`` included.
     n_iter_ : int
-        Number of gradient steps T (sampler steps for "expmech"); for
-        objective perturbation ("objpert", "objpert_threshold", and "auto"
-        with ``delta=0``) the solver's iteration cap
-        ``fasterm.erm.objpert.MAX_STEPS`` — a public constant, since the number
-        of Newton iterations run depends on the data and the noise.
-    result_ : fasterm.OptimizeResult (fasterm.erm.objpert.ObjPertResult for objective perturbation)
-        Everything the optimiser calibrated (noise scale, step size, bound):
-        public constants, apart from the release itself.
+        Gradient (or sampler) steps; objective perturbation: its public cap.
+    result_ : fasterm.OptimizeResult or fasterm.erm.objpert.ObjPertResult
+        What the optimiser calibrated: public constants, apart from the release.
+
+    See Also
+    --------
+    fasterm.PrivateSearch : Tuning that counts the privacy; ``GridSearchCV`` and
+        ``cross_val_score`` on private data spend privacy that nobody counts.
+
+    Examples
+    --------
+    >>> from fasterm.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(scaled=True)
+    >>> DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y).coef_.shape
+    (1, 30)
     """
 
     _kind = "logistic"
@@ -209,13 +132,28 @@ class DPLinearSVC(_DPLinearClassifier):
     Minimises (1/n) Σ max(0, 1 − y_i(⟨w, x_i⟩ + b)) + α/2·‖(w, b/s)‖² over
     ‖(w, b/s)‖₂ ≤ ``radius`` privately; for K > 2 classes the Crammer–Singer
     multiclass hinge (1/n) Σ [max_k (z_k + [k ≠ y_i]) − z_{y_i}] of the scores
-    z = Wᵀ(x_i, s), over the Frobenius ball (:mod:`fasterm.linear_model._multiclass`).  Parameters and attributes are those of
-    :class:`DPLogisticRegression` (no ``predict_proba``), except that
-    ``clip="auto"`` is c = X_aug/2 (clipped hinge gradients are scale-free, so
-    the fit depends little on c).
+    z = Wᵀ(x_i, s), over the Frobenius ball (:mod:`fasterm.linear_model._multiclass`).
 
-    Tuning: ``GridSearchCV`` and ``cross_val_score`` on private data spend
-    privacy that nobody counts; use :class:`fasterm.PrivateSearch`.
+    Parameters
+    ----------
+    clip : float > 0, "auto" or None, default="auto"
+        As for :class:`DPLogisticRegression`, except that "auto" is c = X_aug/2
+        (clipped hinge gradients are scale-free, so the fit depends little on c).
+
+    Other Parameters
+    ----------------
+    epsilon, delta, data_norm, radius, alpha, fit_intercept, intercept_scaling, solver, noise, calibration, steps, max_steps, random_state, secure, weight_bound, classes, bounds
+        Those of :class:`DPLogisticRegression` (docs/estimators.rst).
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_, bounds_, epsilon_, delta_, n_iter_, result_
+        Those of :class:`DPLogisticRegression` (no ``predict_proba``).
+
+    See Also
+    --------
+    fasterm.PrivateSearch : Tuning that counts the privacy; ``GridSearchCV`` and
+        ``cross_val_score`` on private data spend privacy that nobody counts.
     """
 
     _kind = "hinge"
@@ -230,71 +168,67 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     (``"objpert"``, the default for δ = 0) minimise
     (1/n) Σ (y_i − ⟨w, x_i⟩ − b)² + α/2·‖(w, b/s)‖² over ‖(w, b/s)‖₂ ≤ R.
 
-    Default rule (docs/solvers.rst, "Regression"; public quantities only): with
+    Default rule (public quantities only; docs/solvers.rst, "Regression"): with
     Gaussian noise, X in memory and n ≥ 5,000 rows, ``solver="auto"`` is
     "noisy_gd" with T = clamp(⌈n/50⌉, 200, 1000) steps and, for ``radius=None``,
     R = clamp(n·μ/(10·p), 5, 100) (μ the GDP parameter of (ε, δ), p = d + 1
-    with the intercept; :func:`fasterm.linear_model._rules.regression_gd_rule`): the
-    number of steps and the ball grow with n, so an ill-conditioned problem
-    converges where the noise is small, and clipped gradients keep the noise
-    independent of R; ``alpha=None`` is no ridge there.  Below 5,000 rows the previous rule (noisy_gd, T ≤ 40,
-    R = 5).  ``solver="adassp"`` is sufficient-statistics perturbation (AdaSSP
-    of Wang 2018, :func:`fasterm.erm.ssp.adassp`, δ > 0 or δ = 0, dense or CSR X,
-    weights): no ball and no steps, but on the comparison data its noise on
-    Σ aaᵀ cost far more than the gradient methods' (docs/solvers.rst).
-    Tuning: ``GridSearchCV`` and ``cross_val_score`` on private data spend
-    privacy that nobody counts; use :class:`fasterm.PrivateSearch`.
+    with the intercept; :func:`fasterm.linear_model._rules.regression_gd_rule`);
+    below 5,000 rows noisy_gd with T ≤ 40 and R = 5.  ``solver="adassp"`` is
+    sufficient-statistics perturbation (AdaSSP of Wang 2018,
+    :func:`fasterm.erm.ssp.adassp`).  Each parameter in full: docs/estimators.rst.
 
-    Parameters as :class:`DPLogisticRegression`, and:
-
+    Parameters
+    ----------
     label_bound : float > 0, default=1.0
         Public bound Y on |y|: labels are clipped to [−Y, Y] (``fit`` warns,
-        :class:`fasterm.DataWarning`, when more than 1% are).  For a target
-        in its own units declare ``target_bounds`` instead.
+        :class:`fasterm.DataWarning`, when more than 1% are).
     target_bounds : (low, high) or None, default=None
-        The public range of the target, declared from outside the data
-        (documentation, physical or legal limits), finite, low < high.
-        ``fit`` maps y by y ↦ (y − c)/h, c = (low + high)/2,
-        h = (high − low)/2 (in float64), which sends [low, high] onto
-        [−1, 1], and fits the mapped target with label_bound 1 — every
-        solver, the default rules, ``clip``, ``radius`` and ``alpha`` apply
-        to the mapped problem; labels outside the range are clipped to it
-        (``fit`` warns, :class:`fasterm.DataWarning`, when more than 1% are).
-        ``coef_`` and ``intercept_`` are reported in the caller's units,
-        h·w and h·b + c for the model (w, b) of the mapped target (so
-        ``intercept_`` is c without an intercept), and ``predict`` and
-        ``score`` work in them: the fit equals, bit for bit, the fit of
-        (y − c)/h with ``label_bound=1`` (its ``result_``; its coef and
-        intercept mapped as above).  A ``label_bound`` other than 1 with
-        it raises ``ValueError``.  Public constants: no privacy spent
-        (:mod:`fasterm.linear_model._bounds`).
+        The public range of the target, declared from outside the data: ``fit``
+        maps y to (y − c)/h (c the midpoint, h the half-width) and fits it with
+        label_bound 1; ``coef_``, ``intercept_``, ``predict`` and ``score`` are in
+        the caller's units.  Public constants: no privacy spent
+        (:mod:`fasterm.linear_model._bounds`).  Refuses a ``label_bound`` other than 1.
     bounds : None, (low, high), dict or "private", default=None
         As for :class:`DPLogisticRegression` (the features only).
     alpha : float >= 0 or None, default=None
         The ridge α/2·‖(w, b/s)‖².  None: 0 on the n ≥ 5,000 Gaussian path
-        above (the ball bounds the iterates; a ridge of 1e-4 shrank the
-        weak directions of an ill-conditioned problem: docs/solvers.rst),
-        1e-4 on every other path (as the classifiers).  Unused by AdaSSP.
+        above, 1e-4 on every other path.  Unused by AdaSSP.
     radius : float > 0 or None, default=None
-        The public bound R on ‖(coef, intercept/s)‖₂.  None: the rule above
-        for the n ≥ 5,000 Gaussian path, 5.0 for the other gradient methods
-        and objective perturbation (the squared loss's step size must stay
-        within its curvature's stability limit), no bound for ``"adassp"``.
-        A number is used as given (AdaSSP's θ is then projected onto the
-        ball, post-processing).  A fit whose ‖(coef, intercept/s)‖ ends on
-        the boundary emits a :class:`fasterm.DataWarning` (computed from the
-        released coefficients only, never stored).
-    clip : "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
+        The public bound R on ‖(coef, intercept/s)‖₂.  None: the rule above for
+        the n ≥ 5,000 Gaussian path, 5.0 for the other gradient methods and
+        objective perturbation, no bound for ``"adassp"`` (a number projects
+        AdaSSP's θ onto the ball, post-processing).
+    clip : float > 0, "auto" or None, default="auto"
+        "auto" means c = label_bound·X_aug/2 (a full-norm row is clipped once
         its residual exceeds label_bound/4).
-    sample_weight (``fit``) : the noisy gradient solvers and ``"adassp"`` take weights
-        mapped into [0, ``weight_bound``]; every sensitivity scales by
-        ``weight_bound`` (:mod:`fasterm.erm.ssp` for AdaSSP's proof).
+    solver : {"auto", "noisy_gd", "noisy_sgd", "noisy_pgd", "objpert", "expmech", "adassp"}, default="auto"
+        As for :class:`DPLogisticRegression` (no "objpert_threshold"), and
+        "adassp" (dense or CSR X, weights, δ ≥ 0).
 
-    Attributes: ``coef_`` (n_features,), ``intercept_`` (float), and
-    ``n_features_in_``, ``bounds_``, ``epsilon_``, ``delta_``, ``n_iter_`` (gradient steps;
-    3, the three releases, for AdaSSP), ``result_`` (public constants only;
-    ``result_.info["radius"]`` is the resolved R; with ``target_bounds``,
-    ``result_.w`` is the model of the mapped target).
+    Other Parameters
+    ----------------
+    epsilon, delta, data_norm, fit_intercept, intercept_scaling, noise, calibration, steps, max_steps, random_state, secure, weight_bound
+        Those of :class:`DPLogisticRegression`.  ``sample_weight`` of ``fit``:
+        the noisy gradient solvers and ``"adassp"`` take weights mapped into
+        [0, ``weight_bound``]; every sensitivity scales by ``weight_bound``
+        (:mod:`fasterm.erm.ssp` for AdaSSP's proof).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    n_iter_ : int
+        Gradient steps; 3, the three releases, for AdaSSP.
+    result_ : fasterm.OptimizeResult
+        Public constants only; ``result_.info["radius"]`` is the resolved R; with
+        ``target_bounds``, ``result_.w`` is the model of the mapped target.
+    n_features_in_, bounds_, epsilon_, delta_
+        As for :class:`DPLogisticRegression`.
+
+    See Also
+    --------
+    fasterm.PrivateSearch : Tuning that counts the privacy; ``GridSearchCV`` and
+        ``cross_val_score`` on private data spend privacy that nobody counts.
     """
 
     _kind = "squared"

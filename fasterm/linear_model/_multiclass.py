@@ -80,10 +80,10 @@ __all__ = ["choose_solver", "fit_multiclass", "grad_sum", "kernel_sum", "lipschi
            "step_multiple"]
 
 KINDS = ("logistic", "hinge")
-#: The "gd" solver's compute budget T for K > 2 (the binary models' is GD_MAX_STEPS = 40): at the
-#: same horizon η·β₀·T, 80 smaller steps measured better than 40 (docs/multiclass.rst).
+#: The "gd" solver's compute budget T for K > 2 (the binary models' is GD_MAX_STEPS = 40): 80 smaller
+#: steps at the same horizon η·β₀·T (why: docs/multiclass.rst).
 GD_STEPS = 80
-#: The largest horizon η·β₀·T: the previous rule's 4/β₀ × 40 steps.
+#: The largest horizon η·β₀·T: LR_MULTIPLE × GD_MAX_STEPS = 4 × 40 (docs/multiclass.rst, η = 4/β₀, 40 steps).
 HORIZON_MAX = LR_MULTIPLE * GD_MAX_STEPS
 #: The horizon at high noise, HORIZON_NOISE/ν (:func:`step_multiple`; docs/multiclass.rst).
 HORIZON_NOISE = 15.0

@@ -87,10 +87,10 @@ OPTIMISER_SOLVER = {"gd": "noisy_gd", "sgd": "noisy_sgd", "pgd": "noisy_pgd"}
 
 # The data-independent solver rule (docs/solvers.rst): constants chosen by the
 # experiments written up there (scikit-learn's digits and synthetic data).
-PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (the previous default)
+PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (docs/solvers.rst)
 GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
 GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
-GD_SMALL_MAX_STEPS = 20  # (experiments/gd_budget.py: as accurate as 40 below n = 1,000, half the passes)
+GD_SMALL_MAX_STEPS = 20  # (why 20: docs/solvers.rst, "How the constants were chosen", item 5)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
 SGD_STEPS_PER_EPOCH = 100
 SGD_BATCH = (128, 1024)  # the expected batch size n/100, clamped to this range
@@ -99,9 +99,8 @@ LR_MULTIPLE = 4.0        # step = LR_MULTIPLE/β for gd and sgd
 
 
 def gd_budget(kind, n, noise="gaussian") -> int:
-    """noisy_gd's default compute budget (docs/solvers.rst): for the logistic loss with
-    Gaussian noise 20 below n = 1,000 rows (the comparison of experiments/gd_budget.py), else 40
-    (the squared loss and Laplace noise were not compared at small n: 40)."""
+    """noisy_gd's default compute budget: for the logistic loss with Gaussian noise 20 below
+    n = 1,000 rows, else 40 (why: docs/solvers.rst, "How the constants were chosen", item 5)."""
     small = kind == "logistic" and noise == "gaussian" and n < GD_SMALL_ROWS
     return GD_SMALL_MAX_STEPS if small else GD_MAX_STEPS
 
@@ -291,8 +290,8 @@ def _gd_plan(loss, ball, *config):
     return plan
 
 
-#: ``solver="auto"`` for regression (the squared loss), by δ > 0 and δ = 0: the
-#: choice of the experiments of docs/solvers.rst ("Regression"; experiments/regression_rules.py).
+#: ``solver="auto"`` for regression (the squared loss), by δ > 0 and δ = 0 (why: docs/solvers.rst,
+#: "Regression").
 REGRESSION_AUTO = {"approx": "gradient", "pure": "objpert"}
 
 #: The regression rule of noisy_gd from this n on (docs/solvers.rst, "Regression"): T and R grow with n.
@@ -318,7 +317,7 @@ def regression_gd_rule(n, dim, epsilon, delta):
     T = clamp(⌈n/50⌉, 200, 1000) steps of noisy_gd and the radius
     R = clamp(n·μ/(10·p), 5, 100), μ = :func:`fasterm.accounting.gaussian_mu` (ε, δ)
     and p = ``dim`` (the coefficients with the intercept column).  Public:
-    n, p, ε, δ.  Chosen by ``experiments/regression_rules.py`` (docs/solvers.rst).
+    n, p, ε, δ (why these constants: docs/solvers.rst, "Regression").
     """
     from ..accounting import gaussian_mu
 

@@ -47,11 +47,8 @@ constexpr std::ptrdiff_t kPad = kBlock + 4;  // room to pad a block to a multipl
 // for each.  The module is built with -ffp-contract=off (CMakeLists.txt): no
 // FMA contraction, so every version performs the same IEEE operations lane by
 // lane and a seed gives the same bits whichever version the CPU picks.  Each
-// version pays for itself (one thread, one run on an AVX-512 machine): the
-// exponential mechanism over 1e6 scores took 1.6-2.0 ms with all three,
-// 2.2-2.4 ms without AVX-512 and 4.1-9.3 ms with the baseline alone; the
-// sampling pass of a median of 1e6 sorted points 2.8-4.4, 3.0-4.7 and
-// 11-21 ms.  -DFASTERM_NO_MULTIVERSIONING builds the baseline alone (simd.hpp).
+// version pays for itself (docs/building.rst, "Build cost").
+// -DFASTERM_NO_MULTIVERSIONING builds the baseline alone (simd.hpp).
 #define FASTERM_EXPMECH_CLONES FASTERM_TARGET_CLONES("avx512f", "avx2", "default")
 
 // 0, 1, ..., kBlock - 1 as doubles: offsets inside a block without an

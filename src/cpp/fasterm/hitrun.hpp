@@ -63,11 +63,8 @@
 #include "fasterm/simd.hpp"
 
 // The chain (run_chain) has an AVX2 version and the baseline (the same bits:
-// -ffp-contract=off, CMakeLists.txt), without expmech.hpp's AVX-512 version:
-// at n = 1e4, d = 10 the chain was as fast with it as with AVX2 alone
-// (bench_hitrun's problem, one thread, one run: 0.74-0.95 vs 0.76 ms per 20
-// steps; 2.0-2.3 ms for the baseline alone), and a third copy of the whole
-// inlined chain cost ~17 s of compile time.
+// -ffp-contract=off, CMakeLists.txt), without expmech.hpp's AVX-512 version
+// (why: docs/building.rst, "Build cost").
 //
 // FASTERM_HITRUN_DISPATCH (CMakeLists.txt, GCC on x86-64): the units
 // hitrun_f32.cpp and hitrun_f64.cpp are compiled twice, with

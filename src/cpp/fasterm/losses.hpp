@@ -31,9 +31,7 @@
 // chosen once at run time, each with flatten: every loss and loop inlined
 // into it.  ("arch=haswell" would dispatch on the CPU *model*, not its
 // features, and never fire on newer CPUs; "avx2" alone leaves out FMA.)
-// Both pay (docs/building.rst): float32 gradient sums took 9.2 ms vs
-// 14.8-19.4 ms on the baseline; with flatten 5.7 ms vs 8.9 ms without
-// (float64), 2.6 vs 7.9 ms (float32).
+// Why both: docs/building.rst, "Build cost".
 //
 // FASTERM_LOSSES_DISPATCH (CMakeLists.txt, GCC on x86-64): each loss unit
 // (losses_*.cpp) is compiled twice, with FASTERM_LOSSES_ISA = v3 and
@@ -78,18 +76,15 @@ using index_t = std::ptrdiff_t;
 // Work plan: blocks of rows small enough to stay in L1 between their dot
 // products and their accumulation; chunks of blocks as the unit of parallel
 // work and of partial sums (see make_plan).
-// 4 KiB: 4 rows of 100 doubles, 8 of 100 floats.  Measured (thread CPU
-// time, n = 1e5, d = 100, AMD Zen 4): 8 KiB blocks took 10-15% longer, 16 KiB
-// 30-50% longer; below 4 rows the coefficient steps run half empty.
+// 4 KiB: 4 rows of 100 doubles, 8 of 100 floats (why: docs/performance.rst,
+// "The constants of losses.hpp, measured").
 constexpr index_t kBlockBytes = 4 * 1024;
 constexpr index_t kMaxBlock = 64;
 constexpr index_t kChunkBytes = 1024 * 1024;   // less work than this does not pay a thread
 constexpr index_t kMaxChunks = 64;
 constexpr index_t kPartialBudget = 1 << 22;    // doubles in all partial sums (32 MiB)
-// Up to this size X counts as cache resident (Options::hot).  Measured (one
-// thread, d = 100, AMD Zen 4 with 1 MiB L2 and a 32 MiB L3): reading cached
-// norms instead of recomputing them took 0.65-0.7 of the time up to 8 MB
-// (float64) and 16 MB (float32), and ~1.05-1.4 of it at 32 MB and beyond.
+// Up to this size X counts as cache resident (Options::hot): cached norms are
+// read instead of recomputed (why this size: docs/performance.rst).
 constexpr index_t kHotBytes = index_t(16) << 20;
 
 // Caller-declared bounds.  data_norm <= 0: rows are not rescaled; clip <= 0:
@@ -365,35 +360,24 @@ inline double dot(const T* x, const T* w, index_t d) {
     return total;
 }
 
-// How far ahead of the dot products to prefetch.  One core's hardware
-// prefetchers keep too few misses in flight to reach the memory bandwidth: a
-// dot-product pass over 80 MB ran ~15% faster with this.  With 4 KiB blocks,
-// 2 KiB ahead beat 1, 3 and 4 KiB in the fused pass (float64 by ~20%).
-// Float data: 6 KiB.  Its rows take half the arithmetic per byte, so the
-// same distance is covered in about half the time and the lines arrived
-// late.  Measured (one thread, n = 1e5, d = 100, the fused gradient pass,
-// min of three runs of 150, AMD EPYC Zen 4, kernel alone from C++): 2 KiB
-// 2.33 ms, 3 KiB 2.15, 4 KiB 2.11, 6 KiB 2.06, 8 KiB 2.09, 12 KiB 2.15.
-// Only the prefetches move: the arithmetic, and so the bits, are the same.
+// How far ahead of the dot products to prefetch (one core's hardware
+// prefetchers keep too few misses in flight to reach the memory bandwidth):
+// 2 KiB for double rows, 6 KiB for float rows, which take half the arithmetic
+// per byte.  Why these distances: docs/performance.rst, "Prefetch distance".
+// Only the prefetches depend on them: the arithmetic, and so the bits, do not.
 constexpr index_t kPrefetchBytes = 2048;
 template <class T>
 constexpr index_t kPrefetchAhead = std::is_same<T, float>::value ? 6144 : kPrefetchBytes;
 
 // Float data: besides the prefetch into L1 above, the rows 32 KiB ahead are
 // prefetched into L2 only (prefetcht2).  An L1 prefetch holds one of the
-// core's few L1 miss buffers until its line arrives from memory, so the
-// lines in flight were too few to reach the memory bandwidth (measured:
-// whenever the pass's arithmetic took less time than its loads, it got
-// *slower*, down to ~15 GB/s); L2 keeps many more misses in flight, and the
-// L1 prefetch then finds its line in L2.  Used in the loop without norms
-// only (dot4<false>): with the cached norms read instead of computed (see
-// grad_sum_range), 1.45-1.50 ms against 2.12-2.35 ms before (one thread,
-// n = 1e5, d = 100, AMD Zen 4, C++ A/B in one process, min of 60 runs, X in
-// huge pages as numpy allocates it; 16 and 64 KiB ahead within 3% of 32).
-// In the loop that computes the norms, slow enough for the L1 prefetch
-// alone, it cost more than it saved (2.07 -> 2.57 ms in one build).  Only
-// prefetches move: the bits are the same.  (Double data: not measured to
-// need it, left as it was.)
+// core's few L1 miss buffers until its line arrives from memory, so too few
+// lines are in flight to reach the memory bandwidth; L2 keeps many more
+// misses in flight, and the L1 prefetch then finds its line in L2.  Used in
+// the loop without norms only (dot4<false>, cached norms read: see
+// grad_sum_range); double data has the L1 prefetch only.  Only prefetches
+// depend on it: the bits do not.  Why: docs/performance.rst, "The L2
+// prefetch of float rows".
 constexpr index_t kPrefetchFarBytes = 32768;
 
 // Prefetch the cache line `ahead` bytes past p, into L1 (Far = false) or
@@ -696,15 +680,11 @@ inline void accumulate_rows(const T* const* x, const T* coef, index_t m, index_t
 // the current block (from L1) with coefficients coef[0..3].  Each row's and
 // each column's arithmetic is exactly that of the two separate calls (same
 // operations, same order), so the results are the same bits; only the
-// instruction stream is interleaved.  Why: a dot4 group (~440 instructions
-// for 4 rows of 100 floats with their norms) is longer than the out-of-order
-// window, so while its loads waited on memory the accumulation queued behind
-// it could not start, and the two ran one after the other (measured: the
-// pass cost dots + accumulation, with no overlap).  Measured (one thread,
-// n = 1e5, d = 100, float64, AMD Zen 4, thread CPU time): 4.7-5.5 ms vs
-// 6.8-7.8 ms for the separate calls.  Used for double data only: for float
-// (four float accumulators, four double norm accumulators, the conversions
-// and four coefficient splats) it spilled registers and ran 2.6 -> 3.8 ms.
+// instruction stream is interleaved, so that the accumulation runs while
+// the dot products' loads wait on memory (a dot4 group is longer than the
+// out-of-order window).  Double data only: for float the fused loop needs
+// more than the 16 vector registers.  Why: docs/performance.rst,
+// "Dot products interleaved with the accumulation".
 template <bool Norms, class T>
 inline void dot4_accumulate4(const T* x0, const T* x1, const T* x2, const T* x3, const T* w,
                              index_t d, double* z, double* nrm, bool prefetch,
@@ -882,9 +862,9 @@ inline void coefficients(const R& rows, index_t i0, const double* dots, const Y*
     // scales and the clipping.  The derivative (the logistic's exponential
     // and division: a chain of ~15 dependent operations) then runs in a short
     // loop whose steps overlap in the out-of-order window; in one long step
-    // per four rows, the chains of successive steps ran one after the other
-    // (a third of a small problem's gradient sum).  Streaming from memory
-    // the one-pass loop was 5-15% faster (float64, n = 1e5, d = 100).  Each
+    // per four rows, the chains of successive steps would run one after the
+    // other.  Streaming from memory the one-pass loop is kept (why, in both
+    // cases: docs/performance.rst, "Three passes over a cached block").  Each
     // lane's arithmetic is the same either way.
     const vd one = vsplat(1.0);
     // Margin z (scaled), label, norm and row scale of rows r .. r + 3;
@@ -1081,9 +1061,8 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     // Cached norms are read, and none are computed in the pass, from cache
     // (Options::hot) and for consecutive float rows streaming from memory:
     // there, with the L2 prefetch of kPrefetchFarBytes, the pass without the
-    // norms' arithmetic streams at the memory's pace (float32, n = 1e5,
-    // d = 100, one thread: 1.45-1.50 ms reading them against 2.07-2.10 ms
-    // computing them).  Otherwise, streaming (double rows; rows read through
+    // norms' arithmetic streams at the memory's pace (docs/performance.rst,
+    // "Reading cached norms").  Otherwise, streaming (double rows; rows read through
     // an index, whose cached norms would be a gather of their own) the norms
     // are computed in the pass anyway (norms_in_pass below): they are used,
     // and cached ones are not read.  Either way the bits are the same:
@@ -1102,10 +1081,8 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
     const index_t row_bytes = d * index_t(sizeof(T));
     // Norms in the pass even when they are cached or unused, streaming double
     // rows or indexed ones from memory: the extra arithmetic hides under the
-    // loads there (without them the loop ran ~20% slower on float data before
-    // the L2 prefetch: the loads ran ahead of the accumulation and L1's miss
-    // buffers held too few lines); from cache, it is a third of the time
-    // (kHotBytes).
+    // loads there; from cache it would cost a third of the time (kHotBytes).
+    // Why: docs/performance.rst, "Norms computed in the pass anyway".
     const bool norms_in_pass = fused || (!o.hot && !stream_cached);
 
     // Labels and cached norms of the m rows from b into slot k's buffers
@@ -1168,8 +1145,8 @@ inline void grad_sum_range(const R& rows, const T* y, const T* w, const double* 
             if constexpr (!R::dense)
                 for (index_t r = g; r < std::min(g + 4, mnn); ++r) prefetch_span(rows(nn + r), row_bytes);
             // (double only: for float, the fused loop, with the norms'
-            // conversions, needs more than the 16 vector registers and ran
-            // ~45% slower; see dot4_accumulate4.)
+            // conversions, needs more than the 16 vector registers; see
+            // dot4_accumulate4.)
             if (std::is_same<T, double>::value && g + 4 <= mn && g + 4 <= m) {
                 const T* x[4];
                 for (index_t r = 0; r < 4; ++r) x[r] = rows(b + g + r);
@@ -1272,10 +1249,9 @@ inline void grad_sum_chunk(const T* X, const T* y, const T* w, const double* nor
 }
 
 // The rows kPrefetchFarBytes ahead are requested into L2 as the pass goes, a
-// row's worth of lines per row (as the gradient pass does for float data).
-// Measured (one thread, n = 10^6, d = 100, the estimators' data check):
-// float32 26-28 ms against 32-34 ms without, float64 44-46 against 45-48 ms.
-// Only prefetches: the bits are row_norm's.
+// row's worth of lines per row (as the gradient pass does for float data;
+// why: docs/performance.rst, "The row-norm pass's L2 prefetch").  Only
+// prefetches: the bits are row_norm's.
 template <class T>
 inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* out) {
     const index_t row_bytes = d * index_t(sizeof(T));
@@ -1291,9 +1267,7 @@ inline void norms_chunk(const T* X, index_t r0, index_t r1, index_t d, double* o
 // flatten inlines the loss and every loop into it.  Declared here, defined
 // (FASTERM_LOSSES_DEFINE_ENTRY_POINTS) in src/cpp/fasterm/losses_*.cpp:
 // translation units of the _losses module that the build compiles in
-// parallel.  In one unit, with one entry point per dtype holding every loss,
-// they took ~86 s to compile on one core; a function per loss also halves
-// the total (the register allocator's cost grows faster than the function).
+// parallel, a function per loss (why: docs/building.rst, "Build cost").
 // A new kernel gets an entry point here (declared for both namespaces by
 // FASTERM_LOSSES_DECLARE_ALL, a dispatcher below) and its definition in the
 // units; nothing in CMakeLists.txt changes.
