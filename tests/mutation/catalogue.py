@@ -494,17 +494,17 @@ MUTANTS = [
          f"{P}::test_private_search_refuses_nested_callable_selectors_before_any_fit")),
     Mutant(
         "search-hidden-runs-warn", "model_selection.py",
-        (("            with warnings.catch_warnings(record=True) as caught:\n"
-          "                warnings.simplefilter(\"always\")\n",
-          "            with __import__(\"contextlib\").nullcontext([]) as caught:\n"),),
+        (("                with warnings.catch_warnings(record=True) as caught:\n"
+          "                    warnings.simplefilter(\"always\")\n",
+          "                with __import__(\"contextlib\").nullcontext([]) as caught:\n"),),
         "each hidden run's warnings reach the caller (a log of them counts K; issue #35, item 5)",
         (f"{P}::test_hidden_runs_give_one_summary_warning_that_does_not_depend_on_k",
          f"{P}::test_summary_warning_is_that_of_the_released_run")),
     Mutant(
         "search-warning-summary-from-every-run", "model_selection.py",
         (("        best = None\n", "        best, every = None, []\n"),
-         ("                best = (noisy, params, est, caught)\n",
-          "                best = (noisy, params, est, caught)\n            every += caught\n"),
+         ("                    best = (noisy, params, est, caught)\n",
+          "                    best = (noisy, params, est, caught)\n                every += caught\n"),
          ("        summary = _warning_summary(best[3])\n", "        summary = _warning_summary(every)\n")),
         "the search's one warning names the kinds seen in every run, not the released run's (it then tells "
         "which candidates the hidden runs drew, more of them the larger K; issue #35, item 5)",
