@@ -15,8 +15,9 @@ import numpy as np
 from .._validation import check_delta, check_epsilon, check_scalar, derived_from
 from ._solve import _solve_increasing
 from .gaussian import GAUSSIAN_EPSILON_CAP, _gaussian_mu
-from .pld import _PLD_MIN_DELTA, _pld_epsilon, _pld_grid_step, _sgd_pld
+from .pld import _pld_epsilon, _pld_grid_step, _sgd_pld
 from .rdp import _check_neighbors, _check_sgd_inputs, _rdp_to_eps, _sgd_rdp
+from .tilted import _tilted_sgd_epsilon
 
 
 def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_one") -> float:
@@ -82,14 +83,22 @@ def _sgd_epsilon_pld(q, sigma, steps, delta, neighbors="replace_one"):
 
 
 def _sgd_epsilon_pld_kind(q, sigma, steps, delta, kind):
+    """ε of the pair ``kind``: the FFT composition of :mod:`.pld` where its error allowance at
+    +∞ is at most δ/16; beyond, also the tilted composition of :mod:`.tilted` (whose errors
+    are paid relative to δ), and the smaller of the two valid bounds."""
     h = _pld_grid_step(steps)
-    pld = _sgd_pld(q, sigma, steps, h, kind)
-    eps = math.inf if pld is None else _pld_epsilon(pld, delta)
-    if math.isfinite(eps) and (0.5 * steps * h * h > 0.005 * eps or eps < 20.0 * h):
-        finer = max(min(math.sqrt(0.01 * eps / steps), eps / 20.0), h / 50.0)
-        pld = _sgd_pld(q, sigma, steps, finer, kind)
+    eps = allowance = math.inf
+    if steps * 1e-12 < delta / 16.0:  # else the per-step allowance alone exceeds δ/16
+        pld = _sgd_pld(q, sigma, steps, h, kind)
         if pld is not None:
-            eps = min(eps, _pld_epsilon(pld, delta))
+            eps, allowance = _pld_epsilon(pld, delta), pld[2]
+        if math.isfinite(eps) and (0.5 * steps * h * h > 0.005 * eps or eps < 20.0 * h):
+            finer = max(min(math.sqrt(0.01 * eps / steps), eps / 20.0), h / 50.0)
+            pld = _sgd_pld(q, sigma, steps, finer, kind)
+            if pld is not None:
+                eps = min(eps, _pld_epsilon(pld, delta))
+    if allowance > delta / 16.0:
+        eps = min(eps, _tilted_sgd_epsilon(kind, q, sigma, steps, delta, h))
     return eps
 
 
@@ -161,9 +170,6 @@ def _calibrate_sgd_sigma_pld(q, steps, eps, delta, neighbors):
     position in log σ (Illinois halving; trial points kept 2% inside the
     bracket) narrows it.  Returns hi, an evaluated point that meets eps.
     """
-    if delta < _PLD_MIN_DELTA:
-        return None
-
     def g(s):
         e = _sgd_epsilon_pld(q, s, steps, delta, neighbors)
         if not math.isfinite(e):  # losses beyond the grid: far too little noise
