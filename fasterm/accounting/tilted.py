@@ -186,14 +186,18 @@ def _tilted_pld(step, steps: int, delta: float, lam: float, eps_low: float):
     c_log, c_s = _coarse(log_tilted, s)
     thetas = lam * np.exp2(np.arange(-8.0, 3.01, 0.25))
     mgfs = np.array([steps * _log_mgf(c_log, c_s, t) for t in thetas])
-    tops = (mgfs - log_target) / thetas
+    # the fold term needs U(top + ε), ε ≥ eps_low; the mass above the window Z^T e^{−λ·top}U(top)
+    tops = (mgfs - log_target) / thetas - eps_low
     best = int(np.argmin(tops))
-    need = max(tops[best] / h, math.log(1e4 / delta) / (lam * h)) + 1.0
+    above = float(np.min((mgfs + steps * log_z - math.log(1e-4 * delta)) / (lam + thetas)))
+    need = max(tops[best] / h, above / h, math.log(1e4 / delta) / (lam * h)) + 1.0
     if not need < _TILT_MAX_WINDOW:
         return None
     n_win = 1 << max(4, int(math.ceil(need)).bit_length())
     top = n_win * h
-    log_u = min(steps * _log_mgf(log_tilted, s, t) - t * top for t in thetas[max(best - 1, 0):best + 2])
+    near = [steps * _log_mgf(log_tilted, s, t) for t in thetas[max(best - 1, 0):best + 2]]
+    log_u = (min(m - t * top for m, t in zip(near, thetas[max(best - 1, 0):])),
+             min(m - t * (top + eps_low) for m, t in zip(near, thetas[max(best - 1, 0):])), eps_low)
     folded = np.bincount((k0 + np.arange(upper.size)) % n_win, weights=tilted, minlength=n_win)
     f1 = float(folded.sum()) * (1.0 + 2.0 * folded.size * _UNIT_ROUNDOFF)
     levels = math.log2(n_win)
@@ -236,8 +240,10 @@ def _tilted_epsilon(tp, delta: float, inf_mass: float):
     A = np.cumsum(p[::-1])[::-1]
     B = np.cumsum((p * np.exp(-losses))[::-1])[::-1]
     A_next, B_next = np.append(A[1:], 0.0), np.append(B[1:], 0.0)
-    extra = (w * (err / math.sqrt(-math.expm1(-2.0 * lam * h)) + 2.0 * math.exp(lam * h + log_u))
-             + math.exp(-lam * n_win * h))
+    log_u_top, log_u_fold, eps_low = log_u
+    fold = np.where(losses - h >= eps_low, math.exp(lam * h + log_u_fold), math.exp(lam * h + log_u_top))
+    extra = (w * (err / math.sqrt(-math.expm1(-2.0 * lam * h)) + fold)
+             + math.exp(log_scale - lam * n_win * h + log_u_top) + math.exp(-lam * n_win * h))
     rel = 1.0 + 1e-9 + 4.0 * (n + n_win) * _UNIT_ROUNDOFF
     with np.errstate(over="ignore", invalid="ignore"):
         at_grid = rel * (A_next - np.exp(losses) * B_next + extra) + inf_mass
@@ -327,7 +333,7 @@ def _tilted_sgd_epsilon(kind: str, q: float, sigma: float, steps: int, delta: fl
         return math.inf  # ε in the thousands (far too little noise): the Rényi-DP bound stands
     guess = steps * _moments(step[2], s, lam)[1]
     best, share = math.inf, math.inf
-    tp = _tilted_pld(step, steps, delta, lam, 0.25 * guess)
+    tp = _tilted_pld(step, steps, delta, lam, 0.9 * guess)
     if tp is not None:
         best, share = _tilted_epsilon(tp, delta, inf_mass)
     if share > _TILT_ERROR_SHARE and math.isfinite(best) and best > 0.0:
