@@ -194,7 +194,7 @@ def test_sweep_never_below_and_within_5_percent(q, sigma, T, delta, h):
     assert mine < A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "replace_one")
 
 
-@pytest.mark.parametrize("sigma, T, delta", [(50.0, 10_000, 1e-12), (20.0, 100_000, 1e-10), (200.0, 1_000_000, 1e-12)])
+@pytest.mark.parametrize("sigma, T, delta", [(50.0, 10_000, 1e-12), (200.0, 100_000, 1e-10), (500.0, 1_000_000, 1e-12)])
 def test_no_subsampling_matches_gaussian_dp_at_small_delta(sigma, T, delta):
     exact = A.gaussian_epsilon(2 * math.sqrt(T) / sigma, delta)
     mine = A.sgd_epsilon(1.0, sigma, T, delta)
@@ -228,9 +228,9 @@ def test_one_step_at_tiny_delta_is_a_tight_upper_bound(q, sigma, delta):
 # The pieces
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("kind, q, sigma, h", [
-    ("replace", 1e-4, 0.8, 5e-6), ("replace", 0.02, 0.9, 1e-3), ("replace", 1.0, 0.5, 1e-4),
-    ("remove", 1e-3, 0.6, 1e-4), ("add", 0.3, 1.0, 1e-5), ("replace", 1e-5, 2.0, 1e-6),
-    ("replace", 0.5, 50.0, 1e-6), ("remove", 1e-5, 0.5, 1e-5)])
+    ("replace", 1e-4, 0.8, 2e-5), ("replace", 0.02, 0.9, 1e-3), ("replace", 1.0, 0.5, 1e-3),
+    ("remove", 1e-3, 0.6, 1e-4), ("add", 0.3, 1.0, 1e-4), ("replace", 1e-5, 2.0, 1e-6),
+    ("replace", 0.5, 50.0, 1e-6), ("remove", 1e-5, 0.5, 1e-4)])
 def test_step_masses_within_their_relative_allowance(kind, q, sigma, h):
     # The tilted path raises each mass by ρ(p_{k−1} + p_k + p_{k+1}), ρ = 1e-12 + 16u·max|l|/h, for the
     # quadrature and the rounding of the split weights: 8-point against 16-point Gauss–Legendre,
@@ -276,6 +276,6 @@ def test_add_remove_at_small_delta_is_the_larger_ordering():
     h = A.pld._pld_grid_step(T)
     each = [A.tilted._tilted_sgd_epsilon(kind, q, sigma, T, delta, h) for kind in ("remove", "add")]
     mine = A.sgd_epsilon(q, sigma, T, delta, "add_remove")
-    assert mine == pytest.approx(max(each), abs=1e-8)
+    assert mine == pytest.approx(max(each) + 1e-9 + 1e-13 * T, abs=1e-12)  # plus the loss-value shift
     assert mine < A.sgd_epsilon(q, sigma, T, delta)  # replace-one dominates both orderings
     assert mine < A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "add_remove")
