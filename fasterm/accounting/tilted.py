@@ -2,55 +2,62 @@
 
 The FFT composition of :mod:`.pld` bounds each transform's rounding error in
 ℓ1 and puts the bound at +∞.  That bound is absolute: T steps pay about T times
-the first transform's, more than δ once δ ≲ 1e-9 or T ≳ 1e4, and the
-accountant fell back to Rényi DP there (up to 8× the tight ε).  Here the same
-dominating pair and the same connect-the-dots grid are composed so that every
-numerical error is paid relative to δ:
+the first transform's, more than δ once δ ≲ 1e-9 or T ≳ 1e4.  Here the same
+dominating pair (:func:`.pld._pld_pair`) on the same kind of connect-the-dots
+grid is composed so that every numerical error is paid relative to δ.  The
+theorems, in the order they are used:
 
 1. Masses.  One step's connect-the-dots masses p̃ (:func:`.pld._pld_step_masses`;
-   the discrete pair dominates the step's dominating pair: Doroshenko, Ghazi,
-   Kamath, Kumar & Manurangsi 2022, "Connect the dots", pessimistic estimate)
-   are raised to p̄_k = p̃_k + ρ(p̃_{k−1} + p̃_k + p̃_{k+1}), ρ = 1e-12 +
-   16u·max|l|/h: an entrywise upper bound on the exact masses, covering the
-   quadrature and the rounding of the split weights (tests/test_pld.py
-   measures the 8-point quadrature against 16 points at under ρ/4).  More mass
-   at any loss only raises δ(ε) = Σ_{s>ε}(1 − e^{ε−s})p(s) + p(∞), before or
-   after composition (composition of non-negative measures is monotone).
-   Errors in the loss values themselves (≲ 1e-13 per step) are a shift of the
-   losses, paid by :func:`fasterm.accounting.sgd._sgd_epsilon_pld` in ε.
-2. Tilting (Esscher transform).  For λ > 0 the tilted step
+   the discrete pair dominates the step's pair, so its δ(ε) is an upper bound
+   for every ε: Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, "Connect
+   the dots: tighter discrete approximations of privacy loss distributions",
+   the pessimistic estimate) are raised to
+   p̄_k = p̃_k + ρ(p̃_{k−1} + p̃_k + p̃_{k+1}), ρ = 1e-12 + 16u·max|l|/h: an
+   entrywise upper bound on the exact masses, covering the quadrature and the
+   rounding of the split weights (tests/test_pld_small_delta.py holds the
+   8-point quadrature against 16 points to ρ/4).  The step's P-mass beyond
+   2⁻¹⁰δ/T in either tail of x goes to +∞ (upper) or up to the lowest grid
+   point (lower) (:func:`_tail_range`).  More mass, or mass at a larger loss,
+   only raises δ(ε) = Σ_{s>ε}(1 − e^{ε−s})p(s) + p(∞), before or after
+   composition (a non-decreasing function of the loss; convolution of
+   non-negative measures is monotone).  Errors in the loss values themselves
+   (≲ 1e-13 per step) are a shift of the losses, paid in ε by
+   :func:`fasterm.accounting.sgd._sgd_epsilon_pld`.
+2. Composition: dominating pairs compose (Zhu, Dong & Wang 2022, Thm. 10), the
+   T-fold PLD is the T-fold convolution p̄^{*T} (Koskela, Jälkö & Honkela 2020).
+3. Tilting (the Esscher transform).  For λ > 0 the tilted step
    p_λ(l) = p̄(l)e^{λl}/Z, Z = Σ p̄(l)e^{λl}, satisfies
-   p_λ^{*T}(s) = p̄^{*T}(s)e^{λs}/Z^T exactly, so the T-fold PLD is
-   Z^T e^{−λs}·p_λ^{*T}(s): an error e(s) in the tilted T-fold costs
-   Z^T e^{−λs}|e(s)| at the loss s, which is of the order of δ where s > ε when
-   λ puts the tilted distribution near ε (the saddle point TK'(λ) ≈ ε of the
-   cumulant function K = log Z; any λ > 0 gives a valid bound).
-3. One DFT.  p_λ is folded modulo N onto the window [a, a + Nh) of the loss
-   grid, and its DFT raised to the T-th power: by the convolution theorem the
-   inverse DFT is p_λ^{*T} folded modulo N (Koskela, Jälkö & Honkela 2020).
-4. Error bounds, each added to δ(ε):
+   p_λ^{*T}(s) = p̄^{*T}(s)e^{λs}/Z^T exactly, so p̄^{*T}(s) = Z^T e^{−λs}·p_λ^{*T}(s):
+   an error e(s) in the tilted T-fold costs Z^T e^{−λs}|e(s)| at the loss s,
+   of the order of δ at s > ε when λ puts the tilted distribution near ε (the
+   saddle point TK'(λ) ≈ ε of the cumulant function K = log Z; any λ > 0
+   gives a valid bound, λ only decides how tight).
+4. One DFT.  p_λ is folded modulo N onto the window [0, Nh) of the loss grid
+   and its DFT raised to the T-th power: by the convolution theorem for cyclic
+   convolution the inverse DFT is p_λ^{*T} folded modulo N.
+5. Error bounds, each added to δ(ε):
    - rounding.  A radix-2 DFT of f errs componentwise by at most
-     ((1 + η)^{log₂N} − 1)‖f‖₁ (the butterfly factors of the proof of Higham
-     2002, "Accuracy and Stability of Numerical Algorithms", Thm. 24.2, each
+     ((1 + η)^{log₂N} − 1)‖f‖₁: in the proof of Higham 2002 ("Accuracy and
+     Stability of Numerical Algorithms", Thm. 24.2) the butterfly factors are
      computed with componentwise relative error η = 7.7u, have entries of
-     modulus 1 and one path from each input to each output), taken twice; a T-th
-     power of a number known to ±κ errs by at most Tκ(|y| + κ)^{T−1}, plus the
-     rounding of the power (≤ 4uT(|log|y|| + π + 2) relative); the inverse
-     DFT's error is normwise (Thm. 24.2).  Their ℓ2 sum E bounds the ℓ2 error
-     of the window, and by Cauchy–Schwarz it costs at most
-     E·‖Z^T e^{−λs}1_{s>ε}‖₂ ≤ E·Z^T e^{−λ s₁}/√(1 − e^{−2λh}), s₁ the first
-     grid point above ε.  Negative entries are set to zero (closer to the
-     exact, non-negative, values).
-   - folding.  Tilted mass above the window, at most U by the Chernoff bound
-     U = min_θ (Σ p_λ e^{θl})^T e^{−θ(a + Nh)} on its moment generating function
-     (the moment bounds of Koskela, Jälkö, Prediger & Honkela 2021), is
-     missing above the window or folded into it: at most 2Z^T e^{−λ max(ε, a)}U.
-     Mass below the window is folded at least Nh higher, where the tilt makes
-     it cost at most e^{−λNh} in all.
-5. The mass at +∞: a step sends ι there, T steps 1 − (1 − ι)^T ≤ Tι.
-Everything is reported in ε by the closed form of :func:`.pld._pld_epsilon` on
-each grid interval, the sum of the bounds raised by a relative 1e-9 + 4nu for
-the rounding of the sums.
+     modulus 1 and one path from each input to each output; taken twice.  A
+     T-th power of a number known to ±κ errs by at most Tκ(|y| + κ)^{T−1},
+     plus the rounding of the power (≤ 4uT(|log|y|| + π + 2) relative); the
+     inverse DFT errs normwise (Thm. 24.2).  Their ℓ2 sum E bounds the ℓ2
+     error of the window, which costs at most
+     E·‖Z^T e^{−λs}1_{s>ε}‖₂ ≤ E·Z^T e^{−λs₁}/√(1 − e^{−2λh}) (Cauchy–Schwarz),
+     s₁ the first grid point above ε.  Negative entries are set to zero
+     (closer to the exact, non-negative, values).
+   - folding.  With U(b) = min_θ (Σ p_λ e^{θl})^T e^{−θb}, the Chernoff bound
+     on the tilted mass at losses ≥ b (the moment bounds of Koskela, Jälkö,
+     Prediger & Honkela 2021): the tilted mass above the window is missing
+     from it, at most Z^T e^{−λNh}U(Nh), and folds onto losses above ε only
+     from beyond Nh + ε, at most Z^T e^{−λε}U(Nh + ε).  Mass below the window
+     folds at least Nh higher, where the tilt makes it cost at most e^{−λNh}.
+6. The mass at +∞: a step sends ι there, T steps 1 − (1 − ι)^T ≤ Tι.
+δ(ε) is read in closed form on each grid interval as in
+:func:`.pld._pld_epsilon`, the bounds raised by a relative 1e-9 + 4(n + N)u
+for the rounding of the sums.
 """
 
 from __future__ import annotations
@@ -169,10 +176,10 @@ def _mean_lambda(log_p, s, steps: int, eps: float) -> float:
 def _tilted_pld(step, steps: int, delta: float, lam: float, eps_low: float):
     """The tilted T-fold PLD on a window, with its error terms (notes 2-4), or None.
 
-    Returns (r, log_scale, λ, E, log_u, h, n): r the window's tilted masses at
-    losses jh, j = 0 … N − 1, log_scale = T·K(λ), E the ℓ2 error bound, log_u
-    the log of the Chernoff bound U on the tilted mass at losses ≥ Nh, n the
-    step's size.  The window reaches high enough that the folding terms are
+    Returns (r, log_scale, λ, E, log_u, h, n, rel): r the window's tilted masses
+    at losses jh, j = 0 … N − 1, log_scale = T·K(λ), E the ℓ2 error bound, log_u
+    the logs of the Chernoff bounds U(Nh) and U(Nh + eps_low) and eps_low, n the
+    step's size, rel the factor for the rounding of the tilt and the fold.  The window reaches high enough that the folding terms are
     below 1e-4·δ for ε ≥ eps_low (with the θ chosen on a coarse copy; U is
     then evaluated on the step itself).
     """
@@ -217,7 +224,13 @@ def _tilted_pld(step, steps: int, delta: float, lam: float, eps_low: float):
     r = np.fft.irfft(power, n_win)
     err = (freq_err + kappa * (float(np.linalg.norm(r)) + freq_err)) * (1.0 + 1e-6)
     np.maximum(r, 0.0, out=r)
-    return r, steps * log_z, lam, err, log_u, h, upper.size
+    # The stored tilted masses and their fold are the exact ones to a relative
+    # 4u(2 + |argument of exp|) and ⌈n/N⌉u (sums of non-negative terms): exact ≤ stored/(1 − ρ),
+    # so the exact T-fold is at most (1 − ρ)^{−T} ≤ e^{1.01Tρ} times the stored one's.
+    finite = log_upper[np.isfinite(log_upper)]
+    arg = float(np.max(np.abs(finite))) + lam * float(np.max(np.abs(s))) + abs(log_z)
+    rho = 4.0 * _UNIT_ROUNDOFF * (2.0 + arg) + (-(-upper.size // n_win) + 1) * _UNIT_ROUNDOFF
+    return r, steps * log_z, lam, err, log_u, h, upper.size, math.exp(1.01 * steps * rho)
 
 
 def _tilted_epsilon(tp, delta: float, inf_mass: float):
@@ -227,7 +240,7 @@ def _tilted_epsilon(tp, delta: float, inf_mass: float):
     p_k and p_k e^{−s_k}, p the untilted masses), C_j the ℓ2 error term at s₁ = s_j
     and the folding terms at ε ≥ s_{j−1} — all raised by the relative margin — plus Tι.
     """
-    r, log_scale, lam, err, log_u, h, n = tp
+    r, log_scale, lam, err, log_u, h, n, rel_tilt = tp
     n_win = r.size
     # grid points s_j = jh ≥ h with weights Z^T e^{−λ s_j} below e^{700} (further down the
     # error term alone exceeds δ)
@@ -244,7 +257,9 @@ def _tilted_epsilon(tp, delta: float, inf_mass: float):
     fold = np.where(losses - h >= eps_low, math.exp(lam * h + log_u_fold), math.exp(lam * h + log_u_top))
     extra = (w * (err / math.sqrt(-math.expm1(-2.0 * lam * h)) + fold)
              + math.exp(log_scale - lam * n_win * h + log_u_top) + math.exp(-lam * n_win * h))
-    rel = 1.0 + 1e-9 + 4.0 * (n + n_win) * _UNIT_ROUNDOFF
+    # the tilt's rounding, the untilting exp's (relative 4u(1 + |argument|)) and the sums'
+    untilt = 4.0 * _UNIT_ROUNDOFF * (1.0 + abs(log_scale) + lam * n_win * h)
+    rel = rel_tilt * (1.0 + untilt) * (1.0 + 1e-9 + 4.0 * (n + n_win) * _UNIT_ROUNDOFF)
     with np.errstate(over="ignore", invalid="ignore"):
         at_grid = rel * (A_next - np.exp(losses) * B_next + extra) + inf_mass
     ok = at_grid <= delta
