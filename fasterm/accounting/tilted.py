@@ -161,10 +161,11 @@ def _saddle_lambda(log_p, s, steps: int, delta: float) -> float:
     return math.sqrt(lo * hi)
 
 
-def _mean_lambda(log_p, s, steps: int, eps: float) -> float:
-    """The tilt whose tilted mean TK'(λ) is ε (the Chernoff-optimal λ for ε), to 0.5%."""
-    lo, hi = 1e-4, 1e4
-    while hi / lo > 1.005:
+def _mean_lambda(log_p, s, steps: int, eps: float, near: float) -> float:
+    """The tilt whose tilted mean TK'(λ) is ε (the Chernoff-optimal λ for ε), to 1%, searched
+    within a factor 64 of ``near`` (K' is increasing)."""
+    lo, hi = near / 64.0, near * 64.0
+    while hi / lo > 1.01:
         mid = math.sqrt(lo * hi)
         if steps * _moments(log_p, s, mid)[1] < eps:
             lo = mid
@@ -174,14 +175,14 @@ def _mean_lambda(log_p, s, steps: int, eps: float) -> float:
 
 
 def _tilted_pld(step, steps: int, delta: float, lam: float, eps_low: float):
-    """The tilted T-fold PLD on a window, with its error terms (notes 2-4), or None.
+    """The tilted T-fold PLD on a window, with its error terms (notes 3-5), or None.
 
     Returns (r, log_scale, λ, E, log_u, h, n, rel): r the window's tilted masses
     at losses jh, j = 0 … N − 1, log_scale = T·K(λ), E the ℓ2 error bound, log_u
     the logs of the Chernoff bounds U(Nh) and U(Nh + eps_low) and eps_low, n the
-    step's size, rel the factor for the rounding of the tilt and the fold.  The window reaches high enough that the folding terms are
-    below 1e-4·δ for ε ≥ eps_low (with the θ chosen on a coarse copy; U is
-    then evaluated on the step itself).
+    step's size, rel the factor for the rounding of the tilt and the fold.  The
+    window reaches high enough that the folding terms are below 1e-4·δ for
+    ε ≥ eps_low (θ chosen on a coarse copy, U then evaluated on the step).
     """
     k0, upper, log_upper, _, h = step
     s = (k0 + np.arange(upper.size)) * h
@@ -230,6 +231,8 @@ def _tilted_pld(step, steps: int, delta: float, lam: float, eps_low: float):
     finite = log_upper[np.isfinite(log_upper)]
     arg = float(np.max(np.abs(finite))) + lam * float(np.max(np.abs(s))) + abs(log_z)
     rho = 4.0 * _UNIT_ROUNDOFF * (2.0 + arg) + (-(-upper.size // n_win) + 1) * _UNIT_ROUNDOFF
+    # U was computed for the intended tilted masses; the stored ones are at most (1 + ρ) times them
+    log_u = (log_u[0] + 1.01 * steps * rho, log_u[1] + 1.01 * steps * rho, log_u[2])
     return r, steps * log_z, lam, err, log_u, h, upper.size, math.exp(1.01 * steps * rho)
 
 
@@ -352,7 +355,7 @@ def _tilted_sgd_epsilon(kind: str, q: float, sigma: float, steps: int, delta: fl
     if tp is not None:
         best, share = _tilted_epsilon(tp, delta, inf_mass)
     if share > _TILT_ERROR_SHARE and math.isfinite(best) and best > 0.0:
-        lam = _mean_lambda(step[2], s, steps, best)
+        lam = _mean_lambda(step[2], s, steps, best, lam)
         tp = _tilted_pld(step, steps, delta, lam, 0.9 * best)
         if tp is not None:
             best = min(best, _tilted_epsilon(tp, delta, inf_mass)[0])
