@@ -72,10 +72,6 @@ _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
 _UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 #: Standard-normal quantile beyond which one step's loss mass is sent to +∞ (Φ̄ ≈ 1e-21).
 _PLD_TAIL_Z = 9.5
-#: Below this δ the calibration uses the Rényi-DP bound alone: the
-#: PLD's numerical-error allowance at +∞ (~1e-12 to 1e-10) would be a sizeable
-#: part of δ.  (sgd_epsilon still reports the smaller of the two bounds.)
-_PLD_MIN_DELTA = 1e-9
 #: Largest loss grid (points per step) the accountant builds before it gives up
 #: and lets the RDP bound stand alone (absurdly small σ or huge T).
 _PLD_MAX_POINTS = 2_000_000
@@ -162,19 +158,41 @@ def _pld_replace_one_step(q: float, sigma: float, h: float):
 def _pld_step(kind: str, q: float, sigma: float, h: float):
     """One step's discretised PLD: (offset, pmf, mass at +∞, h), losses (offset + k)·h.
 
+    The masses of :func:`_pld_step_masses`, with the total's shortfall from 1
+    (quadrature and rounding) and an allowance added at +∞.  Returns None if
+    the grid would exceed :data:`_PLD_MAX_POINTS` or a loss 500.
+    """
+    step = _pld_step_masses(kind, q, sigma, h)
+    if step is None:
+        return None
+    k0, pmf, inf_mass, h = step
+    total = math.fsum(pmf.tolist()) + inf_mass
+    # The shortfall from 1, plus 1e-12 for the quadrature's per-piece errors (8-point
+    # Gauss–Legendre on pieces ≤ σ/4 of a Gaussian integrand errs by ~1e-15 relative;
+    # tests/test_pld.py compares it with 16 points) and the rounding of the sums.
+    inf_mass += max(0.0, 1.0 - total) + 1e-12 + 64.0 * _UNIT_ROUNDOFF * math.sqrt(pmf.size)
+    return k0, pmf, inf_mass, h
+
+
+def _pld_step_masses(kind: str, q: float, sigma: float, h: float, x_range=None):
+    """One step's connect-the-dots masses: (offset, pmf, P-mass sent to +∞, h), or None.
+
     Connect-the-dots split (see the notes above) of the P-mass of each bin
     (ε_k, ε_{k+1}] of the loss grid from ε_{k0} = ⌊L(x_lo)/h⌋h to
     ε_{k1} = ⌈L(x_hi)/h⌉h, each bin's integrals ∫p(x)a(L(x))dx computed by
     8-point Gauss–Legendre on pieces no wider than σ/4 (the weights written
     with expm1, so no cancellation).  The P-mass at x below x_lo (all of its
     losses < ε_{k0+1}) is moved up to ε_{k0+1}; the mass above
-    min(L⁻¹(ε_{k1}), x_hi) goes to +∞; the total's shortfall from 1
-    (quadrature and rounding) and an allowance are added at +∞.  The h
-    returned is the one used: h itself, or the loss range/64 when the step's
-    losses span fewer than 64 steps of h.  Returns None if the grid would
-    exceed :data:`_PLD_MAX_POINTS` or a loss 500.
+    min(L⁻¹(ε_{k1}), x_hi) goes to +∞ (its normal tail, the third element:
+    no allowance for rounding yet).  The h returned is the one used: h
+    itself, or the loss range/64 when the step's losses span fewer than 64
+    steps of h.  ``x_range`` narrows [x_lo, x_hi] (the mass outside goes
+    to the same places).  Returns None if the grid would exceed
+    :data:`_PLD_MAX_POINTS` or a loss 500.
     """
     comps, loss_fn, inverse, x_lo, x_hi = _pld_pair(kind, q, sigma)
+    if x_range is not None:
+        x_lo, x_hi = max(x_lo, x_range[0]), min(x_hi, x_range[1])
     l_lo, l_hi = float(loss_fn(np.float64(x_lo))), float(loss_fn(np.float64(x_hi)))
     span = l_hi - l_lo
     if not (math.isfinite(span) and max(abs(l_lo), abs(l_hi)) <= 500.0 and span / h <= _PLD_MAX_POINTS):
@@ -205,11 +223,6 @@ def _pld_step(kind: str, q: float, sigma: float, h: float):
     x_first, x_last = float(edges[0]), float(edges[-1])
     pmf[1] += sum(w * _normal_cdf((x_first - m) * inv) for m, w in comps.items())
     inf_mass = sum(w * _normal_cdf(-(x_last - m) * inv) for m, w in comps.items())
-    total = math.fsum(pmf.tolist()) + inf_mass
-    # The shortfall from 1, plus 1e-12 for the quadrature's per-piece errors (8-point
-    # Gauss–Legendre on pieces ≤ σ/4 of a Gaussian integrand errs by ~1e-15 relative;
-    # tests/test_pld.py compares it with 16 points) and the rounding of the sums.
-    inf_mass += max(0.0, 1.0 - total) + 1e-12 + 64.0 * _UNIT_ROUNDOFF * math.sqrt(pmf.size)
     return k0, pmf, inf_mass, h
 
 

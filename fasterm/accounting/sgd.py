@@ -1,8 +1,8 @@
 """The (ε, δ) of noisy minibatch SGD and its noise multiplier.
 
 :func:`sgd_epsilon` reports the smaller of two valid bounds — the PLD accountant
-(:mod:`.pld`) and Rényi DP (:mod:`.rdp`, for δ below the PLD's error
-allowance); :func:`calibrate_sgd_sigma` inverts it by bisection.
+(:mod:`.pld`, and :mod:`.tilted` for small δ or many steps) and Rényi DP
+(:mod:`.rdp`); :func:`calibrate_sgd_sigma` inverts it by bisection.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import numpy as np
 from .._validation import check_delta, check_scalar, derived_from
 from ._solve import _solve_increasing
 from .gaussian import _gaussian_mu, check_gaussian_epsilon
-from .pld import _PLD_MIN_DELTA, _pld_epsilon, _pld_grid_step, _sgd_pld
+from .pld import _pld_epsilon, _pld_grid_step, _sgd_pld
 from .rdp import _check_neighbors, _check_sgd_inputs, _rdp_to_eps, _sgd_rdp
+from .tilted import _tilted_sgd_epsilon
 
 
 def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_one") -> float:
@@ -31,14 +32,19 @@ def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_
     (Doroshenko et al. 2022), composed T times by FFT (Koskela, Jälkö &
     Honkela 2020) under the composition theorem for dominating pairs (Zhu,
     Dong & Wang 2022, Thm. 10), every numerical error rounded towards more
-    loss.  (2) The Rényi-DP bound: :func:`rdp_subsampled_gaussian` (Mironov,
-    Talwar & Zhang 2019) converted by :func:`rdp_epsilon` (Balle et al.
-    2020, Thm. 21), for replace-one carried over by Mironov's weak triangle
+    loss; where that FFT composition's error allowance at +∞ exceeds δ/16
+    (δ ≲ 1e-9, or T ≳ 1e4), also composed through the exponentially tilted
+    step (:mod:`fasterm.accounting.tilted`: the Esscher identity
+    p^{*T}(s) = Z^T e^{−λs}·p_λ^{*T}(s), one DFT, its rounding bounded after
+    Higham 2002, Thm. 24.2, and the folding by Chernoff bounds, all paid
+    relative to δ).  (2) The Rényi-DP bound: :func:`rdp_subsampled_gaussian`
+    (Mironov, Talwar & Zhang 2019) converted by :func:`rdp_epsilon` (Balle et
+    al. 2020, Thm. 21), for replace-one carried over by Mironov's weak triangle
     inequality (2017, Prop. 11 with p = q = 2:
     ε_rep(α) ≤ (α − ½)/(α − 1)·ε_ar(2α) + ε_ar(2α − 1)).  The PLD bound is
-    within about 0.5% of the exact ε and wins wherever δ is not tiny; the RDP
-    one only matters for δ ≲ 1e-9 (the PLD's numerical-error allowance,
-    ~1e-10 at +∞, is then a large part of δ) or absurdly small σ.
+    within about 0.5% of the exact ε (tests/test_pld.py,
+    tests/test_pld_small_delta.py: within 0.4% from δ = 1e-5 down to 1e-12,
+    T up to 1e6) and wins except at absurdly small σ.
     """
     q, sigma, steps = _check_sgd_inputs(sample_rate, noise_multiplier, steps)
     delta = check_delta(delta)
@@ -82,14 +88,22 @@ def _sgd_epsilon_pld(q, sigma, steps, delta, neighbors="replace_one"):
 
 
 def _sgd_epsilon_pld_kind(q, sigma, steps, delta, kind):
+    """ε of the pair ``kind``: the FFT composition of :mod:`.pld` where its error allowance at
+    +∞ is at most δ/16; beyond, also the tilted composition of :mod:`.tilted` (whose errors
+    are paid relative to δ), and the smaller of the two valid bounds."""
     h = _pld_grid_step(steps)
-    pld = _sgd_pld(q, sigma, steps, h, kind)
-    eps = math.inf if pld is None else _pld_epsilon(pld, delta)
-    if math.isfinite(eps) and (0.5 * steps * h * h > 0.005 * eps or eps < 20.0 * h):
-        finer = max(min(math.sqrt(0.01 * eps / steps), eps / 20.0), h / 50.0)
-        pld = _sgd_pld(q, sigma, steps, finer, kind)
+    eps = allowance = math.inf
+    if steps * 1e-12 < delta / 16.0:  # else the per-step allowance alone exceeds δ/16
+        pld = _sgd_pld(q, sigma, steps, h, kind)
         if pld is not None:
-            eps = min(eps, _pld_epsilon(pld, delta))
+            eps, allowance = _pld_epsilon(pld, delta), pld[2]
+        if math.isfinite(eps) and (0.5 * steps * h * h > 0.005 * eps or eps < 20.0 * h):
+            finer = max(min(math.sqrt(0.01 * eps / steps), eps / 20.0), h / 50.0)
+            pld = _sgd_pld(q, sigma, steps, finer, kind)
+            if pld is not None:
+                eps = min(eps, _pld_epsilon(pld, delta))
+    if allowance > delta / 16.0:
+        eps = min(eps, _tilted_sgd_epsilon(kind, q, sigma, steps, delta, h))
     return eps
 
 
@@ -111,10 +125,10 @@ def calibrate_sgd_sigma(sample_rate, steps, epsilon, delta, neighbors="replace_o
     :func:`sgd_epsilon` reports for it is ≤ ``epsilon``; as that ε bounds
     the true one from above, σ is never below the smallest σ that certifies
     (ε, δ); it is within about 1% of it (tests/test_pld.py checks 5%
-    against dp-accounting, both relations).  For δ below 1e-9 the σ is the
-    Rényi-DP one.  A pure function of
+    against dp-accounting, both relations).  A pure function of
     public numbers: results are cached; one calibration takes tens of
-    milliseconds.
+    milliseconds at the estimators' defaults, seconds where δ is tiny and T
+    large (the tilted composition; docs/solvers.rst).
     """
     q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
     steps = check_scalar(steps, "steps", low=1, integer=True)
@@ -145,7 +159,7 @@ SGD_SIGMA_RTOL = 1e-4
 @functools.lru_cache(maxsize=1024)
 def _calibrate_sgd_sigma(q, steps, eps, delta, neighbors):
     sigma = _calibrate_sgd_sigma_pld(q, steps, eps, delta, neighbors)
-    if sigma is None:  # δ below the PLD's error allowance, or absurd parameters
+    if sigma is None:  # absurd parameters: no bracket
         return _calibrate_sgd_sigma_rdp(q, steps, eps, delta, neighbors)
     if eps > 20.0:  # large ε: the PLD's grid limits can make the RDP σ the smaller one
         sigma = min(sigma, _calibrate_sgd_sigma_rdp(q, steps, eps, delta, neighbors))
@@ -161,9 +175,6 @@ def _calibrate_sgd_sigma_pld(q, steps, eps, delta, neighbors):
     position in log σ (Illinois halving; trial points kept 2% inside the
     bracket) narrows it.  Returns hi, an evaluated point that meets eps.
     """
-    if delta < _PLD_MIN_DELTA:
-        return None
-
     def g(s):
         e = _sgd_epsilon_pld(q, s, steps, delta, neighbors)
         if not math.isfinite(e):  # losses beyond the grid: far too little noise

@@ -17,6 +17,7 @@ from .gaussian import _calibrate_gaussian, _gaussian_epsilon, _gaussian_mu, cali
 from .laplace import calibrate_laplace_coordinate, calibrate_laplace_l2, calibrate_laplace_pure, laplace_l2_epsilon
 from .pld import _sgd_pld
 from .sgd import _calibrate_sgd_sigma, _sgd_epsilon
+from .tilted import _upper_step
 
 
 # ---------------------------------------------------------------------------
@@ -120,5 +121,6 @@ def clear_caches() -> None:
     _gaussian_epsilon.cache_clear()
     _calibrate_gaussian.cache_clear()
     _sgd_pld.cache_clear()
+    _upper_step.cache_clear()
     _sgd_epsilon.cache_clear()
     _calibrate_sgd_sigma.cache_clear()

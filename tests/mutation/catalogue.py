@@ -31,6 +31,7 @@ RA = "tests/test_release_attacks_sgd.py"
 SP = "tests/test_sparse.py"
 RG = "tests/test_regression.py"
 L = "tests/test_pld.py"
+LS = "tests/test_pld_small_delta.py"
 F = "tests/test_float_edge.py"
 OS = "tests/test_float_margin_onesided.py"
 BL = "tests/test_budget_limits.py"
@@ -272,6 +273,15 @@ MUTANTS = [
         (f"{L}::test_one_step_epsilon_is_a_tight_upper_bound",
          f"{L}::test_one_step_discrete_pld_dominates_the_exact_profile",
          f"{L}::test_no_subsampling_matches_gaussian_dp")),
+    Mutant(
+        "tilted-pld-masses-one-step-low", "accounting/tilted.py",
+        (("    return k0, upper, log_upper, tail * (1.0 + 1e-9), h\n",
+          "    return k0 - 1, upper, log_upper, tail * (1.0 + 1e-9), h\n"),),
+        "the tilted composition (small δ, many steps) puts each step's masses one grid step low: "
+        "an optimistic discretisation, ε short by about T·h",
+        (f"{LS}::test_no_subsampling_matches_gaussian_dp_at_small_delta",
+         f"{LS}::test_one_step_at_tiny_delta_is_a_tight_upper_bound",
+         f"{LS}::test_issue_point_within_5_percent_of_dp_accounting_and_never_below")),
     Mutant(
         "pld-add-remove-one-ordering", "accounting/sgd.py",
         (('kinds = ("replace",) if neighbors == "replace_one" else ("remove", "add")',
