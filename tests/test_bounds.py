@@ -376,6 +376,9 @@ def _neighbour(X, y, i=5):
 
 @pytest.mark.parametrize("bounds, kw", [("private", {}), (FEATURE_BOUNDS, {}),
                                         ("private", dict(solver="noisy_sgd"))])  # joint Rényi DP
+# the raw rows' private ranges miss some features, and a fit may reach its radius: not tested here
+@pytest.mark.filterwarnings("ignore:.*missed the data on:fasterm.DataWarning",
+                            "ignore:.*on the boundary of the parameter ball:fasterm.DataWarning")
 def test_release_surface_with_bounds(bounds, kw):
     """Every attribute but the private output (coef_, intercept_ and, for "private", bounds_) is
     bit-identical across neighbouring data sets with one seed, and across seeds."""
@@ -640,6 +643,8 @@ def test_declared_bounds_on_a_dask_X_equal_the_pre_mapped_dask_fit():
     (fe.DPLogisticRegression(bounds="private"), np.arange(100) % 3),
     (fe.DPLinearRegression(bounds="private"), SCALED[:100, 0]),
 ])
+# the ranges drawn from 100 raw rows miss most features before the fit fails: not tested here
+@pytest.mark.filterwarnings("ignore:.*missed the data on:fasterm.DataWarning")
 def test_a_failed_fit_keeps_no_random_state(est, y):
     # a fit that raises after bounds="private" drew its ranges leaves no working state (the
     # fit's budget and its Generator) on the object
@@ -650,6 +655,8 @@ def test_a_failed_fit_keeps_no_random_state(est, y):
     assert "_plan" not in vars(est)
 
 
+# the private ranges of the 300-row table miss a feature: not what is tested here
+@pytest.mark.filterwarnings("ignore:.*missed the data on:fasterm.DataWarning")
 def test_review_fixes_of_session_9():
     """Four findings of the session-9 review, each pinned.
 
@@ -740,6 +747,8 @@ def test_bounds_that_miss_the_data_warn_naming_the_features():
     assert sorted(vars(m)) == sorted(vars(ref))  # nothing of the warning is stored
 
 
+# the fit on the missed (squeezed) features reaches its radius: the remark tested elsewhere
+@pytest.mark.filterwarnings("ignore:.*on the boundary of the parameter ball:fasterm.DataWarning")
 def test_private_ranges_that_miss_the_data_warn():
     # a small table of lognormal features (no public scale) at a small epsilon: the ranges miss
     rng = np.random.default_rng(0)

@@ -325,6 +325,8 @@ def test_non_finite_labels_are_still_refused():
                          noise="gaussian", data_norm=1.0, random_state=0)
 
 
+# labels beyond label_bound=1.5 (y_big[7] = 1e300 among them) are the point: their warning is expected
+@pytest.mark.filterwarnings("ignore:.*have \\|y\\| > label_bound:fasterm.DataWarning")
 def test_huge_label_float32_estimator_and_dask():
     pytest.importorskip("sklearn")
     X, y = _data32(60)

@@ -15,6 +15,8 @@ EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "g
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="needs the source tree (docs/examples/)")
+# the example's bounds="private" fits may miss a feature at this n (a remark to its reader): expected
+@pytest.mark.filterwarnings("ignore:.*missed the data on:fasterm.DataWarning")
 def test_getting_started_example_runs(capsys):
     spec = importlib.util.spec_from_file_location("getting_started_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)

@@ -128,6 +128,8 @@ def test_bad_bounds_raise_naming_the_parameter(bounds, exc, words):
     assert "bounds" in str(err.value)
 
 
+# scikit-learn skips its array API check unless SCIPY_ARRAY_API is set, and says so
+@pytest.mark.filterwarnings("ignore:.*check_array_api_input:sklearn.exceptions.SkipTestWarning")
 def test_check_estimator():
     check_estimator(BoundedScaler())
 

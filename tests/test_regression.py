@@ -332,6 +332,8 @@ def test_interior_fit_does_not_warn():
 # ---------------------------------------------------------------------------
 # bad parameters
 # ---------------------------------------------------------------------------
+# _data's rows lie beyond data_norm; a fit refused for sample_weight warns about them first: expected
+@pytest.mark.filterwarnings("ignore:.*have a norm above data_norm:fasterm.DataWarning")
 def test_bad_parameters_are_refused_by_name():
     X, y = _data(50, 3)
     yc = (y > 0).astype(int)
