@@ -20,6 +20,7 @@ import fasterm.linear_model._rules as _linear
 import fasterm.linear_model._multiclass as _multiclass
 import fasterm.erm._dask as _dask
 from .._validation import labels_as
+import fasterm._warnings as _warnings
 from .._warnings import DataWarning
 from ._base import _D, _DPLinearClassifier, _DPLinearModel, _PRIVATE_PARAMS
 from ._checks import _warn_clipped_labels
@@ -134,7 +135,9 @@ class DPLogisticRegression(_DPLinearClassifier):
         raises ``ValueError`` (it is outside the data domain, like a NaN; it
         used to be merged into ``classes[0]`` in silence); nothing about y
         beyond that enters the fit.  None: ``np.unique(y)`` (scikit-learn's
-        convention; the set of label values is then treated as public).
+        convention; the set of label values is then treated as public); a y
+        with more than 100 distinct values, and more than half as many as
+        rows, is refused (``ValueError``: a continuous target?).
     bounds : None, (low, high), dict or "private", default=None
         Per-feature bounds that map every row into the unit ball inside
         ``fit`` *and* ``predict``/``decision_function``/``predict_proba``:
@@ -153,6 +156,13 @@ class DPLogisticRegression(_DPLinearClassifier):
         and reports the total in ``epsilon_``/``delta_``; needs many rows per
         feature (docs/getting_started.rst).  Keep ``data_norm=1``
         with bounds.  Dense X only.
+    verbose : int >= 0 or bool, default=0
+        ≥ 1: each run of the fit shows its steps done on stderr (tqdm where
+        installed): step counts only, never a value computed from the data,
+        and nothing is stored.  Any fit can be stopped with Ctrl-C, and one
+        whose work (T·m·p·K multiply-adds, public sizes) is far beyond a
+        normal fit's warns first (:class:`fasterm.CostWarning`;
+        docs/performance.rst, "Long fits").
 
     Attributes
     ----------
@@ -281,7 +291,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  solver=_D["solver"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, weight_bound=_D["weight_bound"], bounds=None) -> None:
+                 secure=None, weight_bound=_D["weight_bound"], bounds=None, verbose=0) -> None:
+        self.verbose = verbose
         self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
@@ -309,6 +320,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         are clipped to the bounds; ``sample_weight`` (None or one weight per
         row) is mapped into [0, ``weight_bound``].
         """
+        # verbose >= 1: each run of the fit shows its steps done on stderr (fasterm._warnings.progress)
+        reporting = _warnings.start_reporting(getattr(self, "verbose", 0), type(self).__name__)
         try:
             self._check_params()
             if _dask.is_dask_collection(X):
@@ -329,6 +342,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
             self.__dict__.pop("_plan", None)
+            _warnings.stop_reporting(reporting)
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
         """⟨coef, x⟩ + intercept for each row."""
