@@ -56,12 +56,12 @@ from .mechanisms import noise, secure
 from .mechanisms.secure import secure_mode, set_secure
 from .mechanisms.univariate import mean, median, quantile
 from ._buildinfo import show_config
-from ._warnings import DataWarning, PrivacyWarning
+from ._warnings import CostWarning, DataWarning, PrivacyWarning
 # Written by CMake at build time from [project] version in pyproject.toml.
 from ._config import version as __version__
 
 __all__ = [
-    "Box", "DataWarning", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
+    "Box", "CostWarning", "DataWarning", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "L1Ball", "L2Ball",
     "OptimizeResult", "PrivacyWarning", "PrivateSearch", "Simplex", "accounting", "datasets", "expmech_erm", "learning", "losses", "mechanisms",
     "mean", "median", "noise", "ssp", "noisy_gd", "noisy_pgd", "noisy_sgd", "online", "pgd", "quantile", "secure", "secure_mode",
     "set_secure", "show_config", "__version__",

@@ -1067,7 +1067,7 @@ def _main():  # run by the subprocess smoke test: prints a JSON list of failures
 
 
 _NOT_FUNCTIONS = {"OptimizeResult", "RWMCalibration", "RWMRun", "PrivateRWMRun", "LinearLearnerResult",
-                  "BudgetExceededError", "Constraint", "ExpMechResult", "ObjPertResult", "DataWarning", "PrivacyWarning",
+                  "BudgetExceededError", "Constraint", "ExpMechResult", "ObjPertResult", "DataWarning", "PrivacyWarning", "CostWarning",
                   "__version__"}
 
 

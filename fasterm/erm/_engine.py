@@ -37,6 +37,7 @@ import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 from .losses import _grad_sum_kernel
 from .._validation import is_sparse
+from .._warnings import progress, warn_cost
 
 __all__ = ["descend", "finish", "run"]
 
@@ -94,6 +95,8 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
     ``average``
         return the average of the y_t (Theorems 1/2 of :mod:`fasterm.erm.optimize`
         bound it) or the last iterate.
+
+    Under :func:`fasterm._warnings.verbose` the steps done are shown (:func:`fasterm._warnings.progress`).
     """
     d, dtype = w.shape[0], w.dtype
     acc = np.zeros(d, dtype=np.float64) if average else None
@@ -106,23 +109,26 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
     beta_of = None if momentum is None else _schedule(momentum)
     prev = w.copy() if beta_of is not None else None
     y = w
-    for t in range(steps):
-        if beta_of is not None:
-            beta = beta_of(t)
-            y = w + beta * (w - prev)
-            prev[:] = w
-        if average:
-            acc += y  # Theorems 1/2 bound the average of the points where gradients are taken
-        grad_sum(y, grad)
-        grad *= scale
-        shift = None
-        if reg:
-            np.multiply(y, reg, out=shift_buf)
-            shift = shift_buf
-        g = noise.release(grad, shift)
-        np.multiply(g, -(eta if eta is not None else lr_of(t)), out=step)
-        step += y
-        project(step, w)
+    with progress(steps, "steps") as report:
+        for t in range(steps):
+            if beta_of is not None:
+                beta = beta_of(t)
+                y = w + beta * (w - prev)
+                prev[:] = w
+            if average:
+                acc += y  # Theorems 1/2 bound the average of the points where gradients are taken
+            grad_sum(y, grad)
+            grad *= scale
+            shift = None
+            if reg:
+                np.multiply(y, reg, out=shift_buf)
+                shift = shift_buf
+            g = noise.release(grad, shift)
+            np.multiply(g, -(eta if eta is not None else lr_of(t)), out=step)
+            step += y
+            project(step, w)
+            if report is not None:
+                report(t + 1)
     return finish(constraint, w, acc, steps, dtype if out_dtype is None else out_dtype)
 
 
@@ -170,14 +176,16 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
     c = release_clip(loss, constraint, c, dtype, X.shape[0], X.shape[1], scale=1.0 / X.shape[0],
                      weight_bound=weight_bound, sparse=sparse, momentum=momentum is not None)
     spec = constraint._loop_spec(dtype)
+    warn_cost(steps, X.shape[0], X.shape[1])
     # A CSR X runs descend() around its compiled gradient sum (the fused loop reads dense rows).
     fused = (noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None and not sparse
              else None)
     if fused is not None:
         code, scale, bit_generator = fused
         acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
-        _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                         scale, bit_generator, *spec, acc, nt, weights)
+        with progress(steps, "steps") as report:
+            _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
+                             scale, bit_generator, *spec, acc, nt, weights, progress=report)
         return finish(constraint, w, acc, steps, out_dtype)
     kind = loss._kind
 

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -42,6 +44,7 @@ def run_chain(
     trace: npt.NDArray[np.float64] | None = None,
     thin: int = 1,
     fresh_margins: bool = True,
+    progress: Callable[[int], object] | None = None,
 ) -> int: ...
 def line_sample(
     bit_generator: np.random.BitGenerator,

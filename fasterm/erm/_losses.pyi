@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -91,6 +93,7 @@ def pgd_loop(
     acc: npt.NDArray[np.float64] | None,
     n_threads: int = 1,
     weights: npt.NDArray[np.float64] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> None: ...
 
 # sgd_loop: the whole noisy Poisson-minibatch SGD run in compiled code (fasterm.erm.solvers).
@@ -124,4 +127,5 @@ def sgd_loop(
     row_bound: float = 0.0,
     intercept_scaling: float = 0.0,
     rows_within_bound: bool = False,
+    progress: Callable[[int], object] | None = None,
 ) -> int: ...

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -64,6 +66,7 @@ def sgd_loop(
     radius: float,
     tail: npt.NDArray[np.float64] | None,
     weights: npt.NDArray[np.float64] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> int: ...
 def gd_loop(
     kind: int,
@@ -89,4 +92,5 @@ def gd_loop(
     betas: npt.NDArray[np.float64] | None,
     avg: npt.NDArray[np.float64] | None,
     weights: npt.NDArray[np.float64] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> None: ...

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
+from .._warnings import progress
 
 #: False: every run takes the Python reference loop (the tests compare the two).
 COMPILED = True
@@ -93,9 +94,10 @@ def run(kind, X, y, norms, dn, clips, ybound, w, steps, q, inv_m, lr, reg, backe
     # No row beyond row_bound (read off the norms): no design row is scaled, and the run need not
     # read the norms (a choice of computation only: the same bits either way).
     within = intercept is not None and norms is not None and bool(norms.max() <= row_bound)
-    _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q, inv_m, lr, reg,
-                     noise_scale, bit_generator, *spec, acc, nt, weights, row_bound=row_bound,
-                     intercept_scaling=s_col, rows_within_bound=within)
+    with progress(steps, "steps") as report:
+        _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q, inv_m, lr, reg,
+                         noise_scale, bit_generator, *spec, acc, nt, weights, row_bound=row_bound,
+                         intercept_scaling=s_col, rows_within_bound=within, progress=report)
     if acc is not None:
         return constraint.project((acc / steps).astype(X.dtype))
     return w

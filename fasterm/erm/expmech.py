@@ -55,6 +55,7 @@ from .._validation import (
     check_scalar,
     check_X_y,
 )
+from .._warnings import progress, warn_cost
 
 __all__ = ["ExpMechResult", "default_steps", "expmech_erm"]
 
@@ -248,11 +249,13 @@ def _sample(prob: _Problem, rng: np.random.Generator, steps: int, *, thin: int =
     elif z is None:
         z = np.empty(prob.X.shape[0], dtype=np.float64)
     trace = np.empty((steps // thin, w.size)) if thin > 0 else None
-    evals = _hitrun.run_chain(
-        rng.bit_generator, prob.kind, prob.X, prob.y, prob.scale, prob.g, prob.kappa, prob.lam, method,
-        prob.set_kind, prob.center, prob.radius, prob.low, prob.high, prob.total, directions,
-        prob.margin_bound, w, z, steps,
-        trace, max(thin, 1), fresh)
+    warn_cost(steps, prob.X.shape[0], prob.X.shape[1], what="this hit-and-run chain")
+    with progress(steps, "hit-and-run steps") as report:
+        evals = _hitrun.run_chain(
+            rng.bit_generator, prob.kind, prob.X, prob.y, prob.scale, prob.g, prob.kappa, prob.lam, method,
+            prob.set_kind, prob.center, prob.radius, prob.low, prob.high, prob.total, directions,
+            prob.margin_bound, w, z, steps,
+            trace, max(thin, 1), fresh, progress=report)
     return w, z, trace, evals
 
 

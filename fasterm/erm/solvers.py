@@ -72,6 +72,7 @@ from .._validation import (
     is_sparse,
     derived_from,
 )
+from .._warnings import warn_cost
 
 __all__ = ["noisy_gd", "noisy_sgd", "gd_default_steps"]
 
@@ -290,6 +291,7 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
                         label_bound=label_bound, momentum=momentum, weights=weights, checked=True,
                         weight_bound=plan["wb"])
     else:
+        warn_cost(steps, n, d)
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         c_k = _engine.release_clip(loss, constraint, c_k, X.dtype, n, d, scale=1.0 / n, weight_bound=plan["wb"],
                                    sparse=is_sparse(X), momentum=momentum is not None)
@@ -626,6 +628,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
                          None if weights is None else weights[rows])
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
+    warn_cost(steps, m, d)  # m: the public expected batch size (n is private under add/remove)
     if _sgdrun.runs(X, y, constraint, backend):
         # The whole run in one compiled call: the same draws and arithmetic as the loop below.
         w = _sgdrun.run(kind, X, y, norms, dn, clips, ybound, w, steps, q, 1.0 / m, lr, float(loss.l2), backend,

@@ -31,8 +31,8 @@ from ..erm._design import row_norms_unchecked
 from .._validation import check_random_state, is_sparse, plain_X_y
 import fasterm._warnings as _warnings
 from .._warnings import DataWarning
-from ._checks import (_check_declared_labels, _declared_index, _integral_labels, _refuse_missing_labels,
-                      _unique_labels, _warn_clipped_rows, _warn_missed_features)
+from ._checks import (_check_class_count, _check_declared_labels, _declared_index, _integral_labels,
+                      _refuse_missing_labels, _unique_labels, _warn_clipped_rows, _warn_missed_features)
 
 
 #: scikit-learn ``check_estimator`` checks that are expected to fail, with the
@@ -91,6 +91,7 @@ _PRIVATE_PARAMS = {
     "secure": ["boolean", None],
     "weight_bound": [Interval(Real, 0, None, closed="neither")],
     "bounds": [None, StrOptions({"private"}), tuple, list, dict],
+    "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
 }
 
 _FLOATS = [np.float64, np.float32]
@@ -398,7 +399,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  solver=_D["solver"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 classes=None, secure=None, weight_bound=_D["weight_bound"], bounds=None) -> None:
+                 classes=None, secure=None, weight_bound=_D["weight_bound"], bounds=None, verbose=0) -> None:
+        self.verbose = verbose
         self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
@@ -439,6 +441,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
         more than 1% are, ``fit`` warns (:class:`fasterm.DataWarning`, to the
         caller only: not stored, not part of the release).
         """
+        # verbose >= 1: each run of the fit shows its steps done on stderr (fasterm._warnings.progress)
+        reporting = _warnings.start_reporting(getattr(self, "verbose", 0), type(self).__name__)
         try:
             self._check_params()
             chunked = _dask.is_dask_collection(X)
@@ -461,6 +465,8 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                 if classes.shape[0] < 2:
                     raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has only one "
                                      "class (pass classes=(negative, positive) to declare them)")
+                if not chunked:
+                    _check_class_count(classes.shape[0], X.shape[0])
             # the rows after bounds= (K, public, sets bounds="private"'s plan for a multiclass SGD fit)
             X, norms = self._rows(X, norms, chunked, classes.shape[0])
             if classes.shape[0] > 2:
@@ -476,6 +482,7 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
             self.__dict__.pop("_plan", None)
+            _warnings.stop_reporting(reporting)
 
     def _fit_binary(self, X, y, classes, sample_weight, norms):
         """Two classes: ``classes[1]`` is the positive class, every other label the negative one."""

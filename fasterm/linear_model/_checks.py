@@ -48,6 +48,50 @@ def _unique_labels(y) -> np.ndarray:
     return np.unique(y)
 
 
+#: Labels taken from y (``classes=None``): more distinct values than this *and* than half the rows
+#: are refused (:func:`_check_class_count`).
+MANY_CLASSES = 100
+
+
+def _check_class_count(K, n):
+    """Raise ValueError when y, read for its label set (``classes=None``), has K > ``MANY_CLASSES``
+    distinct values for n < 2K rows: on average fewer than two rows per class, the mark of a
+    continuous target, and a fit whose work grows with K.
+
+    K and n are public here (the label set is treated as public with ``classes=None``); the
+    error goes to the caller, nothing is stored.  Declared ``classes`` are never refused by
+    this rule (their cost is :func:`fasterm._warnings.warn_cost`'s)."""
+    if K > MANY_CLASSES and 2 * K > n:
+        raise ValueError(
+            f"y has {K} distinct values for {n} rows: did you pass a continuous target?  For a regression "
+            "use DPLinearRegression; to fit this many classes pass classes=... explicitly (the fit's work "
+            "grows with the number of classes)")
+
+
+#: Declared label sets of more classes than this are matched through y's distinct values
+#: (:func:`_class_lookup`) instead of one pass over y per class.
+LOOKUP_CLASSES = 64
+
+
+def _class_lookup(y, classes):
+    """``index[i] = k`` where ``y[i] == classes[k]``, −1 where no declared label equals it — for
+    more than ``LOOKUP_CLASSES`` classes, else None (the callers' loop of one ``y == c`` per class).
+
+    y's distinct values (one sort) are looked up in a dict of the classes, whose equality is
+    Python's: it agrees with numpy's ``==`` exactly when both y and the classes are integers or
+    bools, or both strings, the cases taken here (floats compare in the array's precision in
+    numpy, objects may not sort: None, the loop)."""
+    if classes.shape[0] <= LOOKUP_CLASSES or np.ndim(y) != 1:
+        return None
+    kinds = (np.asarray(y).dtype.kind, classes.dtype.kind)
+    if not (set(kinds) <= set("biu") or kinds == ("U", "U")):
+        return None
+    values, inverse = np.unique(y, return_inverse=True)
+    position = {c: k for k, c in enumerate(classes.tolist())}
+    found = np.fromiter((position.get(v, -1) for v in values.tolist()), dtype=np.intp, count=values.shape[0])
+    return found[inverse.reshape(-1)]
+
+
 def _declared_index(y, classes):
     """Class indices for a declared label set: ``classes[k]`` → k for k ≥ 1, any other label → 0.
 
@@ -55,6 +99,9 @@ def _declared_index(y, classes):
     data hold a label outside it): the binary rule "not positive is
     negative", extended to K classes.
     """
+    index = _class_lookup(y, classes)
+    if index is not None:
+        return np.maximum(index, 0)
     index = np.zeros(y.shape[0], dtype=np.intp)
     for k in range(1, classes.shape[0]):
         index[y == classes[k]] = k
@@ -227,16 +274,22 @@ def _check_declared_labels(y, classes, chunked):
     caller, who holds the data; nothing is released.  The message gives the
     count, not the values.
     """
-    known = None
-    for c in classes.tolist():
-        eq = y == c
-        known = eq if known is None else known | eq
-    if chunked:
-        bad = int((~known).sum().compute())
+    index = None if chunked else _class_lookup(y, classes)
+    if index is not None:
+        bad = int(np.count_nonzero(index < 0))
     else:
-        known = np.asarray(known, dtype=bool)
-        bad = int(y.shape[0] - np.count_nonzero(known)) if known.shape == y.shape else int(y.shape[0])
+        known = None
+        for c in classes.tolist():
+            eq = y == c
+            known = eq if known is None else known | eq
+        if chunked:
+            bad = int((~known).sum().compute())
+        else:
+            known = np.asarray(known, dtype=bool)
+            bad = int(y.shape[0] - np.count_nonzero(known)) if known.shape == y.shape else int(y.shape[0])
     if bad:
-        raise ValueError(f"{bad} of {y.shape[0]} labels of y are not in the declared classes={classes.tolist()!r}: "
+        shown = (repr(classes.tolist()) if classes.shape[0] <= 20 else
+                 repr(classes[:10].tolist())[:-1] + f", ...] ({classes.shape[0]} classes)")
+        raise ValueError(f"{bad} of {y.shape[0]} labels of y are not in the declared classes={shown}: "
                          "map y onto the declared labels first, or pass classes=None to take np.unique(y) "
                          "(then the label set is treated as public)")

@@ -20,6 +20,7 @@ import fasterm.linear_model._rules as _linear
 import fasterm.linear_model._multiclass as _multiclass
 import fasterm.erm._dask as _dask
 from .._validation import labels_as
+import fasterm._warnings as _warnings
 from .._warnings import DataWarning
 from ._base import _D, _DPLinearClassifier, _DPLinearModel, _PRIVATE_PARAMS
 from ._checks import _warn_clipped_labels
@@ -78,10 +79,18 @@ class DPLogisticRegression(_DPLinearClassifier):
         Public bound B on ``sample_weight`` (mapped into [0, B]); the noise scales by B.
     classes : sequence of K ≥ 2 distinct labels or None, default=None
         The declared label set; a label outside it raises ``ValueError``.
-        None: ``np.unique(y)`` (the label values are then treated as public).
+        None: ``np.unique(y)`` (the label values are then treated as public); a y with more
+        than 100 distinct values, and more than half as many as rows, is refused (a continuous target?).
     bounds : None, (low, high), dict or "private", default=None
         Per-feature public bounds mapping rows into the unit ball (fit and predict);
         "private" spends half of (ε, δ) on private ranges (:mod:`fasterm.linear_model._bounds`).
+    verbose : int >= 0 or bool, default=0
+        ≥ 1: each run of the fit shows its steps done on stderr (tqdm where
+        installed): step counts only, never a value computed from the data,
+        and nothing is stored.  Any fit can be stopped with Ctrl-C, and one
+        whose work (T·m·p·K multiply-adds, public sizes) is far beyond a
+        normal fit's warns first (:class:`fasterm.CostWarning`;
+        docs/performance.rst, "Long fits").
 
     Attributes
     ----------
@@ -243,7 +252,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                  fit_intercept=_D["fit_intercept"], intercept_scaling=_D["intercept_scaling"],
                  solver=_D["solver"], noise=_D["noise"], calibration=_D["calibration"],
                  clip=_D["clip"], steps=_D["steps"], max_steps=_D["max_steps"], random_state=None,
-                 secure=None, weight_bound=_D["weight_bound"], bounds=None) -> None:
+                 secure=None, weight_bound=_D["weight_bound"], bounds=None, verbose=0) -> None:
+        self.verbose = verbose
         self.bounds = bounds
         self.weight_bound = weight_bound
         self.solver = solver
@@ -272,6 +282,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         (outside ``target_bounds``) are clipped to the bounds; ``sample_weight``
         (None or one weight per row) is mapped into [0, ``weight_bound``].
         """
+        # verbose >= 1: each run of the fit shows its steps done on stderr (fasterm._warnings.progress)
+        reporting = _warnings.start_reporting(getattr(self, "verbose", 0), type(self).__name__)
         try:
             self._check_params()
             target = None if self.target_bounds is None else _bounds.resolve_target(self.target_bounds,
@@ -296,6 +308,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
             self.__dict__.pop("_plan", None)
+            _warnings.stop_reporting(reporting)
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
         """⟨coef, x⟩ + intercept for each row."""

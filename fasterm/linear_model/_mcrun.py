@@ -29,6 +29,7 @@ import fasterm.erm._engine as _engine
 import fasterm.erm._sgdrun as _sgdrun
 from ..erm.constraints import L2Ball
 from .._validation import is_sparse
+from .._warnings import progress
 
 __all__ = ["gd", "runs", "sgd"]
 
@@ -64,8 +65,9 @@ def sgd(code, X, y, norms, data_norm, s_col, K, clips, inner, w, steps, start, q
     _, scale, bit_generator = backend.fused(w.dtype)
     data, radius = _data(X), float(ball._loop_spec(w.dtype)[1])
     tail = np.zeros(w.shape[0], dtype=np.float64)
-    _mclosses.sgd_loop(code, w, K, *data, y, norms, data_norm, s_col, inner(clips.table), clips.lo, steps, start,
-                       q, 1.0 / m, lr, reg, scale, bit_generator, radius, tail, weights)
+    with progress(steps, "steps") as report:
+        _mclosses.sgd_loop(code, w, K, *data, y, norms, data_norm, s_col, inner(clips.table), clips.lo, steps,
+                           start, q, 1.0 / m, lr, reg, scale, bit_generator, radius, tail, weights, report)
     return tail
 
 
@@ -79,6 +81,7 @@ def gd(code, X, y, norms, data_norm, s_col, K, clip, w, steps, lr, reg, backend,
     if momentum is not None:
         betas = np.array([momentum(t) if callable(momentum) else momentum for t in range(steps)], dtype=np.float64)
     acc = np.zeros(w.shape[0], dtype=np.float64) if average else None
-    _mclosses.gd_loop(code, w, K, *_data(X), y, norms, data_norm, s_col, clip, steps, lr, reg, noise, scale,
-                      bit_generator, float(ball._loop_spec(w.dtype)[1]), betas, acc, weights)
+    with progress(steps, "steps") as report:
+        _mclosses.gd_loop(code, w, K, *_data(X), y, norms, data_norm, s_col, clip, steps, lr, reg, noise, scale,
+                          bit_generator, float(ball._loop_spec(w.dtype)[1]), betas, acc, weights, report)
     return _engine.finish(ball, w, acc, steps, out_dtype)

@@ -75,6 +75,7 @@ from ..erm.optimize import OptimizeResult, _bound_for, _default_steps, _sample_w
 from ..mechanisms.secure import resolve as resolve_secure
 from ..erm.solvers import ACCELERATE_BELOW, _fista, _laplace_steps
 from .._validation import check_array, check_csr, check_derived, check_random_state, derived_from, is_sparse
+from .._warnings import warn_cost
 
 __all__ = ["choose_solver", "fit_multiclass", "grad_sum", "kernel_sum", "lipschitz", "sgd_step_multiple",
            "step_multiple"]
@@ -535,6 +536,7 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
 
     code = _KIND_CODE[kind]
     w = np.zeros(dim, dtype=work)
+    warn_cost(steps, m if solver == "sgd" else n, p, classes=K)  # public sizes: T, the (expected) batch, p, K
     if solver == "sgd":
         # The output: the average of the last iterates w_t, start < t ≤ T (TAIL_AVERAGE of them, at
         # least one).  Each is a function of the earlier releases, so their average is

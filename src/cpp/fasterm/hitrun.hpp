@@ -60,6 +60,7 @@
 #include "fasterm/hitrun_geometry.hpp"  // feasible sets
 #include "fasterm/hitrun_line.hpp"      // line samplers
 #include "fasterm/hitrun_math.hpp"      // arithmetic
+#include "fasterm/interrupt.hpp"        // Ctrl-C between steps
 #include "fasterm/simd.hpp"
 
 // The chain (run_chain) has an AVX2 version and the baseline (the same bits:
@@ -119,16 +120,19 @@ inline void log1p_unit_many(const double* e, double* out, index_t n)
                         const double* center, double radius, const double* low, const double* high,  \
                         double total, int directions, double margin_bound, double* w, double* z,      \
                         bool fresh_margins, index_t steps, double* trace, index_t thin, bitgen_t* rng, \
-                        long long* evaluations)
+                        long long* evaluations, Interrupt* stop)
 
 #if !defined(FASTERM_HITRUN_DISPATCH) || defined(FASTERM_HITRUN_ISA)
 FASTERM_HITRUN_ISA_BEGIN
 // Runs `steps` steps from w (updated in place).  z: the margins (n; computed
 // here unless the caller says they are current; ignored for the linear loss).  Every `thin` steps w is appended to trace
-// (steps / thin rows of d), when trace is not null.
+// (steps / thin rows of d), when trace is not null.  stop (or null) is polled
+// before each step (interrupt.hpp); when it says stop, the chain ends there
+// (w, z and the bit generator hold a partial run; the caller raises).
 template <class T>
 FASTERM_HITRUN_CLONES void run_chain(const Problem<T>& P, const Geometry& G, double* w, double* z, bool fresh_margins,
-                              index_t steps, double* trace, index_t thin, bitgen_t* rng, ChainStats* stats)
+                              index_t steps, double* trace, index_t thin, bitgen_t* rng, ChainStats* stats,
+                              Interrupt* stop)
 {
     const index_t n = P.n, d = P.d;
     const bool linear = P.kind == kLinear;
@@ -168,6 +172,7 @@ FASTERM_HITRUN_CLONES void run_chain(const Problem<T>& P, const Geometry& G, dou
     // covers rounding in the chord's ends and the row scales.
     L.mbound = P.mbound * (1.0 + 1e-12);
     for (index_t step = 0; step < steps; ++step) {
+        if (stop && stop->stop(n * (d + 1) + d, step)) break;
         direction(G, rng, u.data());
         // For float data the direction is rounded to float first, so that
         // <x_i, u> is exact in double for the u actually taken (the law of u
@@ -237,7 +242,7 @@ FASTERM_HITRUN_CLONES FASTERM_HITRUN_CHAIN_ARGS(T)
     const Problem<T> P{kind, X, n, d, scale, y, g, kappa, lam, method, margin_bound};
     const Geometry G{set_kind, d, center, radius, low, high, total, directions};
     ChainStats st{0};
-    run_chain(P, G, w, z, fresh_margins, steps, trace, thin, rng, &st);
+    run_chain(P, G, w, z, fresh_margins, steps, trace, thin, rng, &st, stop);
     if (evaluations) *evaluations = st.evaluations;
 }
 

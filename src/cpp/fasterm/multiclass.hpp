@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "fasterm/codes.hpp"
+#include "fasterm/interrupt.hpp"
 #include "fasterm/simd.hpp"
 
 #if defined(FASTERM_MCLOSSES_DISPATCH) && defined(FASTERM_MCLOSSES_ISA)
@@ -78,13 +79,16 @@ struct McOptions {
 };
 
 // The inputs of one call.  rows: indices of the rows to sum over (m of
-// them), or null for all n rows in order.
+// them), or null for all n rows in order.  stop: polled between blocks of
+// rows (interrupt.hpp; null: none); when it says stop, the pass ends there
+// and the sum is partial (the caller discards it and raises).
 struct McProblem {
     const std::int64_t* y;  // class of each row of X, in [0, K)
     const double* norms;    // ||x_i|| (double), or null: computed in the pass
     index_t n, d, K;
     const std::int64_t* rows;
     index_t m;
+    Interrupt* stop = nullptr;
 };
 
 constexpr index_t kRowBlock = 4;
@@ -356,6 +360,7 @@ index_t dense_sum(const T* X, const McProblem& P, const McOptions& o, const doub
             ++nb;
         }
         if (nb == 0) break;
+        if (P.stop && P.stop->stop(nb * d * Kp)) break;
         for (index_t b = nb; b < kRowBlock; ++b) xr[b] = xr[0];  // padding rows: computed, unused
         // Scores: zr[b] = W[:d]^T x_b.
         scores(xr, Wd, d, Kp, zr);
@@ -496,6 +501,7 @@ index_t csr_sum(const I* indptr, const I* indices, const T* data, const McProble
         const double wt = o.weights ? o.weights[i] : 1.0;
         std::fill(v, v + Kp, 0.0);
         const bool pre = rescaled_scores_csr(idx, val, nnz, d, Wd, K, Kp, xn, o, zr);
+        if (P.stop && P.stop->stop((nnz + 1) * Kp)) break;
         if (!row_coefficients<Kind>(zr, Wlast, xn, P.y[i], wt, K, o, z, v, vs, pre)) continue;
         csr_accumulate(idx, val, nnz, v, d, Kp, acc);
         if (acclast)

@@ -7,6 +7,7 @@
 # parameters) and prepares row scales and labels; the checks here only keep
 # the kernel inside its buffers.
 from fasterm._bitgen cimport _bitgen
+from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._codes cimport (kAbsolute, kArs, kAuto, kBox, kDirect, kHinge, kL2Ball, kLinear, kLogistic,
                              kMixed, kSimplex, kSphere, kSquared)
 from numpy.random cimport bitgen_t
@@ -18,7 +19,8 @@ cdef extern from "fasterm/hitrun.hpp" namespace "fasterm::hitrun" nogil:
         const double* g, double kappa, double lam, int method, int set_kind,
         const double* center, double radius, const double* low, const double* high,
         double total, int directions, double margin_bound, double* w, double* z, bint fresh_margins,
-        Py_ssize_t steps, double* trace, Py_ssize_t thin, bitgen_t* rng, long long* evaluations) except +
+        Py_ssize_t steps, double* trace, Py_ssize_t thin, bitgen_t* rng, long long* evaluations,
+        Interrupt* stop) except +
     void _line_sample_many "fasterm::hitrun::line_sample_many"(
         int kind, Py_ssize_t n, const double* z, const double* c, const double* y,
         double kappa, double lam, double wu, double uu, double a, double b, double margin_bound,
@@ -57,7 +59,7 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
               int set_kind, const double[::1] center, double radius, const double[::1] low,
               const double[::1] high, double total, int directions, double margin_bound,
               double[::1] w, double[::1] z, Py_ssize_t steps, double[:, ::1] trace=None,
-              Py_ssize_t thin=1, bint fresh_margins=True):
+              Py_ssize_t thin=1, bint fresh_margins=True, object progress=None):
     """Run ``steps`` hit-and-run steps from ``w`` (updated in place).
 
     ``z`` receives the margins s_i <x_i, w> kept along the chain (not used,
@@ -69,7 +71,10 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
     (None: 1).  ``margin_bound``: a bound on |s_i <x_i, w>| over C (norm
     bound times data norm; inf if unknown).  Every ``thin`` steps w is
     written to the next row of ``trace``.  Returns the number of passes over
-    the rows made by the line samplers.
+    the rows made by the line samplers.  Between steps, about every 100 ms,
+    Python's signal handlers run (Ctrl-C raises KeyboardInterrupt here; ``w``
+    then holds a partial chain) and ``progress(t)`` (or None) is told the
+    steps done (src/fasterm/_interrupt.pxd).
     """
     cdef bitgen_t* rng = _bitgen(bit_generator)
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
@@ -128,9 +133,13 @@ def run_chain(object bit_generator, int kind, const floating[:, ::1] X, const do
             raise ValueError(f"trace must have shape ({steps // thin}, {d})")
         if trace.shape[0] > 0:
             tp = &trace[0, 0]
+    cdef Interrupt stop
+    state = watch(&stop, progress)
     with bit_generator.lock, nogil:
         _run_chain(kind, &X[0, 0], n, d, sp, yp, gp, kappa, lam, method, set_kind, cp, radius,
-                   lp, hp, total, directions, margin_bound, &w[0], zp, fresh_margins, steps, tp, thin, rng, &evals)
+                   lp, hp, total, directions, margin_bound, &w[0], zp, fresh_margins, steps, tp, thin, rng, &evals,
+                   &stop)
+    raise_if_stopped(&stop, state)
     return evals
 
 

@@ -17,6 +17,7 @@ from numpy.random.c_distributions cimport (
 )
 
 from fasterm._bitgen cimport _bitgen
+from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._loss_options cimport Options, _or_null, _weights
 from fasterm._codes cimport (kAbsolute, kBox, kHinge, kL1Ball, kL2Ball, kLinear, kLogistic, kNoiseGaussian,
                              kNoiseLaplace, kNoiseNone, kSimplex, kSquared)
@@ -293,10 +294,12 @@ cdef int _loop(int kind, const floating* X, const floating* y, const double* nor
                 floating inv_n, floating reg, floating neg_lr, int noise, floating scale,
                 bitgen_t* rng, int set_kind, double set_param, const floating* set_a,
                 const floating* set_b, double* acc, int n_threads, floating* grad,
-                floating* step, floating* noise_buf, floating* work) except -1 nogil:
+                floating* step, floating* noise_buf, floating* work, Interrupt* stop) except -1 nogil:
     cdef Py_ssize_t t, j
     cdef floating g
     for t in range(steps):
+        if stop.stop((n + 1) * d, t):  # Ctrl-C (src/fasterm/_interrupt.pxd): the wrapper raises
+            return 0
         if acc != NULL:
             for j in range(d):
                 acc[j] += w[j]
@@ -335,7 +338,7 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
              floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
              double scale, object bit_generator, int set_kind, double set_param,
              const floating[::1] set_a, const floating[::1] set_b, double[::1] acc,
-             int n_threads=1, const double[::1] weights=None):
+             int n_threads=1, const double[::1] weights=None, object progress=None):
     """Run ``steps`` projected (noisy) gradient steps in place on ``w``.
 
     Step: g = grad_sum(w)/n + reg·w + h_t;  w ← Π_C(w − lr·g), with h_t the
@@ -347,7 +350,10 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
     set_b = high), 2 simplex (set_param = total), 3 L1 ball (radius).
     weights: sample weights of the rows (as in grad_sum), or None.  Values
     are validated by fasterm.erm.optimize; here only what keeps the kernels
-    inside their buffers.
+    inside their buffers.  Between steps, about every 100 ms, Python's signal
+    handlers run (Ctrl-C raises KeyboardInterrupt here, ``w`` then holds a
+    partial run) and ``progress(t)`` (or None) is told the steps done
+    (src/fasterm/_interrupt.pxd).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
@@ -379,19 +385,22 @@ def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
     if buf == NULL:
         raise MemoryError()
     cdef floating inv_n = <floating>(1.0 / n)
+    cdef Interrupt stop
+    state = watch(&stop, progress)
     try:
         if rng != NULL:
             with bit_generator.lock, nogil:
                 _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
                       <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
-                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d)
+                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d, &stop)
         else:
             with nogil:
                 _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
                       <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
-                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d)
+                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d, &stop)
     finally:
         free(buf)
+    raise_if_stopped(&stop, state)
 
 
 
@@ -519,9 +528,9 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
-                    floating* noise_buf, floating* work, _Rows* rb, bint within) except -1 nogil:
+                    floating* noise_buf, floating* work, _Rows* rb, bint within, Interrupt* stop) except -1 nogil:
     # Returns 0 after the T steps, or (a table of several clips only) a batch size drawn outside
-    # it, where the run stops.
+    # it, where the run stops; or 0 when ``stop`` says so (Ctrl-C: the wrapper raises).
     cdef Py_ssize_t t, j, r, m
     cdef const floating* x
     cdef floating* a
@@ -538,7 +547,10 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
     cdef const double* pnorms = norms
     if design and within:
         pnorms = <const double*> 0
+    m = 0
     for t in range(steps):
+        if stop.stop((m + 1) * d, t):  # the previous step's work (src/fasterm/_interrupt.pxd)
+            return 0
         if acc != NULL and t > 0:
             for j in range(d):
                 acc[j] += w[j]
@@ -618,7 +630,8 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
              double q, double inv_m, double lr, double reg, double scale, object bit_generator,
              int set_kind, double set_param, const floating[::1] set_a, const floating[::1] set_b,
              double[::1] acc, int n_threads=1, const double[::1] weights=None,
-             double row_bound=0.0, double intercept_scaling=0.0, bint rows_within_bound=False):
+             double row_bound=0.0, double intercept_scaling=0.0, bint rows_within_bound=False,
+             object progress=None):
     """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
 
     ``clips``: one clip (fasterm's runs: every batch is clipped at it, whatever its size), or a
@@ -640,6 +653,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     w_1 + … + w_T is added to it (float64), the sum the reference's
     ``output="average"`` forms.  C as in pgd_loop.  Values are validated by
     fasterm.erm.solvers; here only what keeps the kernels inside their buffers.
+    Ctrl-C and ``progress`` as in pgd_loop.
     """
     cdef Py_ssize_t n = X.shape[0], d0 = X.shape[1]
     cdef bint design = row_bound > 0.0
@@ -683,6 +697,8 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     memset(&rb, 0, sizeof(_Rows))
     # grad, step, noise and the projections' scratch: one allocation.
     cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
+    cdef Interrupt stop
+    state = watch(&stop, progress)
     try:
         if buf == NULL:
             raise MemoryError()
@@ -694,7 +710,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
                        clips.shape[0], &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
-                       buf, buf + d, buf + 2 * d, buf + 3 * d, &rb, rows_within_bound)
+                       buf, buf + d, buf + 2 * d, buf + 3 * d, &rb, rows_within_bound, &stop)
     finally:
         free(buf)
         free(rb.A)
@@ -702,4 +718,5 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         free(rb.norms)
         free(rb.weights)
         _free_sampler(&smp)
+    raise_if_stopped(&stop, state)
     return stopped

@@ -19,6 +19,7 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_normal_fill, random_standard_normal_fill_f
 
 from fasterm._bitgen cimport _bitgen
+from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._codes cimport kHinge, kLogistic, kNoiseGaussian, kNoiseLaplace, kNoiseNone
 from fasterm.erm._poisson cimport _Sampler, _free_sampler, _init_sampler, _poisson_rows
 
@@ -41,6 +42,7 @@ cdef extern from "fasterm/multiclass.hpp" namespace "fasterm::multiclass" nogil:
         Py_ssize_t K
         const int64_t* rows
         Py_ssize_t m
+        Interrupt* stop
 
     Py_ssize_t cpp_grad_sum "fasterm::multiclass::grad_sum"[T](
         int kind, const T* X, const McProblem& P, const McOptions& o, const T* W, T* out) except +
@@ -103,6 +105,7 @@ cdef int _setup(int kind, Py_ssize_t n, Py_ssize_t d, const int64_t[::1] y, Py_s
     P.K = K
     P.rows = NULL
     P.m = n
+    P.stop = NULL
     if rows is not None:
         P.m = rows.shape[0]
         if P.m > 0:
@@ -129,15 +132,20 @@ def grad_sum(int kind, const floating[:, ::1] X, const int64_t[::1] y, const flo
     y: class indices (int64) in [0, K); norms: ||x_i|| (float64) or None
     (computed in the pass); rows: int64 indices of the rows to sum over (a
     minibatch, read in place; repeats count twice) or None for all.  All
-    arithmetic in double (multiclass.hpp); single-threaded; GIL released.
+    arithmetic in double (multiclass.hpp); single-threaded; GIL released (Ctrl-C
+    is honoured between blocks of rows, src/fasterm/_interrupt.pxd).
     """
     cdef McProblem P
     cdef McOptions o
     _setup(kind, X.shape[0], X.shape[1], y, W.shape[0], W.shape[1], out.shape[0], out.shape[1], norms,
            data_norm, intercept, clip, weights, rows, &P, &o)
     cdef Py_ssize_t bad
+    cdef Interrupt stop
+    state = watch(&stop, None)
+    P.stop = &stop
     with nogil:
         bad = cpp_grad_sum(kind, &X[0, 0], P, o, &W[0, 0], &out[0, 0])
+    raise_if_stopped(&stop, state)
     if bad:
         raise ValueError(f"{bad} rows have a class index outside [0, {P.K}) or a row index outside [0, {P.n})")
 
@@ -173,8 +181,12 @@ def csr_grad_sum(int kind, const floating[::1] data, const index_t[::1] indices,
         dp = &data[0]
         ip = &indices[0]
     cdef Py_ssize_t bad
+    cdef Interrupt stop
+    state = watch(&stop, None)
+    P.stop = &stop
     with nogil:
         bad = cpp_csr_grad_sum(kind, &indptr[0], ip, dp, P, o, &W[0, 0], &out[0, 0])
+    raise_if_stopped(&stop, state)
     if bad:
         raise ValueError(f"{bad} entries are out of range: a class index outside [0, {P.K}), a row index "
                          f"outside [0, {P.n}) or a column index outside [0, {d})")
@@ -309,7 +321,7 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
              const double[::1] norms, double data_norm, double intercept, const double[::1] clips,
              Py_ssize_t clip_lo, Py_ssize_t steps, Py_ssize_t start, double q, double inv_m, double lr,
              double reg, double scale, object bit_generator, double radius, double[::1] tail,
-             const double[::1] weights=None):
+             const double[::1] weights=None, object progress=None):
     """Run ``steps`` noisy Poisson-minibatch SGD steps of the (p, K) matrix ``w`` (flat, in place).
 
     ``clips``: one clip for every batch size, or a table; returns 0, or a batch size |B| outside the table, at which the run stopped (``w``,
@@ -324,6 +336,9 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     (data, indices, indptr None) or the n x ``d`` CSR matrix (X None; int64 indices);
     y, norms, data_norm, intercept and weights as in grad_sum.  Values are validated by
     fasterm.linear_model._multiclass; here only what keeps the kernels inside their buffers.
+    About every 100 ms (between steps, and between blocks of rows within a step) Python's
+    signal handlers run (Ctrl-C raises KeyboardInterrupt here; ``w`` then holds a partial
+    run) and ``progress(t)`` (or None) is told the steps done (src/fasterm/_interrupt.pxd).
     """
     cdef _Rows D
     cdef McProblem P
@@ -360,6 +375,9 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     # grad, step, noise: one allocation; the kernel's double W and accumulator (Wd's padding zero)
     cdef floating* buf = <floating*> malloc(3 * dim * sizeof(floating))
     cdef double* wd = <double*> calloc(2 * wsize, sizeof(double))
+    cdef Interrupt stop
+    state = watch(&stop, progress)
+    P.stop = &stop
     try:
         if buf == NULL or wd == NULL:
             raise MemoryError()
@@ -371,6 +389,7 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
         free(buf)
         free(wd)
         _free_sampler(&smp)
+    raise_if_stopped(&stop, state)
     if bad:
         raise ValueError(f"{bad} rows have a class index outside [0, {K}) (or, CSR, a column outside [0, {d}))")
     return stopped
@@ -384,6 +403,9 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
                            double* Wd, double* acc, Py_ssize_t* bad) except -1 nogil:
     cdef Py_ssize_t t, j, m
     for t in range(steps):
+        # P.stop, also polled by the kernel: Ctrl-C (src/fasterm/_interrupt.pxd), the wrapper raises
+        if P.stop.stop(dim, t):
+            return 0
         if tail != NULL and t > start:  # the tail average's iterates w_t, start < t
             for j in range(dim):
                 tail[j] += w[j]
@@ -403,6 +425,8 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
             P.rows = smp.idx
             P.m = m
             bad[0] += _grad(kind, D, P, o, w, grad, Wd, acc)
+            if P.stop.stopped():
+                return 0
         _noise_fill(rng, kNoiseGaussian, noise_buf, dim, scale)
         _descend(grad, inv_m, w, has_reg, reg, noise_buf, neg_lr, step, dim)
         _proj_l2(step, w, dim, <const floating*> NULL, radius)
@@ -416,7 +440,7 @@ def gd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, c
             const int64_t[::1] indices, const int64_t[::1] indptr, Py_ssize_t d, const int64_t[::1] y,
             const double[::1] norms, double data_norm, double intercept, double clip, Py_ssize_t steps,
             double lr, double reg, int noise, double scale, object bit_generator, double radius,
-            const double[::1] betas, double[::1] avg, const double[::1] weights=None):
+            const double[::1] betas, double[::1] avg, const double[::1] weights=None, object progress=None):
     """Run ``steps`` projected noisy gradient steps of the (p, K) matrix ``w`` (flat, in place).
 
     Step t: y_t = w_t + β_t(w_t − w_{t−1}) (``betas``, float64, one per step; None: y_t = w_t);
@@ -424,7 +448,7 @@ def gd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, c
     n rows clipped at ``clip`` (the kernel's clip, already the inner bound), h_t the next p·K
     draws of Laplace(0, scale) (noise NOISE_LAPLACE) or N(0, scale²) (NOISE_GAUSSIAN) from
     ``bit_generator``; w_{t+1} = Π(y_t − lr·g), Π the projection onto the Frobenius ball of
-    radius ``radius`` centred at 0.  The data as in sgd_loop.
+    radius ``radius`` centred at 0.  The data, Ctrl-C and ``progress`` as in sgd_loop.
     """
     cdef _Rows D
     cdef McProblem P
@@ -462,6 +486,9 @@ def gd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, c
     # grad, step, noise, the previous iterate and the momentum point: one allocation
     cdef floating* buf = <floating*> malloc(5 * dim * sizeof(floating))
     cdef double* wd = <double*> calloc(2 * wsize, sizeof(double))
+    cdef Interrupt stop
+    state = watch(&stop, progress)
+    P.stop = &stop
     try:
         if buf == NULL or wd == NULL:
             raise MemoryError()
@@ -473,6 +500,7 @@ def gd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, c
     finally:
         free(buf)
         free(wd)
+    raise_if_stopped(&stop, state)
     if bad:
         raise ValueError(f"{bad} rows have a class index outside [0, {K}) (or, CSR, a column outside [0, {d}))")
 
@@ -486,6 +514,8 @@ cdef int _gd_steps(int kind, const _Rows* D, const McProblem* P, const McOptions
     cdef floating b
     cdef floating* y = w
     for t in range(steps):
+        if P.stop.stop(dim, t):  # also polled by the kernel (sgd_loop)
+            return 0
         if betas != NULL:  # y_t = w_t + β_t (w_t − w_{t−1}), in W's dtype, as descend's numpy
             b = <floating> betas[t]
             for j in range(dim):
@@ -496,6 +526,8 @@ cdef int _gd_steps(int kind, const _Rows* D, const McProblem* P, const McOptions
             for j in range(dim):
                 avg[j] += y[j]
         bad[0] += _grad(kind, D, P, o, y, grad, Wd, acc)
+        if P.stop.stopped():
+            return 0
         _noise_fill(rng, noise, noise_buf, dim, scale)
         _descend(grad, inv_n, y, has_reg, reg, noise_buf, neg_lr, step, dim)
         _proj_l2(step, w, dim, <const floating*> NULL, radius)
