@@ -536,9 +536,29 @@ MUTANTS = [
          f"{RA}::test_add_remove_public_fields_identical_across_neighbours_and_seeds")),
     Mutant(
         "csr-trusts-cached-canonical-flag", "_validation.py",
-        (("    if not _csr_is_canonical(X.indptr, X.indices):\n", "    if not X.has_canonical_format:\n"),),
+        (("    canonical = _csr_is_canonical(X.indptr, X.indices)\n", "    canonical = X.has_canonical_format\n"),),
         "check_csr reads scipy's cached has_canonical_format (stale after indices are edited)",
         (f"{SP}::test_stale_canonical_flag_is_not_trusted", f"{SP}::test_canonical_check_against_reference")),
+    # --- issue #35: CSR column indices in range; add/remove SGD's domain; AdaSSP's float margin --------
+    Mutant(
+        "csr-index-range-unchecked", "_validation.py",
+        (("    if span is not None and not (span[0] >= 0 and span[1] < d):\n", "    if False:\n"),),
+        "check_csr takes column indices outside [0, d): an index d shares the design's intercept column",
+        (f"{SP}::test_index_d_would_share_the_intercept_column_beyond_the_sensitivity",
+         f"{SP}::test_every_csr_entry_point_refuses_indices_outside_the_columns",
+         f"{SP}::test_index_range_read_from_the_arrays_for_any_layout")),
+    Mutant(
+        "csr-index-d-taken", "_validation.py",
+        (("    if span is not None and not (span[0] >= 0 and span[1] < d):\n",
+          "    if span is not None and not (span[0] >= 0 and span[1] <= d):\n"),),
+        "check_csr takes the column index d (off by one): it collides with the intercept column",
+        (f"{SP}::test_index_d_would_share_the_intercept_column_beyond_the_sensitivity",
+         f"{SP}::test_every_csr_entry_point_refuses_indices_outside_the_columns")),
+    Mutant(
+        "sgd-add-remove-outside-domain", "erm/solvers.py",
+        (("        if n > n_max:\n", "        if False:\n"),),
+        "noisy_sgd(neighbors='add_remove') fits X beyond its domain n ≤ 64·⌈m/q⌉ (batches above the clip's cap)",
+        (f"{OS}::test_add_remove_refuses_data_sets_beyond_its_domain",)),
     # --- memos of public work: a key that misses a quantity hands out another plan --
     Mutant(
         "gd-plan-memo-ignores-dimension", "linear_model/_rules.py",
