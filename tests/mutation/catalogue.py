@@ -33,6 +33,7 @@ RG = "tests/test_regression.py"
 L = "tests/test_pld.py"
 F = "tests/test_float_edge.py"
 OS = "tests/test_float_margin_onesided.py"
+SS = "tests/test_float_margin_ssp.py"
 
 
 @dataclass(frozen=True)
@@ -559,6 +560,31 @@ MUTANTS = [
         (("        if n > n_max:\n", "        if False:\n"),),
         "noisy_sgd(neighbors='add_remove') fits X beyond its domain n ≤ 64·⌈m/q⌉ (batches above the clip's cap)",
         (f"{OS}::test_add_remove_refuses_data_sets_beyond_its_domain",)),
+    Mutant(
+        "adassp-no-float-margin", "erm/ssp.py",
+        (("        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), plan.clip)\n",
+          "        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), Xb)\n"),
+         ("        A = clip_rows(A.astype(np.float64), plan.clip)\n", "        A = clip_rows(A.astype(np.float64), Xb)\n")),
+        "AdaSSP clips the rows at X itself: the computed G and b of neighbours exceed their sensitivities",
+        (f"{SS}::test_computed_releases_of_neighbours_within_declared_sensitivities",
+         f"{SS}::test_estimator_rows_are_clipped_at_the_plan_and_lambda_is_certified")),
+    Mutant(
+        "adassp-lambda-uncertified", "erm/ssp.py",
+        (("    lam_min = _lambda_min(G, plan)\n", "    lam_min = float(np.linalg.eigvalsh(G)[0])\n"),),
+        "AdaSSP releases the eigensolver's λ_min, whose error has no proved bound",
+        (f"{SS}::test_estimator_rows_are_clipped_at_the_plan_and_lambda_is_certified",)),
+    Mutant(
+        "adassp-margin-ignores-the-sums", "erm/_float_margin.py",
+        (("    gG, gb = gamma(r + K + 1, U), gamma(r + K, U)\n", "    gG, gb = gamma(1, U), gamma(1, U)\n"),),
+        "AdaSSP's margin counts one rounding per term, not the r + K + 1 of the blocked sums",
+        (f"{SS}::test_plan_is_the_proved_one",)),
+    Mutant(
+        "adassp-bisection-trusts-the-eigensolver", "erm/ssp.py",
+        (("    if (plan.lo <= lo_t and hi_t <= plan.hi and _cholesky_succeeds(G, lo_t, plan.scale)\n"
+          "            and not _cholesky_succeeds(G, hi_t, plan.scale)):\n",
+          "    if True:\n"),),
+        "the λ_min release skips its Cholesky certificate (falls back to the bisection never)",
+        (f"{SS}::test_certified_lambda_min_within_its_bound",)),
     # --- memos of public work: a key that misses a quantity hands out another plan --
     Mutant(
         "gd-plan-memo-ignores-dimension", "linear_model/_rules.py",
