@@ -252,6 +252,20 @@ def _csr_is_canonical(indptr, indices) -> bool:
     return bool(inc.all())
 
 
+def _csr_index_range(indptr, indices) -> tuple[int, int] | None:
+    """(smallest, largest) column index stored in the rows, or None when no row stores a value.
+
+    Two vectorised reductions over the nnz stored indices, O(nnz) beside the canonical check
+    (faster than gathering each row's first and last index, which would be O(n) reads but
+    scattered ones).
+    """
+    nnz = int(indptr[-1])
+    if nnz == 0:
+        return None
+    ind = indices[:nnz]
+    return int(ind.min()), int(ind.max())
+
+
 def check_csr(X, name: str = "X", *, dtype=None):
     """A scipy.sparse CSR matrix or array (n, d), checked for the CSR kernels.
 
@@ -267,9 +281,14 @@ def check_csr(X, name: str = "X", *, dtype=None):
     matrix.  Canonical form is checked on the index arrays themselves
     (O(nnz), :func:`_csr_is_canonical`), not read from scipy's cached
     ``has_canonical_format``, which goes stale if ``indices`` is edited.
-    ``indptr`` must be a valid offset array (``ValueError`` otherwise).
-    Values must be finite, the shape non-empty; nothing else about the data
-    is looked at.  No copy for a canonical float32/float64 matrix: the
+    ``indptr`` must be a valid offset array, and every stored column index
+    must lie in [0, d) (``ValueError`` naming ``name`` and the indices' range
+    otherwise: an index outside the columns is not a value of the (n, d)
+    matrix — scipy's constructor does not check it — and an index equal to
+    d would share the design matrix's intercept column, whose row norm
+    would then count two values where the gradient adds them; two O(nnz)
+    reductions, :func:`_csr_index_range`).  Values must be finite, the
+    shape non-empty; nothing else about the data is looked at.  No copy for a canonical float32/float64 matrix: the
     result shares X's arrays.
     """
     if X.format != "csr":
@@ -295,7 +314,12 @@ def check_csr(X, name: str = "X", *, dtype=None):
                          f"entries, start at 0, never decrease and end within {name}.indices and {name}.data)")
     if X.dtype != target:
         X = X.astype(target)
-    if not _csr_is_canonical(X.indptr, X.indices):
+    canonical = _csr_is_canonical(X.indptr, X.indices)
+    span = _csr_index_range(X.indptr, X.indices)
+    if span is not None and not (span[0] >= 0 and span[1] < d):
+        raise ValueError(f"{name} has column indices outside [0, {d}) for its {d} columns (the stored indices "
+                         f"range from {span[0]} to {span[1]}): {name}.indices must lie in 0..{d - 1}")
+    if not canonical:
         X = X.copy()
         # The cached flags may claim canonical form (that is how this matrix got here): clear
         # them, or sum_duplicates would return at once.

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import sparse, stats
 
 import fasterm as fe
 from fasterm import accounting
@@ -243,3 +243,29 @@ def test_add_remove_bound_on_n_must_be_representable():
     with pytest.raises(ValueError, match="batch_size"):
         fe.noisy_sgd(fe.losses.Logistic(), X, np.sign(X[:, 0]), fe.L2Ball(1.0, 3), 1.0, 1e-5, data_norm=1.0,
                      sample_rate=0.1, batch_size=1e308, neighbors="add_remove")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_add_remove_refuses_data_sets_beyond_its_domain(compiled, monkeypatch):
+    """Under add/remove the batch-size cap, and so the one clip, is computed from the public bound
+    N = 64·⌈m/q⌉ on n: a data set of more rows has batches above the cap its clip was made for
+    (Theorem "capped batches" then no longer bounds their probability).  The mechanism's domain is
+    n ≤ N: N rows are fitted, N + 1 refused (ValueError naming N and its formula) before any kernel runs."""
+    from fasterm.erm import _sgdrun, solvers
+    monkeypatch.setattr(_sgdrun, "COMPILED", compiled)
+    q, m = 0.25, 2.5
+    N = solvers.SGD_ADD_REMOVE_ROOM * math.ceil(m / q)
+    assert N == 640
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(N + 1, 3)) / 3.0
+    y = np.sign(X[:, 0])
+    kw = dict(data_norm=1.0, sample_rate=q, batch_size=m, neighbors="add_remove", steps=3, random_state=0)
+    r = fe.noisy_sgd(fe.losses.Logistic(), X[:N], y[:N], fe.L2Ball(1.0, 3), 1.0, 1e-5, **kw)
+    assert np.isfinite(r.w).all() and "n" not in r.info
+    calls = []
+    monkeypatch.setattr(solvers, "_grad_sum_kernel", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_sgdrun, "run", lambda *a, **k: calls.append(1))
+    for A in (X, sparse.csr_matrix(X)):
+        with pytest.raises(ValueError, match=r"add_remove.* at most 64·⌈batch_size/sample_rate⌉ = 640 rows"):
+            fe.noisy_sgd(fe.losses.Logistic(), A, y, fe.L2Ball(1.0, 3), 1.0, 1e-5, **kw)
+    assert calls == []

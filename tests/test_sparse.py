@@ -381,3 +381,189 @@ def test_check_csr_refuses_a_broken_indptr():
             B.indptr[-1] = B.indices.shape[0] + 1
         with pytest.raises(ValueError, match=r"X\.indptr"):
             fe._validation.check_csr(B)
+
+
+# ---------------------------------------------------------------------------
+# Column indices outside [0, d): an index d would share the intercept column (issue #35)
+# ---------------------------------------------------------------------------
+def _with_index(d, col, index=np.int32, n=40, seed=21):
+    """A canonical CSR (n, d) whose row 0 stores 1.0 at column ``col`` (scipy's constructor does not
+    check the index), the other rows valid, norms below 1."""
+    rng = np.random.default_rng(seed)
+    rows = [sp.csr_matrix((np.array([1.0]), np.array([col], index), np.array([0, 1], index)), shape=(1, d))]
+    rows.append(sp.csr_matrix(rng.uniform(-0.4, 0.4, size=(n - 1, d)) * (rng.random((n - 1, d)) < 0.5)))
+    S = sp.vstack(rows, format="csr")
+    ind = S.indices.astype(index)
+    ind[0] = col
+    return sp.csr_matrix((S.data, ind, S.indptr.astype(index)), shape=(n, d))
+
+
+@pytest.mark.parametrize("kind", ["logistic", "squared"])
+def test_index_d_would_share_the_intercept_column_beyond_the_sensitivity(kind):
+    # The design row of x = e_d (norm 1 = data_norm: not clipped) with s stored at column d, as the
+    # estimators built it from an X whose index d was not refused (fasterm.erm._design), holds column
+    # d twice: the kernel's row norm counts the two values apart (√(1 + s²)), its gradient adds them
+    # (1 + s).  Measured at the reported bound: the clipped contribution of that row is √2·c (s = 1),
+    # so a neighbouring pair (the row with its label flipped) moves the sum by 2√2·c > n·Δ₂ = 2c.
+    d, s = 3, 1.0
+    X = _with_index(d, d)
+    y = np.where(np.arange(X.shape[0]) % 2 == 0, 1.0, -1.0)
+    A = sp.csr_matrix((np.array([1.0, s]), np.array([d, d], np.int32), np.array([0, 2], np.int32)),
+                      shape=(1, d + 1))
+    kw = dict(label_bound=1.0) if kind == "squared" else {}
+    est = fe.DPLinearRegression if kind == "squared" else fe.DPLogisticRegression
+    valid = X.copy()
+    valid.indices[0] = d - 1  # the same row at a valid column: the reported constants of this fit
+    m = est(solver="noisy_gd", steps=1, intercept_scaling=s, random_state=0, **kw).fit(valid, y)
+    c, sens, n = m.result_.lipschitz, m.result_.sensitivity, X.shape[0]
+    assert sens == pytest.approx(2.0 * c / n, rel=1e-15)
+    dn = math.hypot(1.0, s)
+    diffs = []
+    for label in (1.0, -1.0):
+        out = np.empty(d + 1)
+        _sparse.grad_sum(KINDS[kind], A.data[:2], A.indices[:2], A.indptr[:2], d + 1, np.array([label]),
+                         np.zeros(d + 1), None, dn, c, 1.0, out)
+        diffs.append(out)
+    assert np.linalg.norm(diffs[0]) == pytest.approx(math.sqrt(2.0) * c, rel=1e-12)  # one row: √2·c > c
+    assert np.linalg.norm(diffs[0] - diffs[1]) / n > 1.4 * sens  # the pair: beyond Δ₂
+    # AdaSSP's Gram statistic: the row's term is (v + s)² = 4 = 2·X_aug², twice its declared bound
+    G, _ = fe.erm.ssp._statistics(A[:1].astype(np.float64), np.ones(1), None)
+    assert np.linalg.norm(G) == pytest.approx(2.0 * dn * dn, rel=1e-15)
+    # and the fit refuses X before any kernel runs, as does the design (its row norms check X)
+    with pytest.raises(ValueError, match=r"X has column indices outside \[0, 3\).*range from 0 to 3"):
+        est(solver="noisy_gd", steps=1, intercept_scaling=s, random_state=0, **kw).fit(X, y)
+    from fasterm.erm._design import design
+
+    with pytest.raises(ValueError, match=r"X has column indices outside \[0, 3\)"):
+        design(X, 1.0, True, s)
+
+
+_BAD_INDEX = r"X has column indices outside \[0, 4\)"
+
+
+def _entry_points(X, y, yr, yk):
+    d = X.shape[1]
+    ball = fe.L2Ball(5.0, d)
+    L = fe.losses
+    est = [(fe.DPLogisticRegression, y), (fe.DPLinearRegression, yr), (fe.DPLogisticRegression, yk),
+           (fe.DPLinearSVC, y), (fe.DPLinearSVC, yk)]
+    calls = []
+    for cls, labels in est:
+        solvers = ["noisy_pgd"] if cls is fe.DPLinearSVC else ["noisy_gd", "noisy_pgd", "noisy_sgd"]
+        for solver in solvers:
+            calls.append((f"{cls.__name__}-{solver}-{len(np.unique(labels))}",
+                          lambda A, c=cls, s=solver, lab=labels: c(solver=s, steps=2, random_state=0).fit(A, lab)))
+    calls += [
+        ("adassp", lambda A: fe.DPLinearRegression(solver="adassp", random_state=0).fit(A, yr)),
+        ("secure", lambda A: fe.DPLogisticRegression(solver="noisy_pgd", steps=2, secure=True,
+                                                     random_state=0).fit(A, y)),
+        ("class-sums", lambda A: fe.DPLogisticRegression(delta=0.0, random_state=0).fit(A, yk)),
+        ("no-intercept", lambda A: fe.DPLogisticRegression(solver="noisy_gd", steps=2, fit_intercept=False,
+                                                           random_state=0).fit(A, y)),
+        ("noisy_gd", lambda A: fe.noisy_gd(L.Logistic(), A, y, ball, 1.0, 1e-5, steps=2, data_norm=1.0,
+                                           random_state=0)),
+        ("noisy_pgd", lambda A: fe.noisy_pgd(L.Logistic(), A, y, ball, 1.0, 1e-5, steps=2, data_norm=1.0,
+                                             random_state=0)),
+        ("noisy_sgd", lambda A: fe.noisy_sgd(L.Logistic(), A, y, ball, 1.0, 1e-5, steps=2, sample_rate=0.5,
+                                             data_norm=1.0, random_state=0)),
+        ("noisy_pgd-secure", lambda A: fe.noisy_pgd(L.Logistic(), A, y, ball, 1.0, 1e-5, steps=2, data_norm=1.0,
+                                                    secure=True, random_state=0)),
+        ("adassp-function", lambda A: fe.erm.ssp.adassp(A, yr, 1.0, 1e-5)),
+        ("row_norms", lambda A: fe.losses.row_norms(A)),
+        ("grad_sum", lambda A: L.Logistic().grad_sum(np.zeros(d), A, y, clip=0.3, data_norm=1.0)),
+    ]
+    return calls
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64], ids=["i32", "i64"])
+@pytest.mark.parametrize("col", [4, 5, 2 ** 31 - 1, -1, -4])
+def test_every_csr_entry_point_refuses_indices_outside_the_columns(col, index):
+    # d = 4: column 4 is the intercept's column in the design, larger ones beyond it, negative ones before 0
+    X = _with_index(4, col, index)
+    n = X.shape[0]
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    yr, yk = rng.uniform(-0.9, 0.9, n), rng.integers(0, 3, n)
+    seen = 0
+    for name, call in _entry_points(X, y, yr, yk):
+        with pytest.raises(ValueError, match=_BAD_INDEX):
+            call(X)
+        seen += 1
+    assert seen == 22
+    with pytest.raises(ValueError, match=_BAD_INDEX + rf" for its 4 columns \(the stored indices range from "
+                                         rf"{min(col, 0)} to {max(col, 3)}\)"):
+        fe._validation.check_csr(X)
+    # the same matrix with the value at a valid column is taken
+    ok = X.copy()
+    ok.indices[0] = 3
+    assert fe._validation.check_csr(ok) is ok
+    # predictions too: scipy's product would read X.indices unchecked, past coef_
+    for m in (fe.DPLogisticRegression(random_state=0).fit(ok, y), fe.DPLinearRegression(random_state=0).fit(ok, yr)):
+        with pytest.raises(ValueError, match=_BAD_INDEX):
+            m.predict(X)
+
+
+def test_index_range_read_from_the_arrays_for_any_layout():
+    # every row layout (empty rows, one entry, unsorted, duplicates), against a slow reference
+    rng = np.random.default_rng(5)
+    seen = {True: 0, False: 0}
+    for _ in range(300):
+        n, d = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        lengths = rng.integers(0, 4, size=n) * (rng.random(n) < 0.8)
+        indptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        indices = rng.integers(-1, d + 2, size=indptr[-1]).astype(np.int64)
+        if rng.random() < 0.5:
+            for i in range(n):
+                indices[indptr[i]:indptr[i + 1]].sort()
+        ok = all(0 <= j < d for j in indices)
+        seen[ok] += 1
+        X = sp.csr_matrix((rng.normal(size=indptr[-1]), indices, indptr), shape=(n, d))
+        if ok:
+            C = fe._validation.check_csr(X)
+            assert C.shape == (n, d)
+        else:
+            with pytest.raises(ValueError, match=rf"X has column indices outside \[0, {d}\).*range from "
+                                                 rf"{indices.min()} to {indices.max()}\)"):
+                fe._validation.check_csr(X)
+    assert min(seen.values()) > 50
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_duplicates_beside_the_intercept_column_are_summed_on_every_path(dtype):
+    # In-range duplicates (two values at column d − 1, the design's last column before s): check_csr
+    # sums them, so every fit sees the dense row's values once — its norm and its gradient agree —
+    # and equals the fit of the dense matrix for the same seed.
+    X, y, yr = _csr(n=120, d=4, density=0.5, dtype=dtype, seed=9, empty_rows=False)
+    X = X.multiply(0.1).tocsr().astype(dtype)  # rows within data_norm 1, with the duplicate too
+    yr = np.clip(yr, -0.9, 0.9)
+    n, d = X.shape
+    data, ind, ptr = list(X.data), list(X.indices), [0]
+    for i in range(n):
+        a, b = X.indptr[i], X.indptr[i + 1]
+        data_i, ind_i = list(X.data[a:b]), list(X.indices[a:b])
+        if i % 3 == 0:  # value 0.3 at column d − 1 once more (unsorted: before the others)
+            data_i, ind_i = [dtype(0.3)] + data_i, [d - 1] + ind_i
+        data += data_i
+        ind += ind_i
+        ptr.append(ptr[-1] + len(data_i))
+    data, ind = data[X.nnz:], ind[X.nnz:]
+    dup = sp.csr_matrix((np.array(data, dtype=dtype), np.array(ind, np.int32), np.array(ptr, np.int32)),
+                        shape=(n, d))
+    dense = dup.toarray()
+    assert dense.dtype == dtype and (dup.toarray() != X.toarray()).any()
+    rng = np.random.default_rng(2)
+    yk = rng.integers(0, 3, n)
+    fits = [
+        lambda A: fe.DPLogisticRegression(solver="noisy_gd", steps=3, random_state=0).fit(A, y),
+        lambda A: fe.DPLogisticRegression(solver="noisy_pgd", steps=3, random_state=0).fit(A, y),
+        lambda A: fe.DPLogisticRegression(solver="noisy_sgd", steps=3, random_state=0).fit(A, y),
+        lambda A: fe.DPLinearRegression(solver="noisy_gd", steps=3, random_state=0).fit(A, yr),
+        lambda A: fe.DPLogisticRegression(solver="noisy_gd", steps=3, random_state=0).fit(A, yk),
+        lambda A: fe.DPLogisticRegression(solver="noisy_sgd", steps=3, random_state=0).fit(A, yk),
+    ]
+    if dtype == np.float64:  # AdaSSP's statistics are float64
+        fits.append(lambda A: fe.DPLinearRegression(solver="adassp", random_state=0).fit(A, yr))
+    for i, fit in enumerate(fits):
+        a, b = fit(dup), fit(dense)
+        _close(a.coef_, b.coef_, dtype)
+        _close(a.intercept_, b.intercept_, dtype)

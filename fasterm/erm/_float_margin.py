@@ -32,11 +32,13 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ETA_SHARE", "MarginTooLarge", "batch_cap", "binom_tail_bound", "class_sums_floor", "class_sums_theta",
-           "dask_sum_theta", "effective_clip", "margin", "plan", "run_clip", "sgd_delta", "sum_theta", "sum_theta_upto"]
+__all__ = ["ETA_SHARE", "MarginTooLarge", "SSP_BLOCK", "SspPlan", "batch_cap", "binom_tail_bound", "class_sums_floor",
+           "class_sums_theta", "dask_sum_theta", "effective_clip", "margin", "plan", "run_clip", "sgd_delta", "ssp_plan",
+           "sum_theta", "sum_theta_upto"]
 
 U = Fraction(1, 2 ** 53)
 U32 = Fraction(1, 2 ** 24)
@@ -329,3 +331,138 @@ def sgd_delta(delta: float) -> tuple[float, float]:
     while Fraction(fit) + Fraction(eta) > Fraction(delta):
         fit = math.nextafter(fit, 0.0)
     return fit, eta
+
+
+# ---------------------------------------------------------------------------------------------
+# AdaSSP's statistics (docs/guarantees.rst, "Sufficient statistics perturbation", "Floating point").
+
+#: Rows per block of AdaSSP's statistics: G = Σ_k A_kᵀW_kA_k and b = Σ_k A_kᵀW_k y_k over blocks of
+#: this many rows, each block one BLAS (or scipy) product, the K blocks added in order.
+SSP_BLOCK = 1 << 16
+#: The smallest positive double (subnormal): the absolute error of a product that underflows is ≤ ETA/2.
+ETA = Fraction(1, 2 ** 1074)
+
+
+class SspPlan(NamedTuple):
+    """The public constants of AdaSSP's floating-point margin (:func:`ssp_plan`)."""
+
+    clip: float        # X_c: the rows are clipped to it (a double ≤ X)
+    scale: float       # 2^s: the Cholesky tests run on 2^s·(Ĝ − tI), 2^s·t_max in [1, 2)
+    width: float       # W: the bracket of the certified λ_min
+    lo: float          # the bisection's bracket [lo, hi] ∋ λ_min(Ĝ)
+    hi: float
+    lam_error: Fraction  # E: |λ_min release − λ_min(Ĝ)| ≤ E, certified
+    theta: Fraction    # X²/X_c² − 1
+
+
+def _ssp_bounds(n, p, X, Y, B, Xc):
+    """(ok, E, lo, hi, W, scale, t_max): the conditions of :func:`ssp_plan` for rows clipped to Xc."""
+    r, K = min(n, SSP_BLOCK), -(-n // SSP_BLOCK)
+    gG, gb = gamma(r + K + 1, U), gamma(r + K, U)
+    Xr = Xc * (1 + gamma(2 * p + 8, U))          # ‖â‖ ≤ Xr: the computed clipped row, exactly
+    ufG, ufb = 2 * n * (Xr + 1) * ETA, 2 * n * (Y + 1) * ETA   # underflow, per entry
+    Sg = n * B * Xr * Xr                          # ≥ Σ w‖â‖² ≥ ‖S‖_F, tr G
+    eG = gG * Sg + p * ufG                        # ≥ ‖Ĝ − G‖_F
+    eG1 = gG * n * B * Fraction(p + 1, 2) * Xr * Xr + Fraction(p * (p + 1), 2) * ufG   # L1, upper triangle
+    eb = gb * n * B * Y * Xr + p * ufb            # ≥ ‖b̂ − b‖₂, and ≥ ‖b̂ − b‖₁/√p
+    # the certified λ_min (:func:`fasterm.erm.ssp._lambda_min`)
+    t_max = Sg * (1 + gG) + p * ufG               # ≥ tr Ĝ (its diagonal is ≥ 0)
+    d_max = Sg + eG                               # ≥ max Ĝ_ii
+    gc = gamma(p + 2, U)                          # Higham's γ_{p+1}, one more for a rounded reciprocal pivot
+    if p * gc >= Fraction(1, 2):
+        raise MarginTooLarge(f"{p} columns: the Cholesky test of AdaSSP's λ_min has no useful error bound")
+    cp = p * gc / (1 - p * gc)                    # Demmel's bound for the Cholesky test
+    # every tested t lies in [lo, hi] ⊂ [−tb, tb]; W, lo and hi depend on the slacks, which depend
+    # on tb: fixed point in two passes from tb = t_max/p + 2·eG (the slacks are ≪ t_max/p)
+    tb = t_max / p + 2 * eG + 1
+    for _ in range(3):
+        frac, ex = math.frexp(float(tb))
+        scale = Fraction(2) ** (1 - ex)           # 2^s with tb·2^s in [1, 2)… up to float rounding of tb
+        uf = 8 * (p + 2) ** 2 * ETA / scale
+        sC = gc / (1 - gc) * (1 + U) * (t_max + p * tb) + U * (d_max + tb) + uf
+        sD = (cp * (1 + U) + U) * (d_max + tb) + uf
+        smax = max(sC, sD)
+        W = _up(Fraction(5, 2) * smax + 32 * (p + 1) * U * t_max)   # the doubles the code uses
+        lo, hi = _down(-(eG + W)), _up(t_max / p + eG + W)
+        need = max(-Fraction(lo), Fraction(hi))
+        if need <= tb:
+            break
+        tb = 2 * need
+    else:  # pragma: no cover - the slacks are far below t_max/p
+        raise MarginTooLarge("AdaSSP's λ_min bracket does not close")
+    E = Fraction(W) / (2 * (1 - U)) + 2 * U * tb + smax
+    dX2 = X * X - Xr * Xr
+    ok = (dX2 > 0
+          and 4 * eG * eG <= 2 * (B * dX2) ** 2                    # G, L2: √2·B·Xr² + 2eG ≤ √2·B·X²
+          and 2 * eG1 <= B * (p + 1) * dX2                        # G, L1: B(p+1)Xr² + 2eG1 ≤ B(p+1)X²
+          and 2 * eG + 2 * E <= B * dX2                           # λ_min: B·Xr² + 2eG + 2E ≤ B·X²
+          and B * Xr * Y + eb <= B * X * Y                        # b, L2 (and L1): 2B·Xr·Y + 2eb ≤ 2B·X·Y
+          and t_max + hi < Fraction(2) ** 1000)                   # no overflow
+    return ok, E, lo, hi, W, scale
+
+
+@functools.lru_cache(maxsize=256)
+def ssp_plan(n: int, p: int, data_norm: float, label_bound: float, weight_bound: float) -> SspPlan:
+    """The row clip X_c of AdaSSP and the constants of its certified λ_min (docs/guarantees.rst).
+
+    The three releases of :func:`fasterm.erm.ssp.adassp` — λ_min(G), the upper triangle of
+    G = Σ wᵢâᵢâᵢᵀ and b = Σ wᵢyᵢâᵢ — are computed in double: G and b as K = ⌈n/r⌉ BLAS (or
+    scipy) products of blocks of r ≤ ``SSP_BLOCK`` rows added in order, G symmetrised as
+    ½(Ĝ + Ĝᵀ).  An entry's term meets at most r + K + 1 roundings (two products, r − 1 and
+    K − 1 additions, the symmetrisation) in any order: |Ĝ − G| ≤ γ_{r+K+1}·S entrywise,
+    S = Σ wᵢ|âᵢ||âᵢ|ᵀ, ‖S‖_F ≤ n·B·X_r² (Higham 2002, Lemma 3.1 and (3.5)), and likewise
+    |b̂ − b| ≤ γ_{r+K}·Σ wᵢ|yᵢ||âᵢ|; an underflowing product adds ≤ 2⁻¹⁰⁷⁵ (the ``2n(X_r + 1)·η``
+    terms).  The computed clipped rows satisfy ‖âᵢ‖ ≤ X_r = X_c(1 + γ_{2p+8}) exactly (the norm's
+    p squares, additions and root, the quotient, the product).  λ_min is certified within E of
+    λ_min(Ĝ) (:func:`fasterm.erm.ssp._lambda_min`), and λ_min(Ĝ) is within ‖Ĝ − G‖₂ ≤ e_G of
+    λ_min(G) (Weyl).  So the computed releases of neighbours differ by at most
+    √2·B·X_r² + 2e_G (upper triangle, L2), B(p + 1)X_r² + 2e_G¹ (L1), B·X_r² + 2e_G + 2E
+    (λ_min) and 2B·X_r·Y + 2e_b (b, L2; L1 with √p): X_c is the largest double (found from
+    below, each candidate checked exactly in rationals) for which all are within the declared
+    sensitivities of :func:`fasterm.erm.ssp.adassp_scales` — √2·B·X², B(p + 1)X², B·X², 2B·X·Y.
+    ``weight_bound``: B (1 unweighted).  Raises :class:`MarginTooLarge` when no clip above X/2
+    qualifies (n·p² too large for double) or the statistics could overflow."""
+    n, p = int(n), int(p)
+    X, Y, B = Fraction(float(data_norm)), Fraction(float(label_bound)), Fraction(float(weight_bound))
+    # X_c = X/√(1 + θ) for the smallest θ that passes (to a relative 2⁻²⁰ of θ): every error term
+    # grows with X_c and the room X² − X_r² shrinks, so the conditions are monotone in θ.
+    r, K = min(n, SSP_BLOCK), -(-n // SSP_BLOCK)
+    rough = float(2 * gamma(r + K + 1, U) * n + 8 * Fraction(p * (p + 2) * n) * U
+                  + 3 * gamma(2 * p + 8, U)) + 2.0 ** -50
+
+    def attempt(theta):
+        xc = float(X) / math.sqrt(1.0 + theta)
+        if not xc > float(X) / 2:
+            return None
+        ok, E, lo, hi, W, scale = _ssp_bounds(n, p, X, Y, B, Fraction(xc))
+        return SspPlan(xc, float(scale), W, lo, hi, E, X * X / Fraction(xc) ** 2 - 1) if ok else None
+
+    t_hi = rough
+    best = attempt(t_hi)
+    while best is None and t_hi < 3.0:
+        t_hi *= 2.0
+        best = attempt(t_hi)
+    if best is None:
+        raise MarginTooLarge(f"n = {n}, {p} columns, data_norm = {data_norm}, label_bound = {label_bound}, "
+                             f"weight_bound = {weight_bound}: AdaSSP's rounding cannot be bounded below its "
+                             "sensitivities (too many rows and columns for double, or values near the ends of "
+                             "the double range)")
+    t_lo = 0.0
+    for _ in range(20):
+        mid = 0.5 * (t_lo + t_hi)
+        got = attempt(mid)
+        if got is None:
+            t_lo = mid
+        else:
+            t_hi, best = mid, got
+    return best
+
+
+def _up(x: Fraction) -> float:
+    out = float(x)
+    return math.nextafter(out, math.inf) if Fraction(out) < x else out
+
+
+def _down(x: Fraction) -> float:
+    out = float(x)
+    return math.nextafter(out, -math.inf) if Fraction(out) > x else out

@@ -87,10 +87,26 @@ MOMENTUM_CAP_SLOPE = 3.0
 #: The one-vs-rest gd rule of :mod:`fasterm.linear_model._multiclass`: momentum when ν ≤ this (the binary
 #: rule before the momentum cap; docs/solvers.rst).
 ACCELERATE_BELOW = 0.2
-#: Under add/remove neighbours, noisy SGD's guarantee holds for data sets of at most
-#: SGD_ADD_REMOVE_ROOM·⌈batch_size/sample_rate⌉ rows (a public bound on the private n: the
-#: batch-size cap of the float margin is computed from it, docs/guarantees.rst).
+#: Under add/remove neighbours, noisy SGD takes data sets of at most
+#: SGD_ADD_REMOVE_ROOM·⌈batch_size/sample_rate⌉ rows, its domain (a public bound on the private
+#: n: the batch-size cap of the float margin is computed from it, docs/guarantees.rst); a larger X
+#: is refused.
 SGD_ADD_REMOVE_ROOM = 64
+
+
+def _add_remove_domain(sample_rate: float, batch_size: float) -> int:
+    """N = ``SGD_ADD_REMOVE_ROOM``·⌈m/q⌉: the largest data set :func:`noisy_sgd` takes under
+    ``neighbors="add_remove"`` (m = ``batch_size``, q = ``sample_rate``, both public).
+
+    The mechanism is defined on data sets of at most N rows, and its (ε, δ) holds for
+    every neighbouring pair inside that domain (docs/guarantees.rst, "The margin of
+    Poisson-subsampled SGD"); a larger X is refused.  ``ValueError`` when N would not
+    stay below 2⁵³ (not exactly an integer in double)."""
+    if not SGD_ADD_REMOVE_ROOM * (batch_size / sample_rate) < 2.0 ** 53:
+        raise ValueError(f"batch_size/sample_rate = {batch_size / sample_rate:.3g}: the public bound "
+                         f"{SGD_ADD_REMOVE_ROOM}·batch_size/sample_rate on n (neighbors='add_remove') must stay "
+                         "below 2**53")
+    return SGD_ADD_REMOVE_ROOM * math.ceil(batch_size / sample_rate)
 
 
 def _smoothness(loss, data_norm, label_bound, weight_bound=1.0):
@@ -465,9 +481,14 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     the same batch plus one row differ by at most the sensitivity, for every
     batch of at most M rows, and a larger batch (probability ≤ η) costs
     (1 + e^ε)η ≤ η_max: the run is (ε, δ)-DP for the reported δ.  Under
-    add/remove n is private: the cap uses the public bound
-    n ≤ ``SGD_ADD_REMOVE_ROOM``·⌈m/q⌉ (m = ``batch_size``), for which the
-    guarantee is stated, and float32 X raises ``ValueError``.
+    add/remove n is private, so the cap comes from a public bound on it: the
+    mechanism's domain is the data sets of at most
+    N = ``SGD_ADD_REMOVE_ROOM``·⌈m/q⌉ rows (m = ``batch_size``, m/q the
+    caller's public estimate of n), the (ε, δ) holds for every neighbouring
+    pair inside it, and an X of more than N rows raises ``ValueError``
+    naming N — a refusal outside the domain only, where nothing is claimed.
+    Float32 X raises ``ValueError`` (the float32 margin at that cap would
+    cost a visible share of the clip).
     """
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
@@ -536,6 +557,14 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         b = 512.0 if batch_size is None else check_scalar(batch_size, "batch_size", low=0.0,
                                                              low_inclusive=False)
         q = min(1.0, b / n)
+    if neighbors == "add_remove":
+        n_max = _add_remove_domain(q, m)
+        if n > n_max:
+            # The domain of the mechanism: outside it no guarantee is stated, and none is released.
+            raise ValueError(f"neighbors='add_remove' takes data sets of at most {SGD_ADD_REMOVE_ROOM}·"
+                             f"⌈batch_size/sample_rate⌉ = {n_max} rows (the public bound on the private n for "
+                             "which the guarantee holds; the float margin's batch-size cap is computed from it), "
+                             "and X has more: raise batch_size/sample_rate, the public estimate of n")
     beta = _smoothness(loss, data_norm, label_bound, wb)
     if beta == 0.0 and lr is None:
         raise ValueError(f"{type(loss).__name__} with l2=0 has smoothness 0 (no 1/β step): give lr")
@@ -593,14 +622,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
 
     # One clip for every batch (docs/guarantees.rst, "The margin of Poisson-subsampled SGD"): the
     # one-sided margin of batches of at most M rows, M a public cap (n under replace-one; under
-    # add/remove the public bound SGD_ADD_REMOVE_ROOM·⌈m/q⌉ on n, n itself being private).
-    if neighbors == "replace_one":
-        n_pub = n
-    elif SGD_ADD_REMOVE_ROOM * (m / q) < 2.0 ** 53:
-        n_pub = SGD_ADD_REMOVE_ROOM * math.ceil(m / q) + 1
-    else:
-        raise ValueError(f"batch_size/sample_rate = {m / q:.3g}: the public bound {SGD_ADD_REMOVE_ROOM}·batch_size/"
-                         "sample_rate on n (neighbors='add_remove') must stay below 2**53")
+    # add/remove from the domain's bound N = SGD_ADD_REMOVE_ROOM·⌈m/q⌉ on n, n itself being private).
+    n_pub = n if neighbors == "replace_one" else n_max + 1
     cap = _float_margin.batch_cap(n_pub, q, steps, eps, eta_max)
     try:
         c_run = _float_margin.run_clip(c_k, X.dtype, cap, d, scale=1.0 / m, bound=wb * c_k, reg=float(loss.l2),

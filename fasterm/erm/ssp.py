@@ -30,6 +30,19 @@ s₁ = σX²B, s₂ = σ√2X²B, s₃ = 2σXYB and t = s₁·√log(6/δ) (Wang
 Laplace noise of scale (L1 sensitivity)/(ε/3) per release, basic composition;
 t = s₁·log(1/ρ) and s₂ = √2·b₂ in step 2 (public constants of this variant).
 
+Floating point: the sensitivities above are those of exact statistics; the
+computed ones hold too (docs/guarantees.rst, "Floating point").  The rows are
+clipped at X_c = X/√(1 + Θ) < X (:func:`fasterm.erm._float_margin.ssp_plan`,
+a function of n, p, X, Y and B only); G and b are summed in blocks of
+``SSP_BLOCK`` rows, whose rounding is bounded in any summation order (Higham
+2002, Lemma 3.1); λ_min is the eigensolver's value certified by two Cholesky
+tests (or, failing them, a bisection by the same tests) to lie within a public
+E of λ_min of the computed G (:func:`_lambda_min`; Higham 2002, Thms 10.3 and
+10.7), and Weyl's inequality carries the rest.  So the computed releases of
+neighbours differ by at most the declared sensitivities, which stay those of
+X.  Θ ≈ 2n·γ_{r+K+1} + 5p(p + 2)n·u (u = 2⁻⁵³): 3·10⁻¹² at n = 60, p = 4;
+2·10⁻⁵ at n = 10⁶, p = 100.
+
 Stored: θ and public constants (noise scales, sensitivities, ε, δ); never the
 noisy G, b, λ̃ or λ.  Statistics in float64; no secure mode.
 """
@@ -42,6 +55,7 @@ import numpy as np
 
 import fasterm.accounting as accounting
 import fasterm._warnings as _warnings
+import fasterm.erm._float_margin as _float_margin
 from .._validation import check_epsilon, check_delta, check_positive, check_random_state, check_sample_weight
 from .._validation import check_scalar, is_sparse, check_csr, check_array
 from .optimize import OptimizeResult
@@ -121,8 +135,7 @@ def _clip_rows_dense(A, X):
     return A * scale[:, None]
 
 
-def _statistics(A, y, w):
-    """G = Aᵀ diag(w) A and b = Aᵀ(w∘y) in float64 (A's rows already clipped)."""
+def _block_statistics(A, y, w):
     if is_sparse(A):
         Aw = A.multiply(w[:, None]).tocsr() if w is not None else A
         G = np.asarray((A.T @ Aw).toarray(), dtype=np.float64)
@@ -130,6 +143,62 @@ def _statistics(A, y, w):
         return G, b
     Aw = A if w is None else A * w[:, None]
     return Aw.T @ A, Aw.T @ y
+
+
+def _statistics(A, y, w):
+    """G = Aᵀ diag(w) A and b = Aᵀ(w∘y) in float64 (A's rows already clipped): one product per
+    block of ``SSP_BLOCK`` rows, the blocks added in order (the rounding count of
+    :func:`fasterm.erm._float_margin.ssp_plan`)."""
+    n, step = A.shape[0], _float_margin.SSP_BLOCK
+    G, b = _block_statistics(A[:step], y[:step], None if w is None else w[:step])
+    for lo in range(step, n, step):
+        Gk, bk = _block_statistics(A[lo:lo + step], y[lo:lo + step], None if w is None else w[lo:lo + step])
+        G += Gk
+        b += bk
+    return G, b
+
+
+def _cholesky_succeeds(G, t, scale):
+    """Whether the floating-point Cholesky factorisation of 2^s·(G − tI) runs to completion
+    (positive finite pivots); 2^s = ``scale``, a power of two (an exact scaling)."""
+    A = G * scale
+    A[np.diag_indices_from(A)] -= t * scale
+    try:
+        R = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return False
+    d = np.diagonal(R)
+    return bool(np.isfinite(R).all() and (d > 0.0).all())
+
+
+def _lambda_min(G, plan):
+    """λ_min of the symmetric G, within ``plan.lam_error`` of its exact value, certified.
+
+    A success of the Cholesky test at t proves λ_min(G) ≥ t − s_C: the computed factor
+    satisfies R̂ᵀR̂ = Â + ΔA, |ΔA| ≤ γ_{p+2}|R̂ᵀ||R̂| (Higham 2002, Thm 10.3, any order of the
+    inner products; one rounding more for a pivot applied as a rounded reciprocal), so
+    ‖ΔA‖₂ ≤ γ_{p+2}·tr(Â)/(1 − γ_{p+2}), plus the shift's rounding.  A failure proves
+    λ_min(G) ≤ t + s_D: Cholesky succeeds whenever λ_min(H) > pγ_{p+2}/(1 − pγ_{p+2}),
+    H = D⁻¹ÂD⁻¹, D² = diag(Â) (Demmel 1989; Higham 2002, Thm 10.7), and λ_min(Â) ≤
+    λ_min(H)·max Âᵢᵢ.  LAPACK's eigenvalue λ̂ is returned when the tests at λ̂ ∓ W/2 succeed
+    and fail (every fit so far); otherwise a bisection on [lo, hi] ∋ λ_min(G) with the same
+    tests, each result a proven bound, stops at width W.  Either way |result − λ_min(G)| ≤
+    W/2 + s_max + rounding = ``plan.lam_error``, whatever the eigensolver's accuracy
+    (docs/guarantees.rst, "Floating point")."""
+    lam = float(np.linalg.eigvalsh(G)[0])
+    half = 0.5 * plan.width
+    lo_t, hi_t = lam - half, lam + half
+    if (plan.lo <= lo_t and hi_t <= plan.hi and _cholesky_succeeds(G, lo_t, plan.scale)
+            and not _cholesky_succeeds(G, hi_t, plan.scale)):
+        return lam
+    lo, hi = plan.lo, plan.hi
+    while hi - lo > plan.width:
+        mid = 0.5 * (lo + hi)
+        if _cholesky_succeeds(G, mid, plan.scale):
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def _symmetric(upper, p):
@@ -146,8 +215,9 @@ def adassp(X, y, epsilon, delta=1e-5, *, data_norm=1.0, label_bound=1.0, sample_
     Parameters
     ----------
     X : (n, p) float array or scipy.sparse matrix
-        Rows are clipped to ‖x‖₂ ≤ ``data_norm`` (append a constant column
-        yourself for an intercept; the estimator does).
+        Rows are clipped to ‖x‖₂ ≤ X_c, a hair below ``data_norm``: the
+        floating-point margin of the statistics (module docstring); append a
+        constant column yourself for an intercept (the estimator does).
     y : (n,) array
         Labels, clipped to [−``label_bound``, ``label_bound``].
     epsilon, delta : float
@@ -194,17 +264,21 @@ def adassp(X, y, epsilon, delta=1e-5, *, data_norm=1.0, label_bound=1.0, sample_
         w, B = check_sample_weight(sample_weight, n, B)
     _warnings.warn_large_delta(delta, n, "adassp")
     cal = adassp_scales(eps, delta, p, Xb, Yb, B if w is not None else 1.0, rho)
+    try:  # the rows' clip X_c ≤ X: the computed releases within the sensitivities (module docstring)
+        plan = _float_margin.ssp_plan(n, p, Xb, Yb, B if w is not None else 1.0)
+    except _float_margin.MarginTooLarge as e:
+        raise ValueError(f"X of shape {A.shape}, data_norm, label_bound and weight_bound: {e}") from None
     rng = check_random_state(random_state)
-    # the per-record maps: rows to the X-ball, labels to [−Y, Y] (float64 statistics)
+    # the per-record maps: rows to the X_c-ball, labels to [−Y, Y] (float64 statistics)
     if is_sparse(A):
         from ._design import clip_rows
-        A = clip_rows(A.astype(np.float64), Xb)
+        A = clip_rows(A.astype(np.float64), plan.clip)
     else:
-        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), Xb)
+        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), plan.clip)
     yy = np.clip(yy, -Yb, Yb)
     G, b = _statistics(A, yy, w)
     G = 0.5 * (G + G.T)
-    lam_min = float(np.linalg.eigvalsh(G)[0])
+    lam_min = _lambda_min(G, plan)
     k = p * (p + 1) // 2
     if cal["noise"] == "gaussian":
         z1 = rng.standard_normal()

@@ -28,7 +28,7 @@ import fasterm.erm._dask as _dask
 import fasterm.erm.optimize as _optimize
 from ..mechanisms.secure import resolve as resolve_secure
 from ..erm._design import row_norms_unchecked
-from .._validation import check_random_state, is_sparse, plain_X_y
+from .._validation import check_csr, check_random_state, is_sparse, plain_X_y
 import fasterm._warnings as _warnings
 from .._warnings import DataWarning
 from ._checks import (_check_class_count, _check_declared_labels, _declared_index, _integral_labels,
@@ -382,6 +382,8 @@ class _DPLinearModel(BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=_FLOATS, accept_sparse="csr")
+        if is_sparse(X):  # scipy's product reads X.indices unchecked: an index past the columns reads past coef_
+            X = check_csr(X, "X")
         bounds = getattr(self, "bounds_", None)
         if bounds is not None:  # the rows as the fit saw them: the same map
             if is_sparse(X):

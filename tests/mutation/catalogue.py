@@ -35,6 +35,7 @@ LS = "tests/test_pld_small_delta.py"
 F = "tests/test_float_edge.py"
 OS = "tests/test_float_margin_onesided.py"
 BL = "tests/test_budget_limits.py"
+SS = "tests/test_float_margin_ssp.py"
 
 
 @dataclass(frozen=True)
@@ -578,9 +579,54 @@ MUTANTS = [
          f"{RA}::test_add_remove_public_fields_identical_across_neighbours_and_seeds")),
     Mutant(
         "csr-trusts-cached-canonical-flag", "_validation.py",
-        (("    if not _csr_is_canonical(X.indptr, X.indices):\n", "    if not X.has_canonical_format:\n"),),
+        (("    canonical = _csr_is_canonical(X.indptr, X.indices)\n", "    canonical = X.has_canonical_format\n"),),
         "check_csr reads scipy's cached has_canonical_format (stale after indices are edited)",
         (f"{SP}::test_stale_canonical_flag_is_not_trusted", f"{SP}::test_canonical_check_against_reference")),
+    # --- issue #35: CSR column indices in range; add/remove SGD's domain; AdaSSP's float margin --------
+    Mutant(
+        "csr-index-range-unchecked", "_validation.py",
+        (("    if span is not None and not (span[0] >= 0 and span[1] < d):\n", "    if False:\n"),),
+        "check_csr takes column indices outside [0, d): an index d shares the design's intercept column",
+        (f"{SP}::test_index_d_would_share_the_intercept_column_beyond_the_sensitivity",
+         f"{SP}::test_every_csr_entry_point_refuses_indices_outside_the_columns",
+         f"{SP}::test_index_range_read_from_the_arrays_for_any_layout")),
+    Mutant(
+        "csr-index-d-taken", "_validation.py",
+        (("    if span is not None and not (span[0] >= 0 and span[1] < d):\n",
+          "    if span is not None and not (span[0] >= 0 and span[1] <= d):\n"),),
+        "check_csr takes the column index d (off by one): it collides with the intercept column",
+        (f"{SP}::test_index_d_would_share_the_intercept_column_beyond_the_sensitivity",
+         f"{SP}::test_every_csr_entry_point_refuses_indices_outside_the_columns")),
+    Mutant(
+        "sgd-add-remove-outside-domain", "erm/solvers.py",
+        (("        if n > n_max:\n", "        if False:\n"),),
+        "noisy_sgd(neighbors='add_remove') fits X beyond its domain n ≤ 64·⌈m/q⌉ (batches above the clip's cap)",
+        (f"{OS}::test_add_remove_refuses_data_sets_beyond_its_domain",)),
+    Mutant(
+        "adassp-no-float-margin", "erm/ssp.py",
+        (("        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), plan.clip)\n",
+          "        A = _clip_rows_dense(np.asarray(A, dtype=np.float64), Xb)\n"),
+         ("        A = clip_rows(A.astype(np.float64), plan.clip)\n", "        A = clip_rows(A.astype(np.float64), Xb)\n")),
+        "AdaSSP clips the rows at X itself: the computed G and b of neighbours exceed their sensitivities",
+        (f"{SS}::test_computed_releases_of_neighbours_within_declared_sensitivities",
+         f"{SS}::test_estimator_rows_are_clipped_at_the_plan_and_lambda_is_certified")),
+    Mutant(
+        "adassp-lambda-uncertified", "erm/ssp.py",
+        (("    lam_min = _lambda_min(G, plan)\n", "    lam_min = float(np.linalg.eigvalsh(G)[0])\n"),),
+        "AdaSSP releases the eigensolver's λ_min, whose error has no proved bound",
+        (f"{SS}::test_estimator_rows_are_clipped_at_the_plan_and_lambda_is_certified",)),
+    Mutant(
+        "adassp-margin-ignores-the-sums", "erm/_float_margin.py",
+        (("    gG, gb = gamma(r + K + 1, U), gamma(r + K, U)\n", "    gG, gb = gamma(1, U), gamma(1, U)\n"),),
+        "AdaSSP's margin counts one rounding per term, not the r + K + 1 of the blocked sums",
+        (f"{SS}::test_plan_is_the_proved_one",)),
+    Mutant(
+        "adassp-bisection-trusts-the-eigensolver", "erm/ssp.py",
+        (("    if (plan.lo <= lo_t and hi_t <= plan.hi and _cholesky_succeeds(G, lo_t, plan.scale)\n"
+          "            and not _cholesky_succeeds(G, hi_t, plan.scale)):\n",
+          "    if True:\n"),),
+        "the λ_min release skips its Cholesky certificate (falls back to the bisection never)",
+        (f"{SS}::test_certified_lambda_min_within_its_bound",)),
     # --- memos of public work: a key that misses a quantity hands out another plan --
     Mutant(
         "gd-plan-memo-ignores-dimension", "linear_model/_rules.py",
