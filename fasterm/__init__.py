@@ -85,14 +85,18 @@ def __getattr__(name: str) -> Any:
 
     from ._buildinfo import needs_sklearn
 
+    # A name, once loaded, is bound in the module: later look-ups do not come here.
     if name in _LAZY_MODULES:
         with needs_sklearn(f"{__name__}.{name}"):
-            return importlib.import_module(f"{__name__}.{name}")
-    if name in _ESTIMATORS or name in _SEARCH:
+            value = importlib.import_module(f"{__name__}.{name}")
+    elif name in _ESTIMATORS or name in _SEARCH:
         with needs_sklearn(f"{__name__}.{name}"):
             module = importlib.import_module(f"{__name__}.{'model_selection' if name in _SEARCH else 'linear_model'}")
-            return getattr(module, name)  # the estimators' module imports scikit-learn here
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            value = getattr(module, name)  # the estimators' module imports scikit-learn here
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

@@ -512,6 +512,8 @@ def test_without_the_margin_the_hunt_finds_a_violation(path, dtype, monkeypatch)
     pre-noise vectors differ by more than the reported sensitivity, in float32 and float64."""
     from fasterm.erm import _float_margin
     monkeypatch.setattr(_float_margin, "effective_clip", lambda c, theta: float(c))
+    # the cached clip of a release (its cache may hold the margin's clip from an earlier test)
+    monkeypatch.setattr(_float_margin, "release_clip", lambda kernel, dtype, m, d, c, *a, **k: float(c))
     # (minibatch SGD's one clip per run, its one-sided margin: Θ = 0 here too)
     monkeypatch.setattr(_float_margin, "run_clip", lambda c, *a, **k: float(c))
     assert _hunt_violation(path, dtype, monkeypatch)

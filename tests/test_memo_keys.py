@@ -82,3 +82,55 @@ def test_variants_really_differ_from_the_base():
     base = _released(_fit({}, {}, cold=True))
     for params, data in VARIANTS:
         assert _released(_fit(params, data, cold=True)) != base, (params, data)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_release_clip_cache_is_keyed_by_public_numbers_only(classes, monkeypatch):
+    """The float margin's one cache (:func:`fasterm.erm._float_margin.release_clip`): every argument
+    a fit passes is a public scalar (no array, nothing of the rows), and two data sets of the same
+    public shape (n, d, dtype, the label set) call it with the same arguments."""
+    from fractions import Fraction
+
+    from fasterm.erm import _float_margin
+
+    real = _float_margin.release_clip
+    seen = []
+
+    def spy(*args, **kw):
+        seen.append((args, tuple(sorted(kw.items()))))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(_float_margin, "release_clip", spy)
+    calls = []
+    for seed in (0, 1):
+        X, y = _data(**DATA, seed=seed)
+        if classes == 3:
+            y = y + (X[:, 1] > 0)  # labels 0, 1, 2
+        seen.clear()
+        fe.DPLogisticRegression(**BASE, solver="noisy_gd", random_state=SEED).fit(X, y)
+        assert seen, "the fit did not compute its clip through the cache"
+        calls.append(list(seen))
+    for args, kw in calls[0]:
+        for value in (*args, *(v for _, v in kw)):
+            assert value is None or isinstance(value, (str, int, float, bool, np.dtype, Fraction)), value
+    assert calls[0] == calls[1]
+
+
+def test_release_clip_cache_returns_the_uncached_clip():
+    """A cached clip is the clip computed afresh (effective_clip of margin), for each public argument
+    changed alone; the estimators' cold-cache switch clears it."""
+    from fasterm.erm import _float_margin
+
+    base = ("any", np.dtype(np.float64), 300, 9, 0.25, 1.0 / 300, 0.25, 1e-4, 5.0, False, None)
+    variants = [base]
+    for i, alt in enumerate(("dense", np.dtype(np.float32), 301, 10, 0.5, 1.0 / 301, 0.5, 1e-3, 6.0, True, None)):
+        variants.append(base[:i] + (alt,) + base[i + 1:])
+    fe.erm.optimize._clear_calibration_caches()
+    assert _float_margin.release_clip.cache_info().currsize == 0
+    for _ in range(2):  # computed, then from the cache
+        for kernel, dtype, m, d, c, scale, bound, reg, radius, momentum, theta in variants:
+            want = _float_margin.effective_clip(c, _float_margin.margin(
+                kernel, dtype, m, d, scale=scale, bound=bound, reg=reg, radius=radius, momentum=momentum))
+            assert _float_margin.release_clip(kernel, dtype, m, d, c, scale, bound, reg, radius, momentum,
+                                              theta) == want
+    assert _float_margin.release_clip.cache_info().hits >= len(variants)

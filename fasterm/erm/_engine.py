@@ -137,15 +137,15 @@ def release_clip(loss, constraint, c, dtype, m, d, *, scale, weight_bound=1.0, s
     """The clip the kernels get for a release of m summed rows at ``scale``: c/(1 + Θ),
     Θ = :func:`fasterm.erm._float_margin.margin` (public numbers only), so that the
     computed pre-noise vector moves by at most the sensitivity 2·B·c·scale
-    reported for c (docs/guarantees.rst, "Floating point").  c = 0 (no clip: a
+    reported for c (docs/guarantees.rst, "Floating point"); computed once per public
+    configuration (:func:`fasterm.erm._float_margin.release_clip`).  c = 0 (no clip: a
     non-private run) is returned unchanged."""
     if not c:
         return c
     # "any": the larger of the dense and CSR kernels' θ, so a CSR X and its dense copy get one clip
-    th = _float_margin.margin("any", dtype, m, d, scale=scale, bound=weight_bound * c,
-                              reg=float(loss.l2), radius=float(constraint.norm_bound), momentum=momentum,
-                              theta=theta)
-    return _float_margin.effective_clip(c, th)
+    return _float_margin.release_clip("any", np.dtype(dtype), int(m), int(d), float(c), float(scale),
+                                      float(weight_bound * c), float(loss.l2), float(constraint.norm_bound),
+                                      bool(momentum), theta)
 
 
 def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, label_bound=None,

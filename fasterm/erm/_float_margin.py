@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["ETA_SHARE", "MarginTooLarge", "SSP_BLOCK", "SspPlan", "batch_cap", "binom_tail_bound", "class_sums_floor",
-           "class_sums_theta", "dask_sum_theta", "effective_clip", "margin", "plan", "run_clip", "sgd_delta", "ssp_plan",
-           "sum_theta", "sum_theta_upto"]
+           "class_sums_theta", "dask_sum_theta", "effective_clip", "margin", "plan", "release_clip", "run_clip", "sgd_delta",
+           "ssp_plan", "sum_theta", "sum_theta_upto"]
 
 U = Fraction(1, 2 ** 53)
 U32 = Fraction(1, 2 ** 24)
@@ -111,7 +111,6 @@ def dask_sum_theta(dtype, chunk_rows, d: int) -> Fraction:
     return t + U32 * (1 + t) if np.dtype(dtype) == np.float32 else t
 
 
-@functools.lru_cache(maxsize=4096)
 def _margin(theta: Fraction, v: Fraction, m: int, scale: Fraction, reg: Fraction, radius_y: Fraction,
             bound: Fraction) -> Fraction:
     g3 = gamma(3, v)
@@ -153,6 +152,23 @@ def margin(kernel: str, dtype, m: int, d: int, *, scale: float, bound: float, re
             f"(2·clip·weight_bound/n): raise clip or weight_bound, lower l2/alpha or the radius"
             + (", or fit float64 data" if np.dtype(dtype) == np.float32 else ""))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def release_clip(kernel: str, dtype, m: int, d: int, c: float, scale: float, bound: float, reg: float = 0.0,
+                 radius: float = 0.0, momentum: bool = False, theta: Fraction | None = None) -> float:
+    """:func:`effective_clip` (c, :func:`margin` (kernel, dtype, m, d, scale=…, bound=…, reg=…,
+    radius=…, momentum=…, theta=…)): the clip of a release of m summed rows, a double.
+
+    The margin's one cache: every argument is a public number (the kernel's name, the dtype,
+    m, d, the clip c, s, G = B·c, ρ, R, the momentum switch, a kernel's θ), so a fit of a
+    configuration already seen skips the exact-rational arithmetic and gets the same double
+    (a pure function of its arguments).  Raises :class:`MarginTooLarge` as :func:`margin`
+    (an exception is not cached).  c = 0 (no clip) is returned unchanged."""
+    if not c:
+        return c
+    return effective_clip(c, margin(kernel, dtype, m, d, scale=scale, bound=bound, reg=reg, radius=radius,
+                                    momentum=momentum, theta=theta))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -385,7 +385,7 @@ def _laplace_steps(beta, lr, R, sens, d, eps, delta, calibration, max_steps):
 
 
 _optimize._CACHE_CLEARERS.extend([_gd_calibration.cache_clear, gd_default_steps.cache_clear,
-                                  _laplace_steps.cache_clear])
+                                  _laplace_steps.cache_clear, _float_margin.release_clip.cache_clear])
 
 
 def _fista(steps):

@@ -49,17 +49,21 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    # A name, once loaded, is bound in the module: later look-ups do not come here.
     from .._buildinfo import needs_sklearn
 
     if name in ("EXPECTED_FAILED_CHECKS", "TAG_REASONS"):
         with needs_sklearn(f"{__name__}.{name}"):
             from . import _base
-        return getattr(_base, name)
-    if name in ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"):
+        value = getattr(_base, name)
+    elif name in ("DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"):
         with needs_sklearn(f"{__name__}.{name}"):  # scipy, then scikit-learn
             from . import _estimators
-        return getattr(_estimators, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(_estimators, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

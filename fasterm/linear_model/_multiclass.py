@@ -529,10 +529,9 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     # c/(1 + Θ), Θ from the order-free bound of the sum (public: the number of rows summed, the
     # dtype, the scale, α, the radius), valid for the kernel's summation order as for any other.
     def release_clip(rows, scale):
-        theta = _float_margin.margin("dense", work, rows, dim, scale=scale, bound=wb * c_clip, reg=float(alpha),
-                                     radius=float(radius), momentum=momentum is not None,
-                                     theta=sum_theta(rows, work))
-        return _float_margin.effective_clip(c_clip, theta)
+        return _float_margin.release_clip("dense", np.dtype(work), int(rows), int(dim), float(c_clip), float(scale),
+                                          float(wb * c_clip), float(alpha), float(radius), momentum is not None,
+                                          sum_theta(rows, work))
 
     code = _KIND_CODE[kind]
     w = np.zeros(dim, dtype=work)
