@@ -227,6 +227,7 @@ def test_plan_is_the_proved_one(n, p):
     assert plan.clip < X and plan.lo < 0.0 < plan.hi and plan.width > 0.0
 
 
+@pytest.mark.filterwarnings("ignore:.*rows .* have a norm above data_norm:fasterm.DataWarning")  # a row beyond the bound, on purpose
 def test_estimator_rows_are_clipped_at_the_plan_and_lambda_is_certified(monkeypatch):
     # the estimator's design rows (norm up to √(X² + s²)) go through the same clip, and the
     # λ_min release is the certified one (the eigensolver's value alone has no proved bound)
