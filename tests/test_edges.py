@@ -212,9 +212,9 @@ def _capture(monkeypatch, module, name, index):
     seen = []
     orig = getattr(module, name)
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         seen.append(args[index])
-        return orig(*args)
+        return orig(*args, **kwargs)
 
     monkeypatch.setattr(module, name, spy)
     return seen

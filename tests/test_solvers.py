@@ -233,8 +233,8 @@ def test_sgd_replace_one_is_weak_triangle_of_add_remove():
     rep = (orders - 0.5) / (orders - 1) * ar(2 * orders) + ar(2 * orders - 1)
     weak_triangle = A.rdp_epsilon(rep, orders, delta)
     assert A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "replace_one") == pytest.approx(weak_triangle, rel=1e-10)
-    # at δ = 1e-12 the reported ε is the RDP one (the PLD's error allowance rivals δ)
-    assert A.sgd_epsilon(q, sigma, T, 1e-12) == pytest.approx(A.rdp_epsilon(rep, orders, 1e-12), rel=1e-10)
+    # at δ = 1e-12 too the reported ε is at most the RDP one (the tilted PLD composition covers tiny δ)
+    assert A.sgd_epsilon(q, sigma, T, 1e-12) <= A.rdp_epsilon(rep, orders, 1e-12)
     assert A.sgd_epsilon(q, sigma, T, delta) <= weak_triangle
     assert A.sgd._sgd_epsilon_rdp(q, sigma, T, delta, "add_remove") == pytest.approx(
         A.rdp_epsilon(ar(orders), orders, delta), rel=1e-10)

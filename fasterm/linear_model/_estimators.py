@@ -79,18 +79,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         Public bound B on ``sample_weight`` (mapped into [0, B]); the noise scales by B.
     classes : sequence of K ≥ 2 distinct labels or None, default=None
         The declared label set; a label outside it raises ``ValueError``.
-        None: ``np.unique(y)`` (the label values are then treated as public); a y with more
-        than 100 distinct values, and more than half as many as rows, is refused (a continuous target?).
+        None: ``np.unique(y)`` (treated as public; a y of > 100 values, > n/2, is refused).
     bounds : None, (low, high), dict or "private", default=None
         Per-feature public bounds mapping rows into the unit ball (fit and predict);
         "private" spends half of (ε, δ) on private ranges (:mod:`fasterm.linear_model._bounds`).
     verbose : int >= 0 or bool, default=0
-        ≥ 1: each run of the fit shows its steps done on stderr (tqdm where
-        installed): step counts only, never a value computed from the data,
-        and nothing is stored.  Any fit can be stopped with Ctrl-C, and one
-        whose work (T·m·p·K multiply-adds, public sizes) is far beyond a
-        normal fit's warns first (:class:`fasterm.CostWarning`;
-        docs/performance.rst, "Long fits").
+        ≥ 1: the steps done, on stderr (no data-dependent value; docs/performance.rst, "Long fits").
 
     Attributes
     ----------
