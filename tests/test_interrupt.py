@@ -28,7 +28,10 @@ from fasterm import _warnings
 from fasterm.erm import _hitrun, _losses, _mclosses
 from fasterm.linear_model import _checks
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The children import the fasterm this process imported (the installed package in CI, a build in
+# a checkout during development), from a folder that is not the repository root: ``python -c``
+# puts its working directory first on sys.path, and the root's fasterm/ has no compiled modules.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(fe.__file__)))
 
 # The tests' synthetic rows and labels are not scaled into the declared bounds: the clipping
 # DataWarnings that says so are not what these tests check (other kinds still fail them).
@@ -222,17 +225,17 @@ def _interrupt(proc):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
-def test_ctrl_c_stops_a_long_fit_within_a_second():
+def test_ctrl_c_stops_a_long_fit_within_a_second(tmp_path):
     # The fits run side by side (each child interrupted 0.5 s after its own loop has started)
     # and must raise KeyboardInterrupt from inside the loop within a second.
     from concurrent.futures import ThreadPoolExecutor
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p))
     procs = {}
     try:
         for name, spec in FITS.items():
             procs[name] = subprocess.Popen([sys.executable, "-c", CHILD.format(**spec)], stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                                           stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
         with ThreadPoolExecutor(len(procs)) as pool:
             results = dict(zip(procs, pool.map(_interrupt, procs.values())))
     finally:
@@ -282,10 +285,10 @@ except fe.CostWarning as e:
 """
 
 
-def test_a_fit_on_1e5_distinct_labels_is_refused_or_warned_within_a_second():
+def test_a_fit_on_1e5_distinct_labels_is_refused_or_warned_within_a_second(tmp_path):
     # In a child with a timeout: the fits, if they started, would run for ten minutes and more.
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
-    out = subprocess.run([sys.executable, "-c", LABELS_CHILD], capture_output=True, text=True, env=env, cwd=ROOT,
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p))
+    out = subprocess.run([sys.executable, "-c", LABELS_CHILD], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=120).stdout
     lines = {line.split()[0]: line for line in out.splitlines()}
     assert "refused" in lines and "did you pass a continuous target?" in lines["refused"], out
