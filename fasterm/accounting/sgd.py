@@ -35,7 +35,7 @@ def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_
     loss; where that FFT composition's error allowance at +∞ exceeds δ/16
     (δ ≲ 1e-9, or T ≳ 1e4), also composed through the exponentially tilted
     step (:mod:`fasterm.accounting.tilted`: the Esscher identity
-    p^{*T}(s) = Z^T e^{−λs}·p_λ^{*T}(s), one DFT, its rounding bounded after
+    ``p^{*T}(s) = Z^T e^{−λs}·p_λ^{*T}(s)``, one DFT, its rounding bounded after
     Higham 2002, Thm. 24.2, and the folding by Chernoff bounds, all paid
     relative to δ).  (2) The Rényi-DP bound: :func:`rdp_subsampled_gaussian`
     (Mironov, Talwar & Zhang 2019) converted by :func:`rdp_epsilon` (Balle et
