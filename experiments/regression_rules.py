@@ -66,7 +66,7 @@ for every split; treated as public, as the issue's table does).
     diabetes scikit-learn's diabetes (442 rows, d = 10): features by the table's ranges, target by
              its documented range [25, 346]; n_train = 309.
     synthetic (``--sets synthetic``, not in the median) the ill-conditioned one-hot problem of
-             tests/test_regression.py: two numeric columns of small spread, three full one-hot
+             tests/linear_model/test_regression.py: two numeric columns of small spread, three full one-hot
              groups (4, 6, 3 levels), d = 15, n_train = 19,600, least-squares norm ≈ 22.
 
 Splits: random 70/30 (``fasterm.datasets.train_test_split``), split seed = noise seed = 0, 1, ….
@@ -140,7 +140,7 @@ def load(name):
         y = _target(f["target"], 25.0, 346.0)
         return X, y
     if name == "synthetic":
-        # tests/test_regression.py's ill-conditioned one-hot problem (not in the median: added after
+        # tests/linear_model/test_regression.py's ill-conditioned one-hot problem (not in the median: added after
         # the comparison, to show the ridge alpha=1e-4 against alpha=0 where the solution is large)
         rng = np.random.default_rng(10)
         n = 28_000

@@ -15,27 +15,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-B = "tests/test_privacy_behaviour.py"
-E = "tests/test_edges.py"
-C = "tests/test_calibration_refs.py"
-A = "tests/test_audit_sharp.py"
-S = "tests/test_solvers.py"
-O = "tests/test_objpert.py"
-M = "tests/test_multiclass.py"
-P = "tests/test_model_selection.py"
-RS = "tests/test_release_surface.py"
-W = "tests/test_sample_weight.py"
-K = "tests/test_memo_keys.py"
-R = "tests/test_release_attacks_objpert.py"
-RA = "tests/test_release_attacks_sgd.py"
-SP = "tests/test_sparse.py"
-RG = "tests/test_regression.py"
-L = "tests/test_pld.py"
-LS = "tests/test_pld_small_delta.py"
-F = "tests/test_float_edge.py"
-OS = "tests/test_float_margin_onesided.py"
-BL = "tests/test_budget_limits.py"
-SS = "tests/test_float_margin_ssp.py"
+B = "tests/erm/test_privacy_behaviour.py"
+E = "tests/package/test_edges.py"
+C = "tests/accounting/test_calibration_refs.py"
+A = "tests/audit/test_audit_sharp.py"
+S = "tests/erm/test_solvers.py"
+O = "tests/erm/test_objpert.py"
+M = "tests/linear_model/test_multiclass.py"
+P = "tests/package/test_model_selection.py"
+RS = "tests/package/test_release_surface.py"
+W = "tests/linear_model/test_sample_weight.py"
+K = "tests/erm/test_memo_keys.py"
+R = "tests/linear_model/test_release_attacks_objpert.py"
+RA = "tests/linear_model/test_release_attacks_sgd.py"
+SP = "tests/erm/test_sparse.py"
+RG = "tests/linear_model/test_regression.py"
+L = "tests/accounting/test_pld.py"
+LS = "tests/accounting/test_pld_small_delta.py"
+F = "tests/erm/test_float_edge.py"
+OS = "tests/erm/test_float_margin_onesided.py"
+BL = "tests/accounting/test_budget_limits.py"
+SS = "tests/erm/test_float_margin_ssp.py"
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ MUTANTS = [
         "grid-backend-float32-sums", "erm/_backends.py",
         (("        return np.float64\n", "        return dtype\n"),),
         "secure mode sums float32 gradients in float32 (error beyond the grid's rounding allowance)",
-        ("tests/test_secure.py::test_secure_noisy_pgd_sums_in_float64_for_float32_data",)),
+        ("tests/mechanisms/test_secure.py::test_secure_noisy_pgd_sums_in_float64_for_float32_data",)),
     Mutant(
         "zcdp-conversion-1-over-alpha", "accounting/gaussian.py",
         (("            - math.log(alpha - 1.0))", "            - math.log(alpha))"),),
@@ -253,7 +253,7 @@ MUTANTS = [
           "_grad_sum_kernel(kind, Xb, yb, point, nb, dn, 1.1 * clips.clip, ybound, out, nt,"),),
         "noisy_sgd's Python reference loop clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",
-         "tests/test_sgd_compiled.py::test_compiled_run_is_the_reference_bit_for_bit")),
+         "tests/erm/test_sgd_compiled.py::test_compiled_run_is_the_reference_bit_for_bit")),
     Mutant(
         "sgd-compiled-clips-at-1.1x", "erm/_sgdrun.py",
         (("X, y, norms, dn, clips.table, clips.lo, ybound,", "X, y, norms, dn, 1.1 * clips.table, clips.lo, ybound,"),),
@@ -365,18 +365,18 @@ MUTANTS = [
          ('info={"n": n, "d": d, "affine_dim": m, "directions": directions},',
           'info={"n": n, "d": d, "affine_dim": m, "line_passes": evals, "directions": directions},')),
         "the hit-and-run line samplers' pass count (data- and draw-dependent) in the result's info",
-        ("tests/test_expmech_erm.py::test_result_info_is_the_same_across_neighbours_and_seeds",)),
+        ("tests/erm/test_expmech_erm.py::test_result_info_is_the_same_across_neighbours_and_seeds",)),
     Mutant(
         "expmech-chain-claims-pure", "erm/expmech.py",
         (("delta=0.0 if exact else None, delta_tv", "delta=0.0, delta_tv"),),
         "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
-        ("tests/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
+        ("tests/erm/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
     Mutant(
         "estimator-expmech-delta0-accepted", "linear_model/_rules.py",
         (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
           "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
         "solver='expmech' accepts delta=0 for an inexact chain",
-        ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
+        ("tests/linear_model/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
     Mutant(
         "multiclass-loop-clips-at-1.1x", "linear_model/_multiclass.py",
@@ -398,7 +398,7 @@ MUTANTS = [
         "multiclass SGD's one clip per run is c itself (Θ = 0): the rounding of a batch sum moves "
         "the release beyond the sensitivity",
         (f"{M}::test_sgd_clips_each_batch_at_the_float_margin",
-         "tests/test_multiclass_loop.py::test_sgd_matches_the_numpy_reference")),
+         "tests/linear_model/test_multiclass_loop.py::test_sgd_matches_the_numpy_reference")),
     Mutant(
         "multiclass-class-sums-half-sensitivity", "linear_model/_multiclass.py",
         (("    exact = Fraction(2) * Fraction(wb) * Fraction(c1)\n",
@@ -439,7 +439,7 @@ MUTANTS = [
         "the run's clip covers the two-sided margin c(1 − τ)/(1 + Θ₁), not the one-sided "
         "c(1 − 2τ)/(1 + 2Θ₁) the Poisson accountant needs (a batch and the same batch plus one row)",
         (f"{OS}::test_run_clip_is_the_one_sided_formula",
-         "tests/test_multiclass_loop.py::test_run_clip_with_the_multiclass_theta",
+         "tests/linear_model/test_multiclass_loop.py::test_run_clip_with_the_multiclass_theta",
          f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),
     Mutant(
         "sgd-eta-not-taken-out-of-delta", "erm/solvers.py",
@@ -675,50 +675,50 @@ MUTANTS = [
         (("        return float(result.epsilon) + eps_r, ",
           "        return float(result.epsilon), "),),
         "bounds='private' reports the fit's ε only, not the ranges' share (basic composition)",
-        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-ranges-fit-spends-whole-epsilon", "linear_model/_bounds.py",
         (("    eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)\n",
           "    eps_fit, delta_fit = epsilon, _rest(delta, delta_r)\n"),),
         "bounds='private' spends ε on the ranges and the whole ε again on the fit",
-        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-quantiles-not-composed-over-features", "linear_model/_bounds.py",
         (("    k = PRIVATE_MECHANISMS * d\n",
           "    k = PRIVATE_MECHANISMS\n"),),
         "each feature's medians get the whole range budget (d-fold composition forgotten)",
-        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-joint-forgets-the-fit", "linear_model/_bounds.py",
         (("        joint = (accounting.zcdp_rho(epsilon, delta) - mu_fit * mu_fit / 2.0) * (1.0 - 1e-9)\n",
           "        joint = accounting.zcdp_rho(epsilon, delta) * (1.0 - 1e-9)\n"),),
         "joint zCDP accounting gives the medians the whole ρ, as if the Gaussian fit were free",
-        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-joint-with-subsampled-fit", "linear_model/_bounds.py",
         (("    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != \"sgd\"\n",
           "    return True\n"),),
         "joint zCDP accounting planned for a fit that is not full-batch Gaussian (SGD, Laplace, pure)",
-        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-sgd-joint-forgets-the-fit", "linear_model/_bounds.py",
         (("    room = (float(epsilon) - (r + np.log1p(",
           "    room = (float(epsilon) - (0.5 * r + np.log1p("),),
         "joint Rényi-DP accounting with a noisy SGD fit counts half of the fit's RDP curve",
-        ("tests/test_bounds.py::test_private_bounds_accounting",
-         "tests/test_bounds.py::test_sgd_joint_rho_against_a_slow_reference")),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",
+         "tests/linear_model/test_bounds.py::test_sgd_joint_rho_against_a_slow_reference")),
     Mutant(
         "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_bounds.py",
         (("    epochs = SGD_EPOCHS * opts[\"epochs\"] if int(n_classes) > 2 else opts[\"epochs\"]\n",
           "    epochs = opts[\"epochs\"]\n"),),
         "bounds='private' plans a multiclass SGD fit with the binary epochs (half its steps)",
-        ("tests/test_bounds.py::test_private_bounds_accounting",)),
+        ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-sgd-joint-unchecked", "linear_model/_bounds.py",
         (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
           "        if False:\n"),),
         "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
-        ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
+        ("tests/linear_model/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
     # --- the budget at its limits (issue #35) -----------------------------------
     Mutant(
         "gaussian-epsilon-above-cap-silently-capped", "accounting/gaussian.py",

@@ -1,7 +1,7 @@
 """The public API, called the way a typed user program calls it.
 
 Checked statically by ``mypy --strict`` in CI (.ci/run) against the installed
-package and its stubs; run by tests/test_typing_example.py, so the calls are
+package and its stubs; run by tests/package/test_typing_example.py, so the calls are
 also correct at run time.
 """
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sklearn")
 pytest.importorskip("pandas")
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "getting_started.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "examples" / "getting_started.py"
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="needs the source tree (docs/examples/)")

@@ -19,7 +19,7 @@ import pytest
 from fasterm import losses
 from fasterm.erm import _hitrun, _losses, constraints
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "src" / "cpp" / "fasterm" / "codes.hpp"
 
 pytestmark = pytest.mark.skipif(not HEADER.exists(), reason="needs the source tree")

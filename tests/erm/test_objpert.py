@@ -334,7 +334,7 @@ def test_objpert_method_needs_memory_and_refuses_secure_mode():
 
 
 def test_objpert_audit_statistic_runner_is_what_is_claimed():
-    # The audit (tests/test_audit.py, "objective perturbation") compares against
+    # The audit (tests/audit/test_audit.py, "objective perturbation") compares against
     # the ε this call reports.
     r = fe.objective_perturbation(objpert.SmoothHinge(), np.ones((2, 1)), np.array([1.0, 1.0]), 1.0,
                                   data_norm=1.0, random_state=0)
@@ -342,7 +342,7 @@ def test_objpert_audit_statistic_runner_is_what_is_claimed():
 
 
 # ---------------------------------------------------------------------------
-# Behaviour through the public API (as tests/test_privacy_behaviour.py does for noisy PGD)
+# Behaviour through the public API (as tests/erm/test_privacy_behaviour.py does for noisy PGD)
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_applied_noise_matches_the_reported_scale(dtype):

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-HASHES = Path(__file__).resolve().parent / "hashes"
+HASHES = Path(__file__).resolve().parents[1] / "hashes"
 
 
 def _load_make():

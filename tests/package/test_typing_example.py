@@ -12,7 +12,7 @@ pytest.importorskip("sklearn")
 
 
 def test_api_example_runs():
-    path = Path(__file__).resolve().parent / "typing" / "api_example.py"
+    path = Path(__file__).resolve().parents[1] / "typing" / "api_example.py"
     spec = importlib.util.spec_from_file_location("fasterm_api_example", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

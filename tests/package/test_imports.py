@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "fasterm"
+PACKAGE = Path(__file__).resolve().parents[2] / "fasterm"
 if not (PACKAGE / "__init__.py").is_file():
     # tests/ copied alone (CI's run against the installed debug wheel): read the installed
     # package, which holds the same modules (its compiled ones beside their stubs)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.rst")) + [p for p in [ROOT / "README.md"] if p.exists()]
 needs_source_tree = pytest.mark.skipif(not DOCS.is_dir(), reason="needs the source tree (docs/)")

@@ -226,7 +226,7 @@ def test_rdp_conversion_formula():
 
 def test_sgd_replace_one_is_weak_triangle_of_add_remove():
     # The replace-one Rényi-DP bound (one of the two bounds sgd_epsilon takes the minimum
-    # of; tests/test_pld.py tests the other) is the weak triangle inequality of add/remove.
+    # of; tests/accounting/test_pld.py tests the other) is the weak triangle inequality of add/remove.
     q, sigma, T, delta = 0.02, 1.3, 50, 1e-5
     orders = np.array(A.RDP_ORDERS, float)
     ar = lambda a: A.rdp_subsampled_gaussian(q, sigma, T, a)  # noqa: E731

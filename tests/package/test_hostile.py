@@ -465,7 +465,7 @@ def _entries():
                 params["clip"] = pos()
             # X and w must agree in d: a mismatch may be reported under either name
             # (value: finite data whose margins overflow give the IEEE result, +inf — a
-            # documented choice, tests/test_losses.py — never NaN)
+            # documented choice, tests/erm/test_losses.py — never NaN)
             E.append(Entry(f"losses.{lname}.{method}", _loss_call(lcls, method), base, params,
                            aliases={"X": ["w"]}, inf_ok=method == "value"))
         E.append(Entry(f"losses.{lname}.lipschitz", _loss_call(lcls, "lipschitz"),

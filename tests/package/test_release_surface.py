@@ -65,7 +65,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::fasterm.DataWarning")
 from fasterm import linear_model as lm  # noqa: E402
 from fasterm.model_selection import PrivateSearch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Case ids (or id prefixes ending in "*") that fail because of a leak whose fix has
 #: not landed yet (strict xfail: an entry must go as soon as its fix is merged).
@@ -339,7 +339,7 @@ def _estimator_cases():
                                ("bounds", dict(bounds=(-2.0, 2.0)))):
                 for layout, dt in (("dense", "f64"), ("dense", "f32"), ("csr", "f64")):
                     if layout == "csr" and tag in ("objpert", "bounds"):
-                        continue  # refused for sparse X (tests/test_sparse.py)
+                        continue  # refused for sparse X (tests/erm/test_sparse.py)
                     cid = f"est-{kind}-{cls}-target_bounds-{tag}-{layout}-{dt}"
                     cases.append(_param(cid, kind, K, dict(target_bounds=(-2.0, 4.0), **extra), layout, False, dt))
             cases.append(_param(f"est-{kind}-{cls}-target_bounds-noisy_pgd-dask-f64", kind, K,
@@ -424,7 +424,7 @@ def _fn_cases():
     for neighbors in ("replace_one", "add_remove"):
         for layout, weighted, dt in itertools.product(("dense", "csr"), (False, True), ("f64", "f32")):
             if neighbors == "add_remove" and dt == "f32":
-                continue  # refused (float margin; tests/test_float_edge.py checks the error)
+                continue  # refused (float margin; tests/erm/test_float_edge.py checks the error)
             cid = f"fn-noisy_sgd-{neighbors}-{layout}{'-weights' if weighted else ''}-{dt}"
             cases.append(_param(cid, "noisy_sgd", dict(neighbors=neighbors), layout, weighted, dt))
     for loss in ("SmoothHinge", "LogCosh", "Logistic"):

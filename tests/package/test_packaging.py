@@ -24,7 +24,7 @@ import pytest
 import fasterm
 from fasterm import _config
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 PKG = Path(fasterm.__file__).resolve().parent
 # Every compiled module has a stub beside it, in its wing (erm/, mechanisms/, learning/); the
 # stubs name the compiled modules, as "wing._name" (the keys of _config.modules).

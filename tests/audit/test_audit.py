@@ -12,7 +12,7 @@ confidence 90%).  Two checks per mechanism:
   caught — its bound exceeds the claimed ε.
 
 ``AUDITS`` at the bottom maps a name to (claimed ε, nominal run, half-noise
-run); ``python tests/test_audit.py`` prints the table.
+run); ``python tests/audit/test_audit.py`` prints the table.
 """
 
 from __future__ import annotations
@@ -350,7 +350,7 @@ def _objpert(half):
     # Objective perturbation, d = 1, n = 2: D = {(1, +1), (1, +1)} against
     # D' = {(1, +1), (1, −1)}.  Near w = 0 the two data gradients differ by
     # almost 2L with b of the same sign — the worst case of the noise term
-    # (tests/test_objpert.py computes the exact density ratio: its supremum is
+    # (tests/erm/test_objpert.py computes the exact density ratio: its supremum is
     # above 0.8 of the claimed ε).  The output is the released w itself.
     X = np.array([[1.0], [1.0]])
     y_d, y_dp = np.array([1.0, 1.0]), np.array([1.0, -1.0])

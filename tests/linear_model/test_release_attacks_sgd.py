@@ -98,7 +98,7 @@ CASES = {
 
 
 # (float32 X is refused under add/remove: the float margin's proof needs equal batch sizes;
-# tests/test_float_edge.py::test_add_remove_refuses_float32.)
+# tests/erm/test_float_edge.py::test_add_remove_refuses_float32.)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_add_remove_public_fields_identical_across_neighbours_and_seeds(case):
     kw = dict(CASES[case])
