@@ -130,9 +130,19 @@ def adassp_scales(epsilon, delta, dim, data_norm, label_bound, weight_bound=1.0,
 
 
 def _clip_rows_dense(A, X):
-    norms = np.sqrt(np.einsum("ij,ij->i", A, A))
+    """Rows scaled onto the ball of radius X.  A row whose sum of squares overflows is first scaled
+    by a power of two (exact) and clipped along its direction like any other row, not zeroed: the
+    scaled row's norm and the product by X/norm carry the same roundings as every other row's."""
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", A, A))
     scale = np.minimum(1.0, X / np.maximum(norms, np.finfo(np.float64).tiny))
-    return A * scale[:, None]
+    out = A * scale[:, None]
+    big = np.flatnonzero(np.isinf(norms))
+    if big.size:
+        _, k = np.frexp(np.max(np.abs(A[big]), axis=1))
+        R = np.ldexp(A[big], -k[:, None])  # max |entry| in [1/2, 1): its norm is finite and ≥ 1/2
+        out[big] = R * (X / np.sqrt(np.einsum("ij,ij->i", R, R)))[:, None]
+    return out
 
 
 def _block_statistics(A, y, w):

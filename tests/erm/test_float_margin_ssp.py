@@ -249,3 +249,28 @@ def test_plan_refuses_sizes_beyond_double():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="data_norm"):
         ssp.adassp(rng.standard_normal((20, 2)), rng.standard_normal(20), 1.0, 1e-5, data_norm=1e-170)
+
+
+def test_rows_whose_norm_overflows_are_clipped_along_their_direction():
+    # A row of huge finite entries: its sum of squares overflows in double.  It is scaled by a power
+    # of two before its norm is taken, so it is clipped like any row (not zeroed), and the exact norm
+    # of the computed clipped row stays within X_r = X_c(1 + γ_{2p+8}), the proof's row bound.
+    p, Xc = 5, 0.75
+    A = np.array([[3e200, -4e200, 1e150, 0.0, 2.5],
+                  [1.7e308, 1.7e308, -1.7e308, 1.0, 0.0],
+                  [1e-300, 2e307, 0.0, 0.0, 0.0],
+                  [0.3, 0.1, 0.2, 0.0, 0.05]])
+    out = ssp._clip_rows_dense(A, Xc)
+    assert np.all(np.isfinite(out))
+    u = Fraction(1, 2 ** 53)
+    gamma = (2 * p + 8) * u / (1 - (2 * p + 8) * u)
+    Xr2 = (Fraction(Xc) * (1 + gamma)) ** 2
+    for a, o in zip(A, out):
+        exact_sq = sum(Fraction(float(v)) ** 2 for v in o)
+        assert exact_sq <= Xr2
+        direction = a / np.max(np.abs(a))
+        direction /= np.linalg.norm(direction)
+        if sum(Fraction(float(v)) ** 2 for v in a) > Fraction(Xc) ** 2:  # a clipped row
+            np.testing.assert_allclose(o, Xc * direction, rtol=1e-14, atol=1e-300)
+        else:
+            np.testing.assert_array_equal(o, a)
