@@ -55,3 +55,126 @@ becomes the δ = 0 multiclass default (ties within 0.005 of score: the faster
 one).  If none meets them, the default stays the class sums and the table is
 reported.  A winning ``rp(k)`` makes the default "project to k when d > k".
 """
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import fasterm as fe
+from fasterm.datasets import scale_to_unit_ball, train_test_split
+from fasterm.erm import objpert_multi as om
+
+sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/bench")
+from compare_multiclass import wine  # noqa: E402
+
+S = 0.125  # the intercept column of op(...)
+EPSILONS = (0.3, 1.0, 3.0)
+
+
+def _ball(X):
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+
+
+def dev_sets():
+    from sklearn.datasets import load_digits, load_iris, make_classification
+    X, y = load_iris(return_X_y=True)
+    yield "iris", scale_to_unit_ball(X, np.zeros(4), np.full(4, 8.0)), y
+    yield "wine", *wine()
+    r = np.random.default_rng(37)
+    n, d, K = 400, 6, 3
+    C = r.standard_normal((K, d))
+    C = 0.45 * C / np.linalg.norm(C, axis=1)[:, None]
+    y = r.integers(0, K, n)
+    yield "synA", _ball(C[y] + 0.12 * r.standard_normal((n, d))), y
+    X, y = make_classification(n_samples=2000, n_features=10, n_informative=6, n_redundant=0, n_classes=4,
+                               n_clusters_per_class=1, class_sep=0.5, flip_y=0.05, random_state=37)
+    yield "synB", _ball(X / (3.0 * math.sqrt(10))), y
+    X, y = load_digits(return_X_y=True)
+    yield "digits", X / 128.0, y
+    n, K, g = 3000, 10, 16
+    ii, jj = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    protos = np.zeros((K, g * g))
+    for k in range(K):
+        for _ in range(3):
+            ci, cj = r.uniform(2, g - 2, 2)
+            protos[k] += np.exp(-((ii - ci) ** 2 + (jj - cj) ** 2) / (2 * 2.5 ** 2)).ravel()
+    protos = np.clip(protos, 0, 1)
+    y = r.integers(0, K, n)
+    Z = r.uniform(0.6, 1.0, (n, 1)) * protos[y] + 0.6 * r.standard_normal((n, g * g))
+    yield "synC", np.clip(Z, 0.0, 1.0) / g, y
+
+
+def _design(X):
+    X = _ball(X)
+    return np.hstack([X, np.full((X.shape[0], 1), S)])
+
+
+def fit_op(tau, m, a, k=None):
+    def fit(Xtr, ytr, eps, seed):
+        K = int(ytr.max()) + 1
+        R = None
+        if k is not None and Xtr.shape[1] > k:
+            R = np.random.default_rng(20260).standard_normal((Xtr.shape[1], k)) / math.sqrt(k)  # public
+            Xtr = Xtr @ R
+        om.REGULARIZATION = a
+        res = om.multinomial_objective_perturbation(om.Softmax(tau, m), _design(Xtr), ytr, K, eps,
+                                                    data_norm=math.hypot(1.0, S), random_state=seed)
+        W = res.W
+
+        def predict(Xte):
+            Z = Xte @ R if R is not None else Xte
+            return np.argmax(_design(Z) @ W, axis=1)
+        return predict
+    return fit
+
+
+def fit_estimator(**kw):
+    def fit(Xtr, ytr, eps, seed):
+        return fe.DPLogisticRegression(epsilon=eps, delta=0.0, random_state=seed, **kw).fit(Xtr, ytr).predict
+    return fit
+
+
+CANDIDATES = {
+    "sums": fit_estimator(),
+    "op(1,0,2)": fit_op(1.0, 0.0, 2.0),
+    "op(1,0,8)": fit_op(1.0, 0.0, 8.0),
+    "op(.25,1,8)": fit_op(0.25, 1.0, 8.0),
+    "rp(32)": fit_op(1.0, 0.0, 8.0, k=32),
+    "rp(64)": fit_op(1.0, 0.0, 8.0, k=64),
+    "lapgd(2)": fit_estimator(solver="noisy_gd", noise="laplace", calibration="pure", steps=2),
+}
+
+
+def run(fit, X, y, eps, splits):
+    acc, times = [], []
+    for seed in range(splits):
+        a, b, c, d = train_test_split(X, y, 0.3, random_state=seed)
+        t = time.perf_counter()
+        predict = fit(a, c, eps, seed)
+        times.append(time.perf_counter() - t)
+        acc.append(float(np.mean(predict(b) == d)))
+    return float(np.mean(acc)), float(np.std(acc)), float(np.median(times))
+
+
+if __name__ == "__main__":
+    threadpool_limits(1)
+    warnings.simplefilter("ignore")
+    splits = 5
+    args = sys.argv[1:]
+    if "--splits" in args:
+        i = args.index("--splits")
+        splits = int(args[i + 1])
+        del args[i:i + 2]
+    names = [a for a in args if a in CANDIDATES] or list(CANDIDATES)
+    sets = list(dev_sets())
+    for eps in EPSILONS:
+        for sname, X, y in sets:
+            for k in names:
+                m, sd, t = run(CANDIDATES[k], X, y, eps, splits)
+                print(f"RESULT eps={eps} set={sname} cand={k} acc={m:.4f} sd={sd:.4f} time={t:.4f}", flush=True)
