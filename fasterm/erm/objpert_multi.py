@@ -51,6 +51,14 @@ tr(M^{−1}E) ≤ tr(E)/(nμ) ≤ T/(nμ); by concavity of log,
 (r·log(1 + T/(rnμ)) ≤ T/(nμ) < X²/(τnμ): the Jacobian term does not grow
 with K at a fixed μ; the cruder (1 + X²/(2τnμ))^{K−1} would.)
 
+**ℓ1 noise** (``noise="l1"``).  Step (a) uses only the triangle inequality
+of the norm in ν's exponent, so any norm serves with the sensitivity in that
+norm.  With rows also clipped to ‖a‖₁ ≤ X₁ (``l1_norm``), ‖∇_W ℓ‖₁ (entrywise)
+= ‖a‖₁·‖q − e_y‖₁ ≤ 2X₁ (‖q − e_y‖₁ = 2(1 − q_y)), so B with independent
+Laplace(4X₁/ε_b) entries, ν ∝ exp(−ε_b‖B‖₁/(4X₁)), gives the same theorem
+(the curvature bounds use ‖a‖₂ ≤ X only).  Its norm is ≈ √(2pK)·4X₁/ε_b
+against pK·2√2X/ε_b for the ℓ2 density: smaller by about √K when X₁ ≈ ½√p·X.
+
 **Certified solve** (as :mod:`fasterm.erm.objpert`).  Newton–CG stops only
 when ‖∇J(Ŵ)‖_F ≤ g is certified (Higham's summation bounds, double or
 ``numpy.longdouble``; else ``ArithmeticError``); nμ-strong convexity of the
@@ -318,6 +326,7 @@ def _solve(obj, shape, tol, X, beta):
 
 def multinomial_objective_perturbation(loss: Softmax, X, y, n_classes: int, epsilon: float, *,
                                        data_norm: float, regularization: float | None = None,
+                                       noise: str = "l2", l1_norm: float | None = None,
                                        random_state=None, secure=None,
                                        nonprivate_diagnostics: bool = False) -> MultiObjPertResult:
     """Pure ε-DP K-class ERM by multinomial objective perturbation with a certified solve (module docstring).
@@ -332,6 +341,10 @@ def multinomial_objective_perturbation(loss: Softmax, X, y, n_classes: int, epsi
     epsilon : ε > 0, the whole budget (δ = 0).
     data_norm : the public bound X on ‖x_i‖₂.
     regularization : μ > 0 to use instead of the default rule (then max(μ, l2)).
+    noise : "l2" (density ∝ exp(−ε_b‖B‖_F/(2L))) or "l1" (independent Laplace
+        entries of scale 4X₁/ε_b; needs ``l1_norm``).
+    l1_norm : the public bound X₁ on ‖x_i‖₁ for ``noise="l1"``: rows with a
+        larger L1 norm are scaled to it (after the L2 clip).
     random_state : None, int or Generator (one stream: B, then E).
     secure : must be falsy (no exact-grid version: ``ValueError``).
     nonprivate_diagnostics : True attaches values that are **not** private.
@@ -354,6 +367,12 @@ def multinomial_objective_perturbation(loss: Softmax, X, y, n_classes: int, epsi
     if not isinstance(nonprivate_diagnostics, (bool, np.bool_)):
         raise TypeError("nonprivate_diagnostics must be True or False, got "
                         f"{type(nonprivate_diagnostics).__name__}")
+    if noise not in ("l2", "l1"):
+        raise ValueError(f"noise must be 'l2' or 'l1', got {noise!r}")
+    if noise == "l1":
+        if l1_norm is None:
+            raise ValueError("noise='l1' needs l1_norm, the public bound on the rows' L1 norm")
+        l1_norm = check_positive(l1_norm, "l1_norm")
     rng = check_random_state(random_state)
     X, y = check_X_y(X, y)
     yi = np.asarray(y)
@@ -371,6 +390,14 @@ def multinomial_objective_perturbation(loss: Softmax, X, y, n_classes: int, epsi
         s = rows / np.max(np.abs(rows), axis=1)[:, None]
         A[over] = s * (data_norm / np.linalg.norm(s, axis=1))[:, None]
         norms[over] = np.linalg.norm(A[over], axis=1)
+    if noise == "l1":
+        l1 = np.sum(np.abs(A), axis=1)
+        over = l1 > l1_norm
+        if np.any(over):
+            A[over] *= (l1_norm / l1[over])[:, None]
+            norms[over] = np.linalg.norm(A[over], axis=1)
+        # a clipped row's L1 norm is within (p + 2) roundings of l1_norm: the constants use X₁ padded
+        X1pad = l1_norm * (1.0 + 4.0 * (p + 8) * _U)
     Xpad = data_norm * (1.0 + 4.0 * (p + 8) * _U)
     Y = np.zeros((n, K))
     Y[np.arange(n), yi] = 1.0
@@ -394,12 +421,21 @@ def multinomial_objective_perturbation(loss: Softmax, X, y, n_classes: int, epsi
                          "(raise regularization, or leave it None)") from exc
     with derived_from(names):
         eps_jac = _acc.objpert_multi_log_det(T, r, n, mu)
-        b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)
-        tol = (L + dim * b_scale / n) * max(GRADIENT_TOLERANCE, 64.0 * (n + dim) * _U)
+        if noise == "l2":
+            b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)
+            b_mean = dim * b_scale  # E‖B‖
+        else:
+            b_scale = accounting.norm_laplace_scale(4.0 * X1pad, eps_b)  # the L1 sensitivity 4X₁
+            b_mean = math.sqrt(2.0 * dim) * b_scale  # ≥ E‖B‖_F
+        tol = (L + b_mean / n) * max(GRADIENT_TOLERANCE, 64.0 * (n + dim) * _U)
         out_scale = accounting.norm_laplace_scale(2.0 * tol / mu, eps_out)
-        check_derived(1.0 + b_scale * dim / n + out_scale * dim, "the noise", names)
+        check_derived(1.0 + b_mean / n + out_scale * dim, "the noise", names)
         spent = _acc.objpert_multi_epsilon(eps_b, T, r, n, mu, eps_out)
-    b, b_norm = _norm_noise(rng, dim, b_scale)
+    if noise == "l2":
+        b, b_norm = _norm_noise(rng, dim, b_scale)
+    else:
+        b = rng.laplace(0.0, b_scale, dim)
+        b_norm = float(np.sum(np.abs(b)))
     obj = _Objective(loss, A, Y, norms, mu, b.reshape(p, K) / n)
     W, gbound, steps = _solve(obj, (p, K), tol, Xpad, c + mu)
     e, e_norm = _norm_noise(rng, dim, out_scale)
@@ -416,6 +452,7 @@ def multinomial_objective_perturbation(loss: Softmax, X, y, n_classes: int, epsi
               "determinant bound; fasterm.erm.objpert_multi)"
               + ("; nonprivate_diagnostics holds values NOT covered by this guarantee"
                  if nonprivate_diagnostics else "")),
-        info={"n": n, "p": p, "n_classes": K, "loss": repr(loss)},
+        info={"n": n, "p": p, "n_classes": K, "loss": repr(loss), "noise": noise,
+              "l1_norm": l1_norm if noise == "l1" else None},
         nonprivate_diagnostics=diagnostics,
     )
