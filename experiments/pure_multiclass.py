@@ -73,6 +73,14 @@ New candidates:
 * ``rpnc(32)`` — the same projection, then nc(0.1).
 
 Same splits, ε and rule (i)–(iii), over the candidates of both rounds.
+
+**Third round, declared after the second and before it was run.**  nc's
+log-prior term log(ñ_k/n) assumes unit within-class variance; on rows in the
+unit ball the scores ⟨μ̂_k, x⟩ − ½‖μ̂_k‖² are ~100 times smaller, so the
+prior decides (the second round's nc predicts the largest class).  New
+candidates without it: ``nc0(f)`` — nc(f) with score_k(x) = ⟨μ̂_k, x⟩ −
+½·max(0, ‖μ̂_k‖² − 2d·b²/max(ñ_k, 1)²), member nc0(0.1); ``rpnc0(32)`` — the
+projection, then nc0(0.1).  Same splits, ε and rule, over all three rounds.
 """
 
 from __future__ import annotations
@@ -173,7 +181,7 @@ def fit_op1(tau, m, a):
     return fit
 
 
-def fit_nc(f, k=None):
+def fit_nc(f, k=None, prior=True):
     def fit(Xtr, ytr, eps, seed):
         rng = np.random.default_rng(seed)
         Xtr = _ball(_project(Xtr, k))
@@ -188,7 +196,9 @@ def fit_nc(f, k=None):
         cnt = np.bincount(ytr, minlength=K) + rng.laplace(0.0, 2.0 / (f * eps), K)
         cnt = np.maximum(cnt, 1.0)
         M = Sm / cnt
-        bias = -0.5 * np.maximum(0.0, (M * M).sum(0) - 2 * d * b * b / cnt ** 2) + np.log(cnt / n)
+        bias = -0.5 * np.maximum(0.0, (M * M).sum(0) - 2 * d * b * b / cnt ** 2)
+        if prior:
+            bias = bias + np.log(cnt / n)
 
         def predict(Xte):
             return np.argmax(_ball(_project(Xte, k)) @ M + bias, axis=1)
@@ -224,6 +234,9 @@ CANDIDATES = {
     "rps(16)": fit_rps(16),
     "rps(32)": fit_rps(32),
     "rpnc(32)": fit_nc(0.1, 32),
+    # third round
+    "nc0(.1)": fit_nc(0.1, prior=False),
+    "rpnc0(32)": fit_nc(0.1, 32, prior=False),
 }
 
 
