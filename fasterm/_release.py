@@ -48,6 +48,7 @@ RELEASED: dict[str, tuple[str, ...]] = {
     "OptimizeResult": ("w",),
     # objpert_threshold: the threshold t is the intercept, w[d] = -t/s
     "ObjPertResult": ("w", "info.threshold"),
+    "MultiObjPertResult": ("W",),
     "ExpMechResult": ("w",),
     # hyperparameter search: the best run's candidate and noisy score; best_estimator_ by its
     # own entry, whose other attributes are public constants of best_params_
