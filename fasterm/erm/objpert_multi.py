@@ -1,7 +1,9 @@
 """Multinomial objective perturbation: pure ε-DP K-class linear models by one perturbed convex solve.
 
-The K-class version of :mod:`fasterm.erm.objpert` (why, and the measurements:
-docs/pure.rst, "More than two classes"; the theorem: docs/guarantees.rst).
+The K-class version of :mod:`fasterm.erm.objpert`, a function only: the
+estimators' δ = 0 multiclass default stays the class sums (why, and the
+measurements: docs/pure.rst, "More than two classes"; the theorem:
+docs/guarantees.rst, "Multinomial objective perturbation").
 
 **Loss.**  For the (p, K) weight matrix W, a row a (‖a‖ ≤ X, clipped) and its
 class y, z = Wᵀa and
@@ -99,7 +101,7 @@ from .._validation import (
 
 __all__ = ["MultiObjPertResult", "Softmax", "default_regularization", "multinomial_objective_perturbation"]
 
-#: a in the default μ = a·X²/(εn) (chosen on development data: docs/pure.rst, "More than two classes").
+#: a in the default μ = a·X²/(εn): the binary default's (docs/pure.rst, "More than two classes", compares a = 2).
 REGULARIZATION = 8.0
 #: Largest fraction of ε the default μ leaves to the Jacobian term (a floor for μ).
 JACOBIAN_FRACTION = 0.5
