@@ -126,7 +126,8 @@ def test_calibration_matches_the_theorem(noise):
 
 @pytest.mark.parametrize("noise", ["l2", "l1"])
 def test_applied_noise_matches_the_reported_scale(noise):
-    """‖B‖_F (ℓ2) or ‖B‖₁ (ℓ1) ~ Gamma(pK, scale): uniform direction × Gamma radius, or pK Laplace entries."""
+    """‖B‖_F (ℓ2) or ‖B‖₁ (ℓ1) ~ Gamma(pK, scale): uniform direction × Gamma radius, or pK Laplace
+    entries."""
     norms, scale = [], None
     for seed in range(2000):
         r = _fit(noise, seed=seed, n=12, p=2)

@@ -153,7 +153,10 @@ def objpert_multi_epsilon(noise_epsilon, trace, rank, n, regularization, output_
 
 
 def objpert_multi_regularization(epsilon, trace, rank, n, fraction) -> float:
-    """The μ whose Jacobian term r·log(1 + T/(r n μ)) is ``fraction``·ε: μ = T/(r n (e^{fε/r} − 1)), rounded up."""
+    """The μ whose Jacobian term r·log(1 + T/(r n μ)) is ``fraction``·ε.
+
+    μ = T/(r n (e^{fε/r} − 1)), rounded up so the evaluated term never exceeds fε.
+    """
     eps = check_epsilon(epsilon)
     T = check_positive(trace, "trace")
     r = check_scalar(rank, "rank", low=1, integer=True)

@@ -153,13 +153,13 @@ class Softmax:
 def default_regularization(epsilon: float, n: int, data_norm: float, trace: float, rank: int) -> float:
     """The default μ = max(a·X²/(εn), T/(r n (e^{fε/r} − 1))) (module docstring), a public rule."""
     eps = check_epsilon(epsilon)
-    n = check_scalar(n, "n", low=1, integer=True)
+    rows = int(check_scalar(n, "n", low=1, integer=True))
     X = check_positive(data_norm, "data_norm")
     names = "epsilon, n, data_norm and the loss's curvature"
     with derived_from(names):
-        mu = check_derived(REGULARIZATION * X * X / (eps * n), "the regularization", names)
+        mu = check_derived(REGULARIZATION * X * X / (eps * rows), "the regularization", names)
         if JACOBIAN_FRACTION * eps / rank <= 700.0:
-            mu = max(mu, _acc.objpert_multi_regularization(eps, trace, rank, n, JACOBIAN_FRACTION))
+            mu = max(mu, _acc.objpert_multi_regularization(eps, trace, rank, rows, JACOBIAN_FRACTION))
         return mu
 
 
