@@ -12,7 +12,7 @@ learner) releases
 
 Nothing else may be stored on a released object (docs/guarantees.rst, "The
 release surface", whose table mirrors this mapping;
-tests/test_release_surface.py walks every attribute of every such object,
+tests/package/test_release_surface.py walks every attribute of every such object,
 nested results and dicts included, and checks that each one not named here is
 bit-identical across neighbouring data sets and across seeds).  For fitted
 estimators and results "every attribute" is the whole ``__dict__``,
@@ -48,6 +48,7 @@ RELEASED: dict[str, tuple[str, ...]] = {
     "OptimizeResult": ("w",),
     # objpert_threshold: the threshold t is the intercept, w[d] = -t/s
     "ObjPertResult": ("w", "info.threshold"),
+    "MultiObjPertResult": ("W",),
     "ExpMechResult": ("w",),
     # hyperparameter search: the best run's candidate and noisy score; best_estimator_ by its
     # own entry, whose other attributes are public constants of best_params_

@@ -36,6 +36,7 @@ F = "tests/erm/test_float_edge.py"
 OS = "tests/erm/test_float_margin_onesided.py"
 BL = "tests/accounting/test_budget_limits.py"
 SS = "tests/erm/test_float_margin_ssp.py"
+OM = "tests/erm/test_objpert_multi.py"
 
 
 @dataclass(frozen=True)
@@ -342,6 +343,29 @@ MUTANTS = [
         (f"{R}::test_count_attack_on_the_default_result_is_within_epsilon",
          f"{R}::test_estimator_releases_are_identical_across_neighbours_and_seeds",
          f"{R}::test_estimator_count_attack_is_within_epsilon")),
+    # --- multinomial objective perturbation (fasterm.erm.objpert_multi, issue #37) ---
+    Mutant(
+        "objpert-multi-rank-dropped", "accounting/objpert.py",
+        (("v = r * math.log1p(T / (r * n * reg))", "v = math.log1p(T / (n * reg))"),),
+        "the Jacobian term of K-class objective perturbation charged as rank one: log(1 + T/(nμ))",
+        (f"{OM}::test_determinant_bound_is_attained_so_the_rank_factor_is_needed",)),
+    Mutant(
+        "objpert-multi-sensitivity-L", "erm/objpert_multi.py",
+        (("b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)",
+          "b_scale = accounting.norm_laplace_scale(L, eps_b)"),),
+        "B calibrated to L instead of the replace-one sensitivity 2L of the data gradient",
+        (f"{OM}::test_calibration_matches_the_theorem",)),
+    Mutant(
+        "objpert-multi-l1-noise-x0.95", "erm/objpert_multi.py",
+        (("b = rng.laplace(0.0, b_scale, dim)", "b = rng.laplace(0.0, 0.95 * b_scale, dim)"),),
+        "the ℓ1 noise drawn at 0.95 × the reported scale",
+        (f"{OM}::test_applied_noise_matches_the_reported_scale",)),
+    Mutant(
+        "objpert-multi-uncertified-solve", "erm/objpert_multi.py",
+        (("return bound if bound <= tol else None", "return bound"),
+         ("if _norm(g) > 0.5 * tol:", "if _norm(g) > 1e6 * tol:")),
+        "the K-class solver stops at a gradient norm far above the tolerance the output noise covers",
+        (f"{OM}::test_certified_solve_is_within_tolerance_of_the_exact_minimiser",)),
     Mutant(
         "objpert-noise-norm-released", "erm/objpert.py",
         (('info={"n": n, "d": d, "loss": repr(sloss)},',

@@ -431,6 +431,10 @@ def _fn_cases():
         for dt in ("f64", "f32"):
             cases.append(_param(f"fn-objective_perturbation-{loss}-{dt}", "objective_perturbation",
                                 dict(loss=loss), "dense", False, dt))
+    for noise in ("l2", "l1"):
+        for dt in ("f64", "f32"):
+            cases.append(_param(f"fn-objpert_multi-{noise}-{dt}", "objpert_multi", dict(noise=noise), "dense",
+                                False, dt))
     for delta, (layout, weighted, dt) in itertools.product((1e-5, 0.0), itertools.product(
             ("dense", "csr"), (False, True), ("f64", "f32"))):
         cid = f"fn-ssp.adassp-d{delta:g}-{layout}{'-weights' if weighted else ''}-{dt}"
@@ -452,8 +456,8 @@ def test_result_surface(fn, params, layout, weighted, dt):
     dtype = np.float64 if dt == "f64" else np.float32
     params = dict(params)
     kind = "squared" if params.get("loss") in ("squared", "absolute", "LogCosh") else "logistic"
-    D, D2 = _neighbours(kind, 2, dtype, layout, weighted)
-    if kind == "logistic":
+    D, D2 = _neighbours(kind, 3 if fn == "objpert_multi" else 2, dtype, layout, weighted)
+    if kind == "logistic" and fn != "objpert_multi":
         D, D2 = [(X, np.where(y == 1, 1.0, -1.0).astype(dtype), w) for X, y, w in (D, D2)]
     d = D_FEAT
     if fn == "noisy_sgd" and params["neighbors"] == "add_remove":
@@ -482,6 +486,11 @@ def test_result_surface(fn, params, layout, weighted, dt):
             loss = {"SmoothHinge": op.SmoothHinge(), "LogCosh": op.LogCosh(width=1.0),
                     "Logistic": fe.losses.Logistic()}[params["loss"]]
             return fe.objective_perturbation(loss, X, y, 1.0, data_norm=1.0, label_bound=1.0, random_state=seed)
+        if fn == "objpert_multi":
+            from fasterm.erm import objpert_multi as om
+            extra = {"l1_norm": 1.5} if params["noise"] == "l1" else {}
+            return om.multinomial_objective_perturbation(om.Softmax(), X, y, 3, 1.0, data_norm=1.0,
+                                                         noise=params["noise"], random_state=seed, **extra)
         if fn == "expmech_erm":
             loss = {"logistic": fe.losses.Logistic(l2=1e-3), "hinge": fe.losses.Hinge(),
                     "squared": fe.losses.Squared(label_bound=1.0), "absolute": fe.losses.Absolute(label_bound=1.0),
@@ -693,6 +702,7 @@ def test_docs_table_mirrors_the_declaration():
 
 def test_declaration_names_real_classes():
     import fasterm.erm.expmech as em
+    import fasterm.erm.objpert_multi as om
     import fasterm.erm.optimize as opt
     import sklearn.compose
     import sklearn.pipeline
@@ -701,7 +711,7 @@ def test_declaration_names_real_classes():
     import fasterm.preprocessing
     import fasterm.linear_model._estimators as est
 
-    modules = (est, opt, op, em, online, learning, __import__("fasterm.model_selection").model_selection,
+    modules = (est, opt, op, om, em, online, learning, __import__("fasterm.model_selection").model_selection,
                fasterm.preprocessing, sklearn.pipeline, sklearn.compose, sklearn.preprocessing)
     classes = {name for m in modules for name, v in vars(m).items() if isinstance(v, type)}
     missing = [k for k in RELEASED if k not in classes]
