@@ -34,32 +34,15 @@ direction, ‖B‖_F ~ Gamma(pK, 2L/ε_b)); release the minimiser over R^{p×K} 
 r = K − 1, T = X²(1 − 1/K)/τ, i.e. the Jacobian term is
 (K − 1)·log(1 + X²/(τ K n μ)).
 
-*Proof* (Chaudhuri, Monteleoni & Sarwate 2011, Thm 9, with the determinant
-step of Kifer, Smith & Thakurta 2012, Thm 2, extended from rank one to rank
-r).  Write the objective unscaled, Σ_i ℓ_i(W) + (nμ/2)‖W‖² + ⟨B, W⟩.  It is
-nμ-strongly convex, so W* is its unique stationary point and
-B(W) = −Σ_i ∇ℓ_i(W) − nμW is a C¹ bijection of R^{pK} whose inverse is
-the mechanism's W*: the density of W* at W is ν(B(W))·|det ∇B(W)|, ν the
-density of B.  For neighbours D, D' differing in row n:
-(a) ‖B_D(W) − B_{D'}(W)‖ = ‖∇ℓ_n(W) − ∇ℓ'_n(W)‖ ≤ 2L, so ν(B_D)/ν(B_{D'})
-≤ exp(ε_b·2L/(2L)) = e^{ε_b} (triangle inequality);
-(b) −∇B_D = M + E, −∇B_{D'} = M + E', M = Σ_{i<n}∇²ℓ_i + nμI ⪰ nμI, E and
-E' ⪰ 0 of rank ≤ r and trace ≤ T.  det(M + E') ≥ det M, so the ratio is
-≤ det(M + E)/det M = det(I + M^{−1/2}EM^{−1/2}) = Π_j (1 + η_j) over the ≤ r
-non-zero eigenvalues η_j ≥ 0 of M^{−1/2}EM^{−1/2}, whose sum is
-tr(M^{−1}E) ≤ tr(E)/(nμ) ≤ T/(nμ); by concavity of log,
-Σ_j log(1 + η_j) ≤ r·log(1 + T/(r n μ)).  The same holds with D, D' swapped.  ∎
+The proof (Chaudhuri, Monteleoni & Sarwate 2011, Thm 9, with the determinant
+step of Kifer, Smith & Thakurta 2012, Thm 2, extended from rank one to rank r
+by the concavity of log over the ≤ r eigenvalues of M^{−1/2}EM^{−1/2}, whose
+sum is ≤ T/(nμ)) is in docs/guarantees.rst, "Multinomial objective
+perturbation"; the Jacobian term r·log(1 + T/(rnμ)) ≤ T/(nμ) does not grow with K.
 
-(r·log(1 + T/(rnμ)) ≤ T/(nμ) < X²/(τnμ): the Jacobian term does not grow
-with K at a fixed μ; the cruder (1 + X²/(2τnμ))^{K−1} would.)
-
-**ℓ1 noise** (``noise="l1"``).  Step (a) uses only the triangle inequality
-of the norm in ν's exponent, so any norm serves with the sensitivity in that
-norm.  With rows also clipped to ‖a‖₁ ≤ X₁ (``l1_norm``), ‖∇_W ℓ‖₁ (entrywise)
-= ‖a‖₁·‖q − e_y‖₁ ≤ 2X₁ (‖q − e_y‖₁ = 2(1 − q_y)), so B with independent
-Laplace(4X₁/ε_b) entries, ν ∝ exp(−ε_b‖B‖₁/(4X₁)), gives the same theorem
-(the curvature bounds use ‖a‖₂ ≤ X only).  Its norm is ≈ √(2pK)·4X₁/ε_b
-against pK·2√2X/ε_b for the ℓ2 density: smaller by about √K when X₁ ≈ ½√p·X.
+**ℓ1 noise** (``noise="l1"``): rows also clipped to ‖a‖₁ ≤ X₁ (``l1_norm``),
+‖∇_W ℓ‖₁ ≤ 2X₁, and B has independent Laplace(4X₁/ε_b) entries: the same
+theorem (the density-ratio step needs only the norm's triangle inequality).
 
 **Certified solve** (as :mod:`fasterm.erm.objpert`).  Newton–CG stops only
 when ‖∇J(Ŵ)‖_F ≤ g is certified (Higham's summation bounds, double or
