@@ -151,7 +151,54 @@ def cell(X, y, make, eps, splits):
     return float(np.mean(acc)), float(np.median(times))
 
 
+SMALL = ("iris", "wine", "sep3", "sep5", "blobs4")
+
+
+def summarise(paths):
+    """The table of the JSON lines (the last line of a cell wins) and the selection rule applied to it."""
+    res = {}
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                res[r["set"], r["eps"], r["cand"]] = r
+    sets = list(dict.fromkeys(k[0] for k in res))
+    cands = list(dict.fromkeys(k[2] for k in res))
+    for eps in (0.3, 1.0, 3.0):
+        print(f"eps = {eps:g}: accuracy (median fit ms)")
+        print("  " + "set".ljust(8) + "".join(c.rjust(18) for c in ["non-private"] + cands))
+        for st in sets:
+            cells = [f"{res[st, eps, c]['acc']:.3f} ({1000 * res[st, eps, c]['time']:.0f})" if (st, eps, c) in res
+                     else "-" for c in cands]
+            print("  " + st.ljust(8) + f"{res[st, eps, cands[0]]['nonprivate']:.3f}".rjust(18)
+                  + "".join(x.rjust(18) for x in cells))
+
+    def mean(c, eps, group):
+        return float(np.mean([res[st, eps, c]["acc"] for st in group]))
+    rivals = [c for c in cands if c != "today"]
+    for family in ("amp-", "gd-"):
+        fam = [c for c in rivals if c.startswith(family)]
+        if not fam:
+            continue
+        best = max(fam, key=lambda c: mean(c, 1.0, sets))
+        print(f"{family}*: step 1 picks {best} (mean at eps=1 over all sets: "
+              + ", ".join(f"{c} {mean(c, 1.0, sets):.3f}" for c in ["today"] + fam) + ")")
+        for N in (500, 2000, 5000):
+            group = [st for st in sets if res[st, 1.0, best]["n"] < N]
+            a = 100 * (mean(best, 1.0, group) - mean("today", 1.0, group))
+            b = [100 * (mean(best, e, group) - mean("today", e, group)) for e in (0.3, 3.0)]
+            worst = min(100 * (res[st, e, best]["acc"] - res[st, e, "today"]["acc"]) for st in group
+                        for e in (0.3, 1.0, 3.0))
+            slow = max(res[st, e, best]["time"] for st in group for e in (0.3, 1.0, 3.0))
+            ok = a >= 1.0 and min(b) >= -0.5 and worst >= -3.0 and slow <= 2.0
+            print(f"  N={N}: {len(group)} sets, (a) {a:+.1f} pts at eps=1, (b) {b[0]:+.1f}/{b[1]:+.1f} at "
+                  f"eps=0.3/3, (c) worst cell {worst:+.1f}, (d) slowest {slow:.2f} s -> {'passes' if ok else 'fails'}")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--summarise":
+        summarise(sys.argv[2:])
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--sets", default=None)
