@@ -16,21 +16,26 @@ Let Δ = 2√2·X, m = 2(K − 1), ε_J = (K − 1)·log(1 + X²/(2nΛ)).  The e
 
     δ_op(ε) = E_{t ~ χ_m}[(1 − exp(ε − ε_J − s·t − s²/2))₊],   s = Δ/σ.
 
-Proof.  ∇J(W*) = 0 reads B = B_D(W*) with B_D(W) = −Σ_i ∇ℓ(W; z_i) − nΛW, a C¹ bijection of
-R^{pK} (J is Λ-strongly convex), so W* has density ν(B_D(W))·|det ∇B_D(W)| (Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12,
-Thm 9; Kifer, Smith & Thakurta 2012, COLT, Thm 2).  For neighbours D = D₀ ∪ {z}, D' = D₀ ∪ {z'}
-at a fixed W, the privacy loss splits in two terms.
-(i) Jacobian: ∇²ℓ(W; a, y) = (diag(p) − ppᵀ) ⊗ aaᵀ is PSD of rank ≤ K − 1 with eigenvalues
-    ≤ ‖a‖²/2 (λ_max(diag(p) − ppᵀ) ≤ 1/2), and M = Σ_{D₀}∇²ℓ + nΛI ⪰ nΛI, so
-    det(M + ∇²ℓ(z))/det(M + ∇²ℓ(z')) ≤ det(I + M^{-1/2}∇²ℓ(z)M^{-1/2}) ≤ (1 + X²/(2nΛ))^{K−1}.
-(ii) Noise: B_{D'}(W) − B_D(W) = v(W) = ∇ℓ(W; z) − ∇ℓ(W; z') = a(p − e_y)ᵀ − a'(p' − e_{y'})ᵀ
-    with ‖v‖_F ≤ Δ (‖p − e_y‖ ≤ √2), and v(W) lies for every W in the fixed subspace
-    S = {a uᵀ + a' u'ᵀ : u, u' ⊥ 1} of dimension ≤ m (this is the observation of Redberg,
-    Koskela & Wang 2024, arXiv 2401.00583, for GLMs, where S is spanned by the two rows).  With
-    Π the projection on S, log ν(b)/ν(b + v) = (2⟨Πb, v⟩ + ‖v‖²)/(2σ²) ≤ (Δ/σ)·‖Πb‖/σ + Δ²/(2σ²).
-Under W* ~ M(D), b = B_D(W*) is the drawn noise, so ‖Πb‖/σ ≤_st χ_m.  The privacy loss is
-thus bounded pointwise by U = ε_J + s·t + s²/2 with t ~ χ_m, and the hockey-stick divergence
-E[(1 − e^{ε − L})₊] is increasing in L, which gives δ_op(ε); the reverse pair is symmetric. ∎
+Proof.  ∇J(W*) = 0 reads B = B_D(W*) with B_D(W) = −Σ_i ∇ℓ(W; z_i) − nΛW, a C¹ bijection
+of R^{pK} (J is Λ-strongly convex), so W* has density ν(B_D(W))·|det ∇B_D(W)|
+(Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12, Thm 9; Kifer, Smith & Thakurta 2012, COLT,
+Thm 2).  For neighbours D = D₀ ∪ {z}, D' = D₀ ∪ {z'} at a fixed W the privacy loss has two
+terms.
+
+(i) Jacobian.  ∇²ℓ(W; a, y) = (diag(p) − ppᵀ) ⊗ aaᵀ is PSD of rank ≤ K − 1 with eigenvalues
+≤ ‖a‖²/2 (λ_max(diag(p) − ppᵀ) ≤ 1/2), and M = Σ_{D₀}∇²ℓ + nΛI ⪰ nΛI, so
+det(M + ∇²ℓ(z))/det(M + ∇²ℓ(z')) ≤ det(I + M^{-1/2}∇²ℓ(z)M^{-1/2}) ≤ (1 + X²/(2nΛ))^{K−1}.
+
+(ii) Noise.  B_{D'}(W) − B_D(W) = v(W) = ∇ℓ(W; z) − ∇ℓ(W; z') = a(p − e_y)ᵀ − a'(p' − e_{y'})ᵀ
+with ‖v‖_F ≤ Δ (‖p − e_y‖ ≤ √2), and v(W) lies for every W in the fixed subspace
+S = {a uᵀ + a' u'ᵀ : u, u' ⊥ 1} of dimension ≤ m (the observation of Redberg, Koskela & Wang
+2024, arXiv 2401.00583, for GLMs, where S is spanned by the two rows).  With Π the projection
+on S, log ν(b)/ν(b + v) = (2⟨Πb, v⟩ + ‖v‖²)/(2σ²) ≤ (Δ/σ)·‖Πb‖/σ + Δ²/(2σ²).  Under
+W* ~ M(D), b = B_D(W*) is the drawn noise, so ‖Πb‖/σ is stochastically dominated by χ_m.
+
+The privacy loss is thus bounded pointwise by U = ε_J + s·t + s²/2 with t ~ χ_m, and the
+hockey-stick divergence E[(1 − e^{ε − L})₊] is increasing in L, which gives δ_op(ε); the
+reverse pair is symmetric. ∎
 
 **Approximate minimum** (Iyengar, Near, Song, Thakkar, Thakurta & Wang 2019, IEEE S&P, Thm 1):
 Λ-strong convexity gives ‖Ŵ − W*‖_F ≤ ρ = g/Λ for every data set, so given W* the difference
