@@ -192,3 +192,22 @@ def test_bad_labels():
     A, y = _data()
     with pytest.raises(ValueError, match="y must"):
         amp.multinomial_amp(A, y + 5, 3, 1.0, 1e-5)
+
+
+@pytest.mark.parametrize("eps,delta,n,K", [(1.0, 1e-5, 150, 3), (0.3, 1e-5, 1797, 10), (3.0, 1e-8, 300, 5)])
+def test_delta_at_the_calibrated_sigma_against_high_precision_quadrature(eps, delta, n, K):
+    """At δ = 1e-5 and 1e-8 (beyond Monte Carlo), the quadrature is an upper bound on a 40-digit one."""
+    mpmath = pytest.importorskip("mpmath")
+    X = 1.03
+    lam = amp.regularization(eps, n, K, X)
+    sigma = amp.calibrate_sigma(eps, delta, data_norm=X, n=n, n_classes=K, regularization=lam)
+    got = amp.amp_delta(eps, sigma, data_norm=X, n=n, n_classes=K, regularization=lam)
+    m, s = 2 * (K - 1), 2 * math.sqrt(2) * X / sigma
+    c = eps - (K - 1) * math.log1p(X * X / (2 * n * lam)) - s * s / 2
+    t0 = max(0.0, c / s)
+    with mpmath.workdps(40):
+        norm = 2 ** (mpmath.mpf(m) / 2 - 1) * mpmath.gamma(mpmath.mpf(m) / 2)
+        ref = float(mpmath.quad(lambda t: -mpmath.expm1(c - s * t) * t ** (m - 1) * mpmath.exp(-t * t / 2) / norm,
+                                [t0, t0 + 1, t0 + 5, mpmath.inf]))
+    assert ref <= got <= ref * (1 + 1e-8)
+    assert got <= delta
