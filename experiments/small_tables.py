@@ -272,7 +272,8 @@ def main():
     names = args.sets.split(",") if args.sets else list(multi)
     cands = {"today": today, **{f"amp-{a:g}": amp_fit(a) for a in (1.0, 4.0, 16.0)},
              "gd-s0.5": gd(intercept_scaling=0.5), "gd-s1": gd(intercept_scaling=1.0),
-             "gd-s0.125": gd(intercept_scaling=0.125), "gd-s0.0625": gd(intercept_scaling=0.0625), "gd-T160": gd(max_steps=160),
+             "gd-s0.125": gd(intercept_scaling=0.125), "gd-s0.0625": gd(intercept_scaling=0.0625),
+             "gd-T160": gd(max_steps=160),
              "gd-clip0.5": gd(clip=0.5), "rp-2": rp(2), "rp-4": rp(4), "rp-8": rp(8)}
     for name in names:
         X, y = multi[name]

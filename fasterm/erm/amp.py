@@ -238,8 +238,9 @@ def multinomial_amp(A, y, n_classes, epsilon, delta, *, data_norm=1.0, l2=0.0, a
     """(ε, δ)-DP multinomial logistic regression by approximate-minima objective perturbation.
 
     ``A``: the design rows (n × p; the intercept column, if any, already appended), clipped here
-    to ‖a_i‖ ≤ ``data_norm``; ``y``: integer labels in [0, ``n_classes``).  Theorem, constants and
-    the release: module docstring.
+    to ‖a_i‖ ≤ ``data_norm``; ``y``: integer labels in [0, ``n_classes``).  float32 or float64;
+    the solve runs in float64 on a float64 copy of ``A`` (the certified bound is for double).
+    Theorem, constants and the release: module docstring.
     """
     eps = check_epsilon(epsilon)
     delta = _check_delta(delta)
