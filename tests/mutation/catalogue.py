@@ -37,6 +37,7 @@ OS = "tests/erm/test_float_margin_onesided.py"
 BL = "tests/accounting/test_budget_limits.py"
 SS = "tests/erm/test_float_margin_ssp.py"
 OM = "tests/erm/test_objpert_multi.py"
+AM = "tests/erm/test_amp.py"
 
 
 @dataclass(frozen=True)
@@ -770,4 +771,28 @@ MUTANTS = [
           "        out = fit_step(self, X, *args, **kwargs)\n"),),
         "an estimator's solvers warn about δ ≥ 1/n too, for their share of δ (two warnings per fit)",
         (f"{BL}::test_delta_of_at_least_one_over_n_warns_once",)),
+    # --- multinomial objective perturbation, δ > 0 (fasterm.erm.amp, issue #37) ---------
+    Mutant(
+        "amp-sensitivity-halved", "erm/amp.py",
+        (("    s = 2.0 * math.sqrt(2.0) * X / sigma\n", "    s = math.sqrt(2.0) * X / sigma\n"),),
+        "δ_op computed for Δ = √2·X instead of the replace-one 2√2·X",
+        (f"{AM}::test_delta_matches_monte_carlo",)),
+    Mutant(
+        "amp-jacobian-rank-one", "erm/amp.py",
+        (("    return (K - 1) * math.log1p(X * X / (2.0 * n * lam))", "    return math.log1p(X * X / (2.0 * n * lam))"),),
+        "the Jacobian term counts one eigenvalue instead of the K − 1 of the multinomial Hessian",
+        (f"{AM}::test_delta_matches_monte_carlo",)),
+    Mutant(
+        "amp-noise-x0.95", "erm/amp.py",
+        (("    B = rng.standard_normal((p, K)) * sigma\n", "    B = rng.standard_normal((p, K)) * (0.95 * sigma)\n"),),
+        "the objective noise is drawn at 0.95 σ while σ is reported",
+        (f"{AM}::test_release_matches_a_slow_reference_minimiser",)),
+    Mutant(
+        "amp-uncertified-solve", "erm/amp.py",
+        (('options={"gtol": tol / 4.0, "maxiter": MAX_ITER})', 'options={"gtol": 1e6 * tol, "maxiter": MAX_ITER})'),
+         ("        if bound <= tol:\n            break\n", "        if bound <= 1e6 * tol:\n            break\n"),
+         ("    if not bound <= tol:\n", "    if not bound <= 1e6 * tol:\n")),
+        "the solver stops far above the tolerance the output noise covers",
+        (f"{AM}::test_release_matches_a_slow_reference_minimiser",
+         f"{AM}::test_release_surface_and_public_constants")),
 ]
