@@ -311,17 +311,10 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         c_k = _engine.release_clip(loss, constraint, c_k, X.dtype, n, d, scale=1.0 / n, weight_bound=plan["wb"],
                                    sparse=is_sparse(X), momentum=momentum is not None)
-        kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
-
-        def grad_sum(point, out):
-            # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps): Theorem A's average
-            if calls[0]:
-                np.add(acc, point, out=acc)
-            calls[0] += 1
-            _grad_sum_kernel(kind, X, y, point, norms, dn, c_k, ybound, out, nt, weights)
-
-        last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
-                               reg=float(loss.l2), average=False, momentum=momentum)
+        # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps), then w_T: Theorem A's average
+        acc = np.zeros(d, dtype=np.float64)
+        last = _engine.steps_on(loss, X, y, norms, dn, c_k, ybound, nt, weights, w0, constraint, steps, lr,
+                                backend, momentum, acc, acc_from=1)
         acc += last
         w = constraint.project((acc / steps).astype(X.dtype))
     if not np.isfinite(w).all():

@@ -19,6 +19,7 @@ from numpy.random.c_distributions cimport (
 from fasterm._bitgen cimport _bitgen
 from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._loss_options cimport Options, _or_null, _weights
+from fasterm.erm._loops cimport DenseSum, Set, Steps, check_set, gd_loop, kBuffers, noise_fill, project, steps_set
 from fasterm._codes cimport (kAbsolute, kBox, kHinge, kL1Ball, kL2Ball, kLinear, kLogistic, kNoiseGaussian,
                              kNoiseLaplace, kNoiseNone, kSimplex, kSquared)
 
@@ -238,19 +239,6 @@ def check_probed_row_norms(const floating[:, ::1] X, const double[::1] norms,
 # operation in the data's precision, and the noise of step t is the next d
 # draws of the sampler, so both loops give the same numbers for a seed.
 
-cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
-    void _laplace_zig "fasterm::laplace_fill"[T](bitgen_t* rng, T* out, Py_ssize_t n, T scale)
-
-cdef extern from "fasterm/projections.hpp" namespace "fasterm" nogil:
-    void _proj_simplex "fasterm::project_simplex"[T](const T* y, T* x, size_t n, double total,
-                                                     T* work)
-    void _proj_l1 "fasterm::project_l1_ball"[T](const T* y, T* x, size_t n, double radius,
-                                                T* work)
-    void _proj_l2 "fasterm::project_l2_ball"[T](const T* y, T* x, size_t n, const T* center,
-                                                double radius)
-    void _proj_box "fasterm::project_box"[T](const T* y, T* x, size_t n, const T* lo,
-                                             const T* hi)
-
 # Noise and feasible-set codes of pgd_loop (codes.hpp), for Python.
 NOISE_NONE = kNoiseNone
 NOISE_LAPLACE = kNoiseLaplace
@@ -261,147 +249,58 @@ SET_SIMPLEX = kSimplex
 SET_L1_BALL = kL1Ball
 
 
-cdef inline void _project(int set_kind, double set_param, const floating* set_a, const floating* set_b,
-                          const floating* step, floating* w, Py_ssize_t d, floating* work) noexcept nogil:
-    # w <- the projection of step onto the feasible set (set codes: pgd_loop's docstring)
-    if set_kind == kL2Ball:
-        _proj_l2(step, w, d, set_a, set_param)
-    elif set_kind == kBox:
-        _proj_box(step, w, d, set_a, set_b)
-    elif set_kind == kSimplex:
-        _proj_simplex(step, w, d, set_param, work)
-    else:
-        _proj_l1(step, w, d, set_param, work)
-
-
-cdef void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t d,
-                      floating scale) noexcept nogil:
-    cdef Py_ssize_t j
-    if noise == kNoiseLaplace:
-        _laplace_zig(rng, out, d, scale)
-    else:
-        # numpy's ziggurat normal, then the scale: what noise.gaussian does.
-        if floating is double:
-            random_standard_normal_fill(rng, d, out)
-        else:
-            random_standard_normal_fill_f(rng, d, out)
-        for j in range(d):
-            out[j] *= scale
-
-
-cdef int _loop(int kind, const floating* X, const floating* y, const double* norms,
-                Py_ssize_t n, Py_ssize_t d, Options o, floating* w, Py_ssize_t steps,
-                floating inv_n, floating reg, floating neg_lr, int noise, floating scale,
-                bitgen_t* rng, int set_kind, double set_param, const floating* set_a,
-                const floating* set_b, double* acc, int n_threads, floating* grad,
-                floating* step, floating* noise_buf, floating* work, Interrupt* stop) except -1 nogil:
-    cdef Py_ssize_t t, j
-    cdef floating g
-    for t in range(steps):
-        if stop.stop((n + 1) * d, t):  # Ctrl-C (src/fasterm/_interrupt.pxd): the wrapper raises
-            return 0
-        if acc != NULL:
-            for j in range(d):
-                acc[j] += w[j]
-        cpp_grad_sum(kind, X, y, w, norms, n, d, o, grad, n_threads)
-        if noise != kNoiseNone:
-            _noise_fill(rng, noise, noise_buf, d, scale)
-        for j in range(d):
-            # grad/n, + reg·w, + noise, then w − η·grad: the reference's order.
-            g = grad[j] * inv_n
-            if reg != 0:
-                g = g + w[j] * reg
-            if noise != kNoiseNone:
-                g = g + noise_buf[j]
-            step[j] = g * neg_lr + w[j]
-        _project(set_kind, set_param, set_a, set_b, step, w, d, work)
-    return 0
-
-
-cdef int _check_set(int set_kind, double set_param, Py_ssize_t a_len, Py_ssize_t b_len, Py_ssize_t acc_len,
-                    Py_ssize_t d) except -1:
-    """The feasible set's arguments of pgd_loop and sgd_loop (lengths -1: None), for d parameters."""
-    if set_kind < kL2Ball or set_kind > kL1Ball:
-        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
-    if set_kind == kBox and (a_len < 0 or b_len < 0):
-        raise ValueError("a box needs set_a (low) and set_b (high)")
-    for name, length in (("set_a", a_len), ("set_b", b_len), ("acc", acc_len)):
-        if length >= 0 and length != d:
-            raise ValueError(f"{name} has {length} entries, expected {d}")
-    if set_kind != kBox and not set_param > 0.0:
-        raise ValueError(f"set_param must be > 0, got {set_param}")
-    return 0
-
-
 def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
              const double[::1] norms, double data_norm, double clip, double label_bound,
              floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
              double scale, object bit_generator, int set_kind, double set_param,
              const floating[::1] set_a, const floating[::1] set_b, double[::1] acc,
-             int n_threads=1, const double[::1] weights=None, object progress=None):
-    """Run ``steps`` projected (noisy) gradient steps in place on ``w``.
+             int n_threads=1, const double[::1] weights=None, object progress=None,
+             const double[::1] betas=None, const double[::1] lrs=None, Py_ssize_t acc_from=0):
+    """Run ``steps`` projected (noisy) gradient steps in place on ``w`` (src/cpp/fasterm/loops.hpp).
 
-    Step: g = grad_sum(w)/n + reg·w + h_t;  w ← Π_C(w − lr·g), with h_t the
-    next d draws of Laplace(0, scale) (noise=1) or N(0, scale²) (noise=2)
-    from ``bit_generator`` (held under its lock for the whole run), none for
-    noise=0.  If ``acc`` is given, every iterate at which a gradient is taken
-    (w_0 … w_{T−1}) is added to it (float64).  C: set_kind 0 L2 ball
-    (set_param = radius, set_a = centre or None), 1 box (set_a = low,
-    set_b = high), 2 simplex (set_param = total), 3 L1 ball (radius).
-    weights: sample weights of the rows (as in grad_sum), or None.  Values
-    are validated by fasterm.erm.optimize; here only what keeps the kernels
-    inside their buffers.  Between steps, about every 100 ms, Python's signal
-    handlers run (Ctrl-C raises KeyboardInterrupt here, ``w`` then holds a
-    partial run) and ``progress(t)`` (or None) is told the steps done
-    (src/fasterm/_interrupt.pxd).
+    Step t: y_t = w_t + β_t(w_t − w_{t−1}) (``betas``: float64, one per step;
+    None: y_t = w_t); g = grad_sum(y_t)/n + reg·y_t + h_t; w ← Π_C(y_t − η_t·g),
+    η_t = ``lrs[t]`` (float64, one per step) or ``lr``; h_t the next d draws of
+    Laplace(0, scale) (noise=1) or N(0, scale²) (noise=2) from ``bit_generator``
+    (held under its lock for the whole run), none for noise=0.  If ``acc`` is
+    given, the points y_t at which gradients are taken from step ``acc_from``
+    on are added to it (float64).  C: set_kind 0 L2 ball (set_param = radius,
+    set_a = centre or None), 1 box (set_a = low, set_b = high), 2 simplex
+    (set_param = total), 3 L1 ball (radius).  weights: sample weights of the
+    rows (as in grad_sum), or None.  Values are validated by
+    fasterm.erm._engine; here only what keeps the kernels inside their
+    buffers.  Between steps, about every 100 ms, Python's signal handlers run
+    (Ctrl-C raises KeyboardInterrupt here, ``w`` then holds a partial run) and
+    ``progress(t)`` (or None) is told the steps done (src/fasterm/_interrupt.pxd).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
-    cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
-                              -1 if norms is None else norms.shape[0],
-                              data_norm, clip, label_bound, n_threads)
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    if noise < kNoiseNone or noise > kNoiseGaussian:
-        raise ValueError(f"noise must be 0, 1 or 2, got {noise}")
-    _check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
-               -1 if set_b is None else set_b.shape[0], -1 if acc is None else acc.shape[0], d)
-    o.weights = _weights(weights, n)
-    cdef bitgen_t* rng = NULL
-    if noise != kNoiseNone:
-        if bit_generator is None:
-            raise ValueError("a bit generator is required for noise")
-        rng = _bitgen(bit_generator)
-    cdef const floating* yp = _or_null(y)
-    cdef const double* np_ = _or_null(norms)
-    cdef const floating* ap = _or_null(set_a)
-    cdef const floating* bp = _or_null(set_b)
-    cdef double* accp = NULL
-    if acc is not None:
-        accp = &acc[0]
+    cdef DenseSum[floating] S
+    S.o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
+                   -1 if norms is None else norms.shape[0], data_norm, clip, label_bound, n_threads)
+    S.o.weights = _weights(weights, n)
+    S.kind, S.X, S.y, S.norms, S.n, S.d, S.n_threads = kind, &X[0, 0], _or_null(y), _or_null(norms), n, d, n_threads
+    cdef Steps[floating] p
+    cdef Set[floating] c
+    steps_set(&p, &c, steps, lr, reg, noise, scale, bit_generator, set_kind, set_param, set_a, set_b, acc,
+               betas, lrs, acc_from, n, d)
+    p.work = (n + 1) * d
     if steps == 0:
         return
-    # grad, step, noise and the projections' scratch: one allocation.
-    cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
+    cdef floating* buf = <floating*> malloc(kBuffers * d * sizeof(floating))
     if buf == NULL:
         raise MemoryError()
-    cdef floating inv_n = <floating>(1.0 / n)
     cdef Interrupt stop
     state = watch(&stop, progress)
     try:
-        if rng != NULL:
+        if p.rng != NULL:
             with bit_generator.lock, nogil:
-                _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
-                      <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
-                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d, &stop)
+                gd_loop(S, &w[0], d, p, c, buf, &stop)
         else:
             with nogil:
-                _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
-                      <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
-                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d, &stop)
+                gd_loop(S, &w[0], d, p, c, buf, &stop)
     finally:
         free(buf)
     raise_if_stopped(&stop, state)
-
 
 
 # ---------------------------------------------------------------------------
@@ -545,6 +444,8 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
     # within: no row's norm exceeds row_bound (the caller read it off the norms), so no design row
     # is scaled and the norms need not be read (each a cache miss of its own).
     cdef const double* pnorms = norms
+    cdef Set[floating] cset
+    cset.kind, cset.param, cset.a, cset.b = set_kind, set_param, set_a, set_b
     if design and within:
         pnorms = <const double*> 0
     m = 0
@@ -604,12 +505,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             # of the reference's row_norms(A) handed to it (losses.hpp: row_norm either way).
             cpp_grad_sum(kind, A, yb if y != NULL else NULL, w, nb if (not design and norms != NULL) else NULL,
                          m, d, o, grad, n_threads)
-        if floating is double:
-            random_standard_normal_fill(rng, d, noise_buf)
-        else:
-            random_standard_normal_fill_f(rng, d, noise_buf)
-        for j in range(d):
-            noise_buf[j] *= scale
+        noise_fill(rng, kNoiseGaussian, noise_buf, d, scale)
         for j in range(d):
             # sum/m, + reg·w, + noise, then w − η·g: the reference's order (fasterm.erm._engine.descend).
             g = grad[j] * inv_m
@@ -617,7 +513,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                 g = g + w[j] * reg
             g = g + noise_buf[j]
             step[j] = g * neg_lr + w[j]
-        _project(set_kind, set_param, set_a, set_b, step, w, d, work)
+        project(cset, step, w, d, work)
     if acc != NULL:
         for j in range(d):
             acc[j] += w[j]
@@ -675,7 +571,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (0.0 < q <= 1.0):
         raise ValueError(f"q must be in (0, 1], got {q}")
-    _check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
+    check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
                -1 if set_b is None else set_b.shape[0], -1 if acc is None else acc.shape[0], d)
     if bit_generator is None:
         raise ValueError("a bit generator is required")

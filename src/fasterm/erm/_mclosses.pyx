@@ -16,11 +16,11 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_standard_normal_fill, random_standard_normal_fill_f
 
 from fasterm._bitgen cimport _bitgen
 from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._codes cimport kHinge, kLogistic, kNoiseGaussian, kNoiseLaplace, kNoiseNone
+from fasterm.erm._loops cimport noise_fill, project_l2_ball
 from fasterm.erm._poisson cimport _Sampler, _free_sampler, _init_sampler, _poisson_rows
 
 ctypedef fused index_t:
@@ -56,12 +56,6 @@ cdef extern from "fasterm/multiclass.hpp" namespace "fasterm::multiclass" nogil:
         int kind, const I* indptr, const I* indices, const T* data, const McProblem& P,
         const McOptions& o, const T* W, T* out, double* Wd, double* acc) except +
     Py_ssize_t cpp_padded "fasterm::multiclass::padded"(Py_ssize_t K)
-
-cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
-    void _laplace_zig "fasterm::laplace_fill"[T](bitgen_t* rng, T* out, Py_ssize_t n, T scale)
-
-cdef extern from "fasterm/projections.hpp" namespace "fasterm" nogil:
-    void _proj_l2 "fasterm::project_l2_ball"[T](const T* y, T* x, size_t n, const T* center, double radius)
 
 LOGISTIC = kLogistic
 HINGE = kHinge
@@ -224,20 +218,6 @@ cdef inline Py_ssize_t _grad(int kind, const _Rows* D, const McProblem* P, const
     else:
         return cpp_csr_grad_sum_into[float, int64_t](kind, D.indptr, D.indices, <const float*> D.data, P[0], o[0],
                                                      W, out, Wd, acc)
-
-
-cdef inline void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t n, floating scale) noexcept nogil:
-    # what fasterm.mechanisms._noise's laplace_fill / gaussian_fill draw (numpy's ziggurat normal, then the scale)
-    cdef Py_ssize_t j
-    if noise == kNoiseLaplace:
-        _laplace_zig(rng, out, n, scale)
-    else:
-        if floating is double:
-            random_standard_normal_fill(rng, n, out)
-        else:
-            random_standard_normal_fill_f(rng, n, out)
-        for j in range(n):
-            out[j] *= scale
 
 
 cdef int _setup_rows(int kind, Py_ssize_t dim, Py_ssize_t K, const void* X, Py_ssize_t xn, Py_ssize_t xd,
@@ -427,9 +407,9 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
             bad[0] += _grad(kind, D, P, o, w, grad, Wd, acc)
             if P.stop.stopped():
                 return 0
-        _noise_fill(rng, kNoiseGaussian, noise_buf, dim, scale)
+        noise_fill(rng, kNoiseGaussian, noise_buf, dim, scale)
         _descend(grad, inv_m, w, has_reg, reg, noise_buf, neg_lr, step, dim)
-        _proj_l2(step, w, dim, <const floating*> NULL, radius)
+        project_l2_ball(step, w, dim, <const floating*> NULL, radius)
     if tail != NULL:
         for j in range(dim):
             tail[j] += w[j]
@@ -528,7 +508,7 @@ cdef int _gd_steps(int kind, const _Rows* D, const McProblem* P, const McOptions
         bad[0] += _grad(kind, D, P, o, y, grad, Wd, acc)
         if P.stop.stopped():
             return 0
-        _noise_fill(rng, noise, noise_buf, dim, scale)
+        noise_fill(rng, noise, noise_buf, dim, scale)
         _descend(grad, inv_n, y, has_reg, reg, noise_buf, neg_lr, step, dim)
-        _proj_l2(step, w, dim, <const floating*> NULL, radius)
+        project_l2_ball(step, w, dim, <const floating*> NULL, radius)
     return 0
