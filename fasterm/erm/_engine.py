@@ -16,17 +16,21 @@ gradient sum must bound each example's contribution wherever it is evaluated
 ``scale`` is the sensitivity the noise backend (:mod:`fasterm.erm._backends`) was
 calibrated for.
 
-:func:`run` is the in-memory driver of a linear-model loss: when the backend
-can be fused (float noise drawn inside the compiled loop), the set has a
-compiled projection and the step is plain (constant η, no momentum), one call
-of ``_losses.pgd_loop`` runs every step with the GIL released — the same
-arithmetic as :func:`descend`, in the same order (the bit-exactness tests
-compare them); otherwise :func:`descend` runs around the compiled gradient sum.
-The dask driver (:func:`fasterm.erm._dask.run`) calls :func:`descend` with a
-map-reduce gradient sum.  Each step releases one noisy gradient and everything
-else (momentum, regulariser, step, projection, averaging) is post-processing,
-so the privacy of a run is the backend's calibration for T releases, whatever
-the driver.
+:func:`run` is the in-memory driver of a linear-model loss (:func:`steps_on` its
+steps): when the backend's noise can be drawn inside the compiled loop (float
+noise), the set has a compiled projection and the schedules are Python
+numbers, one call of ``_losses.pgd_loop`` (dense X) or ``_sparse.pgd_loop``
+(CSR X) runs every step with the GIL released — src/cpp/fasterm/loops.hpp,
+momentum, step schedules and averaging included, the same arithmetic as
+:func:`descend` in the same order (tests/test_loops.py compares both with a
+numpy reference bit for bit).  :func:`descend` drives the gradient sums that
+cannot run inside it: the dask driver's map-reduce
+(:func:`fasterm.erm._dask.run`), secure mode's exact grid release (its
+arithmetic is exact rationals, drawn from Python), sets projected in Python,
+and the numpy reference loops of noisy SGD.  Each step releases one noisy
+gradient and everything else (momentum, regulariser, step, projection,
+averaging) is post-processing, so the privacy of a run is the backend's
+calibration for T releases, whatever the driver.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def row_norms(X: npt.NDArray[np.floating], out: npt.NDArray[np.float64], n_threa
 def check_probed_row_norms(X: npt.NDArray[np.floating], norms: npt.NDArray[np.float64],
                            probes: npt.NDArray[np.intp], rtol: float) -> bool: ...
 
-# pgd_loop: the whole (noisy) PGD loop in compiled code (fasterm.optimize).
+# pgd_loop: the whole (noisy) GD/PGD loop in compiled code (fasterm.erm._engine; src/cpp/fasterm/loops.hpp).
 NOISE_NONE: int
 NOISE_LAPLACE: int
 NOISE_GAUSSIAN: int
@@ -94,6 +94,9 @@ def pgd_loop(
     n_threads: int = 1,
     weights: npt.NDArray[np.float64] | None = None,
     progress: Callable[[int], object] | None = None,
+    betas: npt.NDArray[np.float64] | None = None,
+    lrs: npt.NDArray[np.float64] | None = None,
+    acc_from: int = 0,
 ) -> None: ...
 
 # sgd_loop: the whole noisy Poisson-minibatch SGD run in compiled code (fasterm.erm.solvers).

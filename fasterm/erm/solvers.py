@@ -199,9 +199,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     output : "last" (w_T, the default) or "average" (the mean of
         w_1 … w_T, the point Theorem A bounds; with momentum, of the query
         points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
-        (:mod:`fasterm.erm._engine`): plain steps with the last iterate in its
-        fused compiled loop, the other variants around the compiled gradient
-        sum.
+        (:mod:`fasterm.erm._engine`): in its compiled loop with float noise,
+        around the compiled gradient sum in secure mode.
     sample_weight, weight_bound : per-record weights, mapped into the
         declared range [0, B] (as in :func:`fasterm.noisy_pgd`): the
         objective is (1/n) Σ w_i ψ_i + Λ, its smoothness B·β + l2 (the
@@ -302,7 +301,7 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
     momentum = (None if not accelerate else _fista(steps) if plan["auto_nu"] is None
                 else _auto_momentum(steps, plan["auto_nu"]))
     if output == "last":
-        # the engine's fused compiled loop for plain steps, its numpy loop with momentum
+        # the engine's compiled loop (momentum included) with float noise
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
                         label_bound=label_bound, momentum=momentum, weights=weights, checked=True,
                         weight_bound=plan["wb"])
