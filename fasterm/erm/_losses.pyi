@@ -109,8 +109,7 @@ def sgd_loop(
     y: npt.NDArray[np.floating] | None,
     norms: npt.NDArray[np.float64] | None,
     data_norm: float,
-    clips: npt.NDArray[np.float64],
-    clip_lo: int,
+    clip: float,
     label_bound: float,
     w: npt.NDArray[np.floating],
     steps: int,
@@ -131,4 +130,4 @@ def sgd_loop(
     intercept_scaling: float = 0.0,
     rows_within_bound: bool = False,
     progress: Callable[[int], object] | None = None,
-) -> int: ...
+) -> None: ...

@@ -422,14 +422,12 @@ cdef int _reserve(_Rows* rb, Py_ssize_t m, size_t row_bytes, size_t item) except
 
 cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
                     Py_ssize_t n, Py_ssize_t d0, Py_ssize_t d, Options o, const double* weights,
-                    const double* clips, Py_ssize_t clip_lo, Py_ssize_t clip_count,
                     floating* w, Py_ssize_t steps, double q, floating inv_m, floating reg,
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
                     floating* noise_buf, floating* work, _Rows* rb, bint within, Interrupt* stop) except -1 nogil:
-    # Returns 0 after the T steps, or (a table of several clips only) a batch size drawn outside
-    # it, where the run stops; or 0 when ``stop`` says so (Ctrl-C: the wrapper raises).
+    # Returns 0 after the T steps, or when ``stop`` says so (Ctrl-C: the wrapper raises).
     cdef Py_ssize_t t, j, r, m
     cdef const floating* x
     cdef floating* a
@@ -460,12 +458,6 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             for j in range(d):
                 grad[j] = 0
         else:
-            # clip_count == 1: the run's one clip for every size (fasterm.erm._float_margin.run_clip);
-            # else the clip of a batch of clip_lo + k rows is clips[k], a size outside stops the run.
-            if clip_count > 1:
-                if m < clip_lo or m >= clip_lo + clip_count:
-                    return m
-                o.clip = clips[m - clip_lo]
             # The batch's rows copied out, as the reference's X[B] (and, with row_bound, the rows
             # of fasterm.erm._design.design(X[B]): clipped to row_bound, s appended); the rows ahead
             # are prefetched (sorted but far apart, no hardware prefetcher follows them).
@@ -521,7 +513,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
 
 
 def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const double[::1] norms,
-             double data_norm, const double[::1] clips, Py_ssize_t clip_lo, double label_bound,
+             double data_norm, double clip, double label_bound,
              floating[::1] w, Py_ssize_t steps,
              double q, double inv_m, double lr, double reg, double scale, object bit_generator,
              int set_kind, double set_param, const floating[::1] set_a, const floating[::1] set_b,
@@ -530,10 +522,9 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
              object progress=None):
     """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
 
-    ``clips``: one clip (fasterm's runs: every batch is clipped at it, whatever its size), or a
-    table: ``clips[k]`` the clip of a batch of clip_lo + k rows, and the run then returns a size
-    outside the table at which it stopped (``w``, ``acc`` and the bit generator hold a partial
-    run), else 0.  ``clips`` and the noise ``scale`` must be finite and > 0 (ValueError).
+    ``clip``: the run's one clip, every batch clipped at it whatever its size
+    (fasterm.erm._float_margin.run_clip).  ``clip`` and the noise ``scale`` must be finite and > 0
+    (ValueError).
 
     Step t: B_t Poisson(q) over the n rows (module comment above for the exact
     draws); g = Σ_{i∈B_t} clipped ∇ℓ_i(w)·inv_m + reg·w + h_t, h_t the next
@@ -556,17 +547,13 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     cdef Py_ssize_t d = d0 + 1 if design else d0
     if w.shape[0] != d:
         raise ValueError(f"w has {w.shape[0]} entries, expected {d}")
-    if clips is None or clips.shape[0] < 1 or clip_lo < 1:
-        raise ValueError("clips must hold at least one clip, clip_lo >= 1")
-    cdef Py_ssize_t k
-    for k in range(clips.shape[0]):
-        if not 0.0 < clips[k] < INFINITY:
-            raise ValueError(f"clips must be finite and > 0, got {clips[k]}")
+    if not 0.0 < clip < INFINITY:
+        raise ValueError(f"clip must be finite and > 0, got {clip}")
     if not 0.0 < scale < INFINITY:
         raise ValueError(f"scale must be finite and > 0, got {scale}")
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], d,
                               -1 if norms is None else norms.shape[0],
-                              data_norm, clips[0], label_bound, n_threads)
+                              data_norm, clip, label_bound, n_threads)
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (0.0 < q <= 1.0):
@@ -585,8 +572,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     if acc is not None:
         accp = &acc[0]
     if steps == 0:
-        return 0
-    cdef Py_ssize_t stopped = 0
+        return
     cdef _Sampler smp
     _init_sampler(&smp, n)
     cdef _Rows rb
@@ -602,8 +588,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
             _reserve(&rb, min(n, <Py_ssize_t>(q * n + 8.0 * sqrt(q * n) + 16.0)), d * sizeof(floating),
                      sizeof(floating))
         with bit_generator.lock, nogil:
-            stopped = _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &clips[0], clip_lo,
-                       clips.shape[0], &w[0], steps, q, <floating>inv_m,
+            _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
                        buf, buf + d, buf + 2 * d, buf + 3 * d, &rb, rows_within_bound, &stop)
@@ -615,4 +600,3 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         free(rb.weights)
         _free_sampler(&smp)
     raise_if_stopped(&stop, state)
-    return stopped
