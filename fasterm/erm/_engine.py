@@ -67,9 +67,10 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
     """T projected (noisy) gradient steps from ``w`` (updated in place); the loop of the module docstring.
 
     ``w``'s dtype is the work dtype (the dtype ``grad_sum`` writes); the result
-    is returned in ``out_dtype`` (default: the work dtype).  Without a schedule
-    or momentum each step is, in w's dtype, g = s·Σ (+ ρ·w) (+ h_t);
-    w ← Π_C(w + (−η)·g) — the arithmetic of the compiled loop.
+    is returned in ``out_dtype`` (default: the work dtype).  Each step is, in w's
+    dtype, y = w + β·(w − w_prev), g = s·Σ(y) (+ ρ·y) (+ h_t), w ← Π_C(y + (−η)·g)
+    — the arithmetic of the compiled loop (src/cpp/fasterm/loops.hpp) when η and
+    β are Python numbers.
 
     ``grad_sum(w, out)``
         out ← Σ_{i∈B_t} ∇ℓ_i(w) in the work dtype; called once per step, in step
