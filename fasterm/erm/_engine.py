@@ -16,17 +16,21 @@ gradient sum must bound each example's contribution wherever it is evaluated
 ``scale`` is the sensitivity the noise backend (:mod:`fasterm.erm._backends`) was
 calibrated for.
 
-:func:`run` is the in-memory driver of a linear-model loss: when the backend
-can be fused (float noise drawn inside the compiled loop), the set has a
-compiled projection and the step is plain (constant η, no momentum), one call
-of ``_losses.pgd_loop`` runs every step with the GIL released — the same
-arithmetic as :func:`descend`, in the same order (the bit-exactness tests
-compare them); otherwise :func:`descend` runs around the compiled gradient sum.
-The dask driver (:func:`fasterm.erm._dask.run`) calls :func:`descend` with a
-map-reduce gradient sum.  Each step releases one noisy gradient and everything
-else (momentum, regulariser, step, projection, averaging) is post-processing,
-so the privacy of a run is the backend's calibration for T releases, whatever
-the driver.
+:func:`run` is the in-memory driver of a linear-model loss (:func:`steps_on` its
+steps): when the backend's noise can be drawn inside the compiled loop (float
+noise), the set has a compiled projection and the schedules are Python
+numbers, one call of ``_losses.pgd_loop`` (dense X) or ``_sparse.pgd_loop``
+(CSR X) runs every step with the GIL released — src/cpp/fasterm/loops.hpp,
+momentum, step schedules and averaging included, the same arithmetic as
+:func:`descend` in the same order (tests/test_loops.py compares both with a
+numpy reference bit for bit).  :func:`descend` drives the gradient sums that
+cannot run inside it: the dask driver's map-reduce
+(:func:`fasterm.erm._dask.run`), secure mode's exact grid release (its
+arithmetic is exact rationals, drawn from Python), sets projected in Python,
+and the numpy reference loops of noisy SGD.  Each step releases one noisy
+gradient and everything else (momentum, regulariser, step, projection,
+averaging) is post-processing, so the privacy of a run is the backend's
+calibration for T releases, whatever the driver.
 """
 
 from __future__ import annotations
@@ -35,11 +39,12 @@ import numpy as np
 
 import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
+import fasterm.erm._sparse as _sparse  # compiled (src/fasterm/erm/_sparse.pyx)
 from .losses import _grad_sum_kernel
 from .._validation import is_sparse
 from .._warnings import progress, warn_cost
 
-__all__ = ["descend", "finish", "run"]
+__all__ = ["descend", "finish", "run", "steps_on"]
 
 
 def finish(constraint, w, acc, steps, dtype):
@@ -62,9 +67,10 @@ def descend(grad_sum, w, constraint, steps, lr, *, scale, noise, reg=0.0, averag
     """T projected (noisy) gradient steps from ``w`` (updated in place); the loop of the module docstring.
 
     ``w``'s dtype is the work dtype (the dtype ``grad_sum`` writes); the result
-    is returned in ``out_dtype`` (default: the work dtype).  Without a schedule
-    or momentum each step is, in w's dtype, g = s·Σ (+ ρ·w) (+ h_t);
-    w ← Π_C(w + (−η)·g) — the arithmetic of the compiled loop.
+    is returned in ``out_dtype`` (default: the work dtype).  Each step is, in w's
+    dtype, y = w + β·(w − w_prev), g = s·Σ(y) (+ ρ·y) (+ h_t), w ← Π_C(y + (−η)·g)
+    — the arithmetic of the compiled loop (src/cpp/fasterm/loops.hpp) when η and
+    β are Python numbers.
 
     ``grad_sum(w, out)``
         out ← Σ_{i∈B_t} ∇ℓ_i(w) in the work dtype; called once per step, in step
@@ -175,22 +181,68 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
         accept_sparse=True, checked=checked)
     c = release_clip(loss, constraint, c, dtype, X.shape[0], X.shape[1], scale=1.0 / X.shape[0],
                      weight_bound=weight_bound, sparse=sparse, momentum=momentum is not None)
-    spec = constraint._loop_spec(dtype)
     warn_cost(steps, X.shape[0], X.shape[1])
-    # A CSR X runs descend() around its compiled gradient sum (the fused loop reads dense rows).
-    fused = (noise.fused(dtype) if spec is not None and not callable(lr) and momentum is None and not sparse
-             else None)
-    if fused is not None:
-        code, scale, bit_generator = fused
-        acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
-        with progress(steps, "steps") as report:
-            _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, lr, float(loss.l2), code,
-                             scale, bit_generator, *spec, acc, nt, weights, progress=report)
-        return finish(constraint, w, acc, steps, out_dtype)
-    kind = loss._kind
+    acc = np.zeros(X.shape[1], dtype=np.float64) if average else None
+    w = steps_on(loss, X, y, norms, dn, c, ybound, nt, weights, w, constraint, steps, lr, noise, momentum, acc)
+    return finish(constraint, w, acc, steps, out_dtype)
 
-    def grad_sum(w, out):
-        _grad_sum_kernel(kind, X, y, w, norms, dn, c, ybound, out, nt, weights)
+
+def _schedules(lr, momentum, steps):
+    """(η, η_t or None, β_t or None) for the compiled loop (float64 arrays of the values
+    :func:`descend` would use), or None when a value is not a Python number: :func:`descend`'s
+    numpy would then compute that step in the value's dtype, not the work dtype."""
+    lrs = betas = None
+    if callable(lr):
+        lrs = [lr(t) for t in range(steps)]
+        if not all(type(v) in (float, int) for v in lrs):
+            return None
+        lr, lrs = 0.0, np.array(lrs, dtype=np.float64)
+    elif type(lr) not in (float, int):
+        return None
+    if momentum is not None:
+        betas = [momentum(t) for t in range(steps)] if callable(momentum) else [momentum] * steps
+        if not all(type(v) in (float, int) for v in betas):
+            return None
+        betas = np.array(betas, dtype=np.float64)
+    return float(lr), lrs, betas
+
+
+def steps_on(loss, X, y, norms, dn, c, ybound, nt, weights, w, constraint, steps, lr, noise, momentum, acc,
+             acc_from=0):
+    """The T steps of :func:`descend` on prepared data (``loss._prepare``'s X, y, norms, dn,
+    clip c, ybound, nt) from ``w`` (in place; returned, the last iterate, in the work dtype):
+    the gradient sum :func:`fasterm.erm.losses._grad_sum_kernel` over all rows at scale
+    1/n, the regulariser ``loss.l2``; ``acc`` (float64, or None) += y_t for t ≥ ``acc_from``.
+
+    One compiled call (``_losses.pgd_loop``, ``_sparse.pgd_loop`` for CSR:
+    src/cpp/fasterm/loops.hpp, the GIL released) when the backend's noise is fused, the set
+    has a compiled projection and the schedules are Python numbers; else :func:`descend`
+    around the compiled gradient sum (secure mode's exact grid release, a set projected in
+    Python).  Both compute the same bits (tests/test_loops.py)."""
+    dtype = w.dtype
+    spec = constraint._loop_spec(dtype)
+    fused = noise.fused(dtype) if spec is not None else None
+    sched = _schedules(lr, momentum, steps) if fused is not None else None
+    if sched is not None:
+        code, scale, bit_generator = fused
+        eta, lrs, betas = sched
+        with progress(steps, "steps") as report:
+            if is_sparse(X):
+                _sparse.pgd_loop(loss._kind, X.data, X.indices, X.indptr, X.shape[1], y, norms, dn, c, ybound, w,
+                                 steps, eta, float(loss.l2), code, scale, bit_generator, *spec, acc, nt, weights,
+                                 progress=report, betas=betas, lrs=lrs, acc_from=acc_from)
+            else:
+                _losses.pgd_loop(loss._kind, X, y, norms, dn, c, ybound, w, steps, eta, float(loss.l2), code,
+                                 scale, bit_generator, *spec, acc, nt, weights, progress=report, betas=betas,
+                                 lrs=lrs, acc_from=acc_from)
+        return w
+    kind, calls = loss._kind, [0]
+
+    def grad_sum(point, out):
+        if acc is not None and calls[0] >= acc_from:
+            np.add(acc, point, out=acc)
+        calls[0] += 1
+        _grad_sum_kernel(kind, X, y, point, norms, dn, c, ybound, out, nt, weights)
 
     return descend(grad_sum, w, constraint, steps, lr, scale=1.0 / X.shape[0], noise=noise,
-                   reg=float(loss.l2), average=average, momentum=momentum, out_dtype=out_dtype)
+                   reg=float(loss.l2), average=False, momentum=momentum)

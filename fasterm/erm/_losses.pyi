@@ -62,7 +62,7 @@ def row_norms(X: npt.NDArray[np.floating], out: npt.NDArray[np.float64], n_threa
 def check_probed_row_norms(X: npt.NDArray[np.floating], norms: npt.NDArray[np.float64],
                            probes: npt.NDArray[np.intp], rtol: float) -> bool: ...
 
-# pgd_loop: the whole (noisy) PGD loop in compiled code (fasterm.optimize).
+# pgd_loop: the whole (noisy) GD/PGD loop in compiled code (fasterm.erm._engine; src/cpp/fasterm/loops.hpp).
 NOISE_NONE: int
 NOISE_LAPLACE: int
 NOISE_GAUSSIAN: int
@@ -94,6 +94,9 @@ def pgd_loop(
     n_threads: int = 1,
     weights: npt.NDArray[np.float64] | None = None,
     progress: Callable[[int], object] | None = None,
+    betas: npt.NDArray[np.float64] | None = None,
+    lrs: npt.NDArray[np.float64] | None = None,
+    acc_from: int = 0,
 ) -> None: ...
 
 # sgd_loop: the whole noisy Poisson-minibatch SGD run in compiled code (fasterm.erm.solvers).
@@ -106,8 +109,7 @@ def sgd_loop(
     y: npt.NDArray[np.floating] | None,
     norms: npt.NDArray[np.float64] | None,
     data_norm: float,
-    clips: npt.NDArray[np.float64],
-    clip_lo: int,
+    clip: float,
     label_bound: float,
     w: npt.NDArray[np.floating],
     steps: int,
@@ -128,4 +130,4 @@ def sgd_loop(
     intercept_scaling: float = 0.0,
     rows_within_bound: bool = False,
     progress: Callable[[int], object] | None = None,
-) -> int: ...
+) -> None: ...

@@ -53,8 +53,7 @@ def sgd_loop(
     norms: npt.NDArray[np.float64] | None,
     data_norm: float,
     intercept: float,
-    clips: npt.NDArray[np.float64],
-    clip_lo: int,
+    clip: float,
     steps: int,
     start: int,
     q: float,
@@ -67,7 +66,7 @@ def sgd_loop(
     tail: npt.NDArray[np.float64] | None,
     weights: npt.NDArray[np.float64] | None = None,
     progress: Callable[[int], object] | None = None,
-) -> int: ...
+) -> None: ...
 def gd_loop(
     kind: int,
     w: npt.NDArray[np.floating],

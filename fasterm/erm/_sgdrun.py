@@ -15,8 +15,8 @@ both paths: the releases are the same random variables.
 
 Both clip every batch of a run at one clip c* (:class:`RunClip`,
 :func:`fasterm.erm._float_margin.run_clip`: the one-sided floating-point margin of batches of at
-most a public cap M rows, docs/guarantees.rst "The margin of Poisson-subsampled SGD"); the
-compiled loop gets a table of one entry, which clips a batch of any size.
+most a public cap M rows, docs/guarantees.rst "The margin of Poisson-subsampled SGD"), whatever
+the batch's size.
 """
 
 from __future__ import annotations
@@ -58,12 +58,10 @@ def sampler_matches_numpy() -> bool:
 
 
 class RunClip:
-    """The one clip of a noisy-SGD run (``clip``) and the compiled loop's table of it (one entry)."""
+    """The one clip of a noisy-SGD run (``clip``), for a batch of any size."""
 
     def __init__(self, clip: float):
         self.clip = float(clip)
-        self.table = np.array([self.clip], dtype=np.float64)
-        self.lo = 1
 
     def __call__(self, m: int) -> float:
         return self.clip
@@ -95,7 +93,7 @@ def run(kind, X, y, norms, dn, clips, ybound, w, steps, q, inv_m, lr, reg, backe
     # read the norms (a choice of computation only: the same bits either way).
     within = intercept is not None and norms is not None and bool(norms.max() <= row_bound)
     with progress(steps, "steps") as report:
-        _losses.sgd_loop(kind, X, y, norms, dn, clips.table, clips.lo, ybound, w, steps, q, inv_m, lr, reg,
+        _losses.sgd_loop(kind, X, y, norms, dn, clips.clip, ybound, w, steps, q, inv_m, lr, reg,
                          noise_scale, bit_generator, *spec, acc, nt, weights, row_bound=row_bound,
                          intercept_scaling=s_col, rows_within_bound=within, progress=report)
     if acc is not None:

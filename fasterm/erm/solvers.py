@@ -199,9 +199,8 @@ def noisy_gd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.t
     output : "last" (w_T, the default) or "average" (the mean of
         w_1 … w_T, the point Theorem A bounds; with momentum, of the query
         points y_1 … y_{T−1} and w_T).  The steps run in the gradient engine
-        (:mod:`fasterm.erm._engine`): plain steps with the last iterate in its
-        fused compiled loop, the other variants around the compiled gradient
-        sum.
+        (:mod:`fasterm.erm._engine`): in its compiled loop with float noise,
+        around the compiled gradient sum in secure mode.
     sample_weight, weight_bound : per-record weights, mapped into the
         declared range [0, B] (as in :func:`fasterm.noisy_pgd`): the
         objective is (1/n) Σ w_i ψ_i + Λ, its smoothness B·β + l2 (the
@@ -302,7 +301,7 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
     momentum = (None if not accelerate else _fista(steps) if plan["auto_nu"] is None
                 else _auto_momentum(steps, plan["auto_nu"]))
     if output == "last":
-        # the engine's fused compiled loop for plain steps, its numpy loop with momentum
+        # the engine's compiled loop (momentum included) with float noise
         w = _engine.run(loss, X, y, constraint, steps, lr, False, data_norm=data_norm, clip=c_clip, noise=backend,
                         label_bound=label_bound, momentum=momentum, weights=weights, checked=True,
                         weight_bound=plan["wb"])
@@ -311,17 +310,10 @@ def _gd_run(loss, constraint, plan, X, y, rng, weights) -> OptimizeResult:
         w0, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound)
         c_k = _engine.release_clip(loss, constraint, c_k, X.dtype, n, d, scale=1.0 / n, weight_bound=plan["wb"],
                                    sparse=is_sparse(X), momentum=momentum is not None)
-        kind, acc, calls = loss._kind, np.zeros(d, dtype=np.float64), [0]
-
-        def grad_sum(point, out):
-            # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps): Theorem A's average
-            if calls[0]:
-                np.add(acc, point, out=acc)
-            calls[0] += 1
-            _grad_sum_kernel(kind, X, y, point, norms, dn, c_k, ybound, out, nt, weights)
-
-        last = _engine.descend(grad_sum, w0, constraint, steps, lr, scale=1.0 / n, noise=backend,
-                               reg=float(loss.l2), average=False, momentum=momentum)
+        # the query points y_1 … y_{T−1} (= w_1 … w_{T−1} for plain steps), then w_T: Theorem A's average
+        acc = np.zeros(d, dtype=np.float64)
+        last = _engine.steps_on(loss, X, y, norms, dn, c_k, ybound, nt, weights, w0, constraint, steps, lr,
+                                backend, momentum, acc, acc_from=1)
         acc += last
         w = constraint.project((acc / steps).astype(X.dtype))
     if not np.isfinite(w).all():

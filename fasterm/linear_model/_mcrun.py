@@ -17,7 +17,7 @@ same on both paths: the releases are the same random variables.
 Every batch of a run is clipped at one clip (:class:`fasterm.erm._sgdrun.RunClip`: the one-sided
 floating-point margin of batches of at most a public cap M rows,
 :func:`fasterm.erm._float_margin.run_clip` with θ the multiclass kernel's γ_M; docs/guarantees.rst,
-"The margin of Poisson-subsampled SGD"); the compiled loop gets it as a table of one entry.
+"The margin of Poisson-subsampled SGD"), whatever the batch's size.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def sgd(code, X, y, norms, data_norm, s_col, K, clips, inner, w, steps, start, q
     data, radius = _data(X), float(ball._loop_spec(w.dtype)[1])
     tail = np.zeros(w.shape[0], dtype=np.float64)
     with progress(steps, "steps") as report:
-        _mclosses.sgd_loop(code, w, K, *data, y, norms, data_norm, s_col, inner(clips.table), clips.lo, steps,
+        _mclosses.sgd_loop(code, w, K, *data, y, norms, data_norm, s_col, float(inner(clips.clip)), steps,
                            start, q, 1.0 / m, lr, reg, scale, bit_generator, radius, tail, weights, report)
     return tail
 

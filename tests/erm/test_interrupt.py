@@ -63,7 +63,7 @@ def _sgd(steps, progress, n=40_000, d=40):
     w = np.zeros(d)
     acc = np.zeros(d)
     q = 0.02
-    _losses.sgd_loop(_losses.LOGISTIC, X, y, None, 1.0, np.array([1.0]), 1, 1.0, w, steps, q, 1.0 / (q * n),
+    _losses.sgd_loop(_losses.LOGISTIC, X, y, None, 1.0, 1.0, 1.0, w, steps, q, 1.0 / (q * n),
                      0.5, 1e-3, 0.01, np.random.default_rng(1).bit_generator, _losses.SET_L2_BALL, 5.0, None, None,
                      acc, progress=progress)
     return w, acc
@@ -79,7 +79,7 @@ def _mc_sgd(steps, progress, n=20_000, d=20, K=10):
     w = np.zeros((d + 1) * K)
     tail = np.zeros(w.shape[0])
     q = 0.05
-    _mclosses.sgd_loop(_mclosses.LOGISTIC, w, K, X, None, None, None, d, y, None, 1.0, 0.5, np.array([1.0]), 1,
+    _mclosses.sgd_loop(_mclosses.LOGISTIC, w, K, X, None, None, None, d, y, None, 1.0, 0.5, 1.0,
                        steps, steps // 2, q, 1.0 / (q * n), 0.5, 1e-3, 0.01, np.random.default_rng(1).bit_generator,
                        5.0, tail, progress=progress)
     return w, tail

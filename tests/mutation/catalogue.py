@@ -258,7 +258,7 @@ MUTANTS = [
          "tests/erm/test_sgd_compiled.py::test_compiled_run_is_the_reference_bit_for_bit")),
     Mutant(
         "sgd-compiled-clips-at-1.1x", "erm/_sgdrun.py",
-        (("X, y, norms, dn, clips.table, clips.lo, ybound,", "X, y, norms, dn, 1.1 * clips.table, clips.lo, ybound,"),),
+        (("X, y, norms, dn, clips.clip, ybound,", "X, y, norms, dn, 1.1 * clips.clip, ybound,"),),
         "noisy_sgd's compiled run clips at 1.1 × the clip the noise is calibrated to",
         (f"{B}::test_noisy_sgd_one_step_difference_is_eta_times_clipped_change",)),
     Mutant(
@@ -411,8 +411,8 @@ MUTANTS = [
          f"{M}::test_label_change_moves_one_step_by_the_clipped_gradient_change")),
     Mutant(
         "multiclass-sgd-clips-at-1.1x", "linear_model/_mcrun.py",
-        (("*data, y, norms, data_norm, s_col, inner(clips.table), clips.lo,",
-          "*data, y, norms, data_norm, s_col, inner(1.1 * clips.table), clips.lo,"),),
+        (("*data, y, norms, data_norm, s_col, float(inner(clips.clip)), steps,",
+          "*data, y, norms, data_norm, s_col, float(inner(1.1 * clips.clip)), steps,"),),
         "multiclass SGD clips the per-example gradient matrices at 1.1 × the clip its noise is calibrated for",
         (f"{M}::test_mirrored_row_attains_the_reported_sensitivity",
          f"{M}::test_sgd_clips_each_batch_at_the_float_margin")),

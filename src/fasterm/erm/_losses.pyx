@@ -19,6 +19,7 @@ from numpy.random.c_distributions cimport (
 from fasterm._bitgen cimport _bitgen
 from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._loss_options cimport Options, _or_null, _weights
+from fasterm.erm._loops cimport DenseSum, Set, Steps, check_set, gd_loop, kBuffers, noise_fill, project, steps_set
 from fasterm._codes cimport (kAbsolute, kBox, kHinge, kL1Ball, kL2Ball, kLinear, kLogistic, kNoiseGaussian,
                              kNoiseLaplace, kNoiseNone, kSimplex, kSquared)
 
@@ -238,19 +239,6 @@ def check_probed_row_norms(const floating[:, ::1] X, const double[::1] norms,
 # operation in the data's precision, and the noise of step t is the next d
 # draws of the sampler, so both loops give the same numbers for a seed.
 
-cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
-    void _laplace_zig "fasterm::laplace_fill"[T](bitgen_t* rng, T* out, Py_ssize_t n, T scale)
-
-cdef extern from "fasterm/projections.hpp" namespace "fasterm" nogil:
-    void _proj_simplex "fasterm::project_simplex"[T](const T* y, T* x, size_t n, double total,
-                                                     T* work)
-    void _proj_l1 "fasterm::project_l1_ball"[T](const T* y, T* x, size_t n, double radius,
-                                                T* work)
-    void _proj_l2 "fasterm::project_l2_ball"[T](const T* y, T* x, size_t n, const T* center,
-                                                double radius)
-    void _proj_box "fasterm::project_box"[T](const T* y, T* x, size_t n, const T* lo,
-                                             const T* hi)
-
 # Noise and feasible-set codes of pgd_loop (codes.hpp), for Python.
 NOISE_NONE = kNoiseNone
 NOISE_LAPLACE = kNoiseLaplace
@@ -261,147 +249,58 @@ SET_SIMPLEX = kSimplex
 SET_L1_BALL = kL1Ball
 
 
-cdef inline void _project(int set_kind, double set_param, const floating* set_a, const floating* set_b,
-                          const floating* step, floating* w, Py_ssize_t d, floating* work) noexcept nogil:
-    # w <- the projection of step onto the feasible set (set codes: pgd_loop's docstring)
-    if set_kind == kL2Ball:
-        _proj_l2(step, w, d, set_a, set_param)
-    elif set_kind == kBox:
-        _proj_box(step, w, d, set_a, set_b)
-    elif set_kind == kSimplex:
-        _proj_simplex(step, w, d, set_param, work)
-    else:
-        _proj_l1(step, w, d, set_param, work)
-
-
-cdef void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t d,
-                      floating scale) noexcept nogil:
-    cdef Py_ssize_t j
-    if noise == kNoiseLaplace:
-        _laplace_zig(rng, out, d, scale)
-    else:
-        # numpy's ziggurat normal, then the scale: what noise.gaussian does.
-        if floating is double:
-            random_standard_normal_fill(rng, d, out)
-        else:
-            random_standard_normal_fill_f(rng, d, out)
-        for j in range(d):
-            out[j] *= scale
-
-
-cdef int _loop(int kind, const floating* X, const floating* y, const double* norms,
-                Py_ssize_t n, Py_ssize_t d, Options o, floating* w, Py_ssize_t steps,
-                floating inv_n, floating reg, floating neg_lr, int noise, floating scale,
-                bitgen_t* rng, int set_kind, double set_param, const floating* set_a,
-                const floating* set_b, double* acc, int n_threads, floating* grad,
-                floating* step, floating* noise_buf, floating* work, Interrupt* stop) except -1 nogil:
-    cdef Py_ssize_t t, j
-    cdef floating g
-    for t in range(steps):
-        if stop.stop((n + 1) * d, t):  # Ctrl-C (src/fasterm/_interrupt.pxd): the wrapper raises
-            return 0
-        if acc != NULL:
-            for j in range(d):
-                acc[j] += w[j]
-        cpp_grad_sum(kind, X, y, w, norms, n, d, o, grad, n_threads)
-        if noise != kNoiseNone:
-            _noise_fill(rng, noise, noise_buf, d, scale)
-        for j in range(d):
-            # grad/n, + reg·w, + noise, then w − η·grad: the reference's order.
-            g = grad[j] * inv_n
-            if reg != 0:
-                g = g + w[j] * reg
-            if noise != kNoiseNone:
-                g = g + noise_buf[j]
-            step[j] = g * neg_lr + w[j]
-        _project(set_kind, set_param, set_a, set_b, step, w, d, work)
-    return 0
-
-
-cdef int _check_set(int set_kind, double set_param, Py_ssize_t a_len, Py_ssize_t b_len, Py_ssize_t acc_len,
-                    Py_ssize_t d) except -1:
-    """The feasible set's arguments of pgd_loop and sgd_loop (lengths -1: None), for d parameters."""
-    if set_kind < kL2Ball or set_kind > kL1Ball:
-        raise ValueError(f"set_kind must be in 0..3, got {set_kind}")
-    if set_kind == kBox and (a_len < 0 or b_len < 0):
-        raise ValueError("a box needs set_a (low) and set_b (high)")
-    for name, length in (("set_a", a_len), ("set_b", b_len), ("acc", acc_len)):
-        if length >= 0 and length != d:
-            raise ValueError(f"{name} has {length} entries, expected {d}")
-    if set_kind != kBox and not set_param > 0.0:
-        raise ValueError(f"set_param must be > 0, got {set_param}")
-    return 0
-
-
 def pgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y,
              const double[::1] norms, double data_norm, double clip, double label_bound,
              floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
              double scale, object bit_generator, int set_kind, double set_param,
              const floating[::1] set_a, const floating[::1] set_b, double[::1] acc,
-             int n_threads=1, const double[::1] weights=None, object progress=None):
-    """Run ``steps`` projected (noisy) gradient steps in place on ``w``.
+             int n_threads=1, const double[::1] weights=None, object progress=None,
+             const double[::1] betas=None, const double[::1] lrs=None, Py_ssize_t acc_from=0):
+    """Run ``steps`` projected (noisy) gradient steps in place on ``w`` (src/cpp/fasterm/loops.hpp).
 
-    Step: g = grad_sum(w)/n + reg·w + h_t;  w ← Π_C(w − lr·g), with h_t the
-    next d draws of Laplace(0, scale) (noise=1) or N(0, scale²) (noise=2)
-    from ``bit_generator`` (held under its lock for the whole run), none for
-    noise=0.  If ``acc`` is given, every iterate at which a gradient is taken
-    (w_0 … w_{T−1}) is added to it (float64).  C: set_kind 0 L2 ball
-    (set_param = radius, set_a = centre or None), 1 box (set_a = low,
-    set_b = high), 2 simplex (set_param = total), 3 L1 ball (radius).
-    weights: sample weights of the rows (as in grad_sum), or None.  Values
-    are validated by fasterm.erm.optimize; here only what keeps the kernels
-    inside their buffers.  Between steps, about every 100 ms, Python's signal
-    handlers run (Ctrl-C raises KeyboardInterrupt here, ``w`` then holds a
-    partial run) and ``progress(t)`` (or None) is told the steps done
-    (src/fasterm/_interrupt.pxd).
+    Step t: y_t = w_t + β_t(w_t − w_{t−1}) (``betas``: float64, one per step;
+    None: y_t = w_t); g = grad_sum(y_t)/n + reg·y_t + h_t; w ← Π_C(y_t − η_t·g),
+    η_t = ``lrs[t]`` (float64, one per step) or ``lr``; h_t the next d draws of
+    Laplace(0, scale) (noise=1) or N(0, scale²) (noise=2) from ``bit_generator``
+    (held under its lock for the whole run), none for noise=0.  If ``acc`` is
+    given, the points y_t at which gradients are taken from step ``acc_from``
+    on are added to it (float64).  C: set_kind 0 L2 ball (set_param = radius,
+    set_a = centre or None), 1 box (set_a = low, set_b = high), 2 simplex
+    (set_param = total), 3 L1 ball (radius).  weights: sample weights of the
+    rows (as in grad_sum), or None.  Values are validated by
+    fasterm.erm._engine; here only what keeps the kernels inside their
+    buffers.  Between steps, about every 100 ms, Python's signal handlers run
+    (Ctrl-C raises KeyboardInterrupt here, ``w`` then holds a partial run) and
+    ``progress(t)`` (or None) is told the steps done (src/fasterm/_interrupt.pxd).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
-    cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
-                              -1 if norms is None else norms.shape[0],
-                              data_norm, clip, label_bound, n_threads)
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    if noise < kNoiseNone or noise > kNoiseGaussian:
-        raise ValueError(f"noise must be 0, 1 or 2, got {noise}")
-    _check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
-               -1 if set_b is None else set_b.shape[0], -1 if acc is None else acc.shape[0], d)
-    o.weights = _weights(weights, n)
-    cdef bitgen_t* rng = NULL
-    if noise != kNoiseNone:
-        if bit_generator is None:
-            raise ValueError("a bit generator is required for noise")
-        rng = _bitgen(bit_generator)
-    cdef const floating* yp = _or_null(y)
-    cdef const double* np_ = _or_null(norms)
-    cdef const floating* ap = _or_null(set_a)
-    cdef const floating* bp = _or_null(set_b)
-    cdef double* accp = NULL
-    if acc is not None:
-        accp = &acc[0]
+    cdef DenseSum[floating] S
+    S.o = _options(kind, n, d, -1 if y is None else y.shape[0], w.shape[0],
+                   -1 if norms is None else norms.shape[0], data_norm, clip, label_bound, n_threads)
+    S.o.weights = _weights(weights, n)
+    S.kind, S.X, S.y, S.norms, S.n, S.d, S.n_threads = kind, &X[0, 0], _or_null(y), _or_null(norms), n, d, n_threads
+    cdef Steps[floating] p
+    cdef Set[floating] c
+    steps_set(&p, &c, steps, lr, reg, noise, scale, bit_generator, set_kind, set_param, set_a, set_b, acc,
+               betas, lrs, acc_from, n, d)
+    p.work = (n + 1) * d
     if steps == 0:
         return
-    # grad, step, noise and the projections' scratch: one allocation.
-    cdef floating* buf = <floating*> malloc(4 * d * sizeof(floating))
+    cdef floating* buf = <floating*> malloc(kBuffers * d * sizeof(floating))
     if buf == NULL:
         raise MemoryError()
-    cdef floating inv_n = <floating>(1.0 / n)
     cdef Interrupt stop
     state = watch(&stop, progress)
     try:
-        if rng != NULL:
+        if p.rng != NULL:
             with bit_generator.lock, nogil:
-                _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
-                      <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
-                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d, &stop)
+                gd_loop(S, &w[0], d, p, c, buf, &stop)
         else:
             with nogil:
-                _loop(kind, &X[0, 0], yp, np_, n, d, o, &w[0], steps, inv_n, <floating>reg,
-                      <floating>(-lr), noise, <floating>scale, rng, set_kind, set_param, ap, bp,
-                      accp, n_threads, buf, buf + d, buf + 2 * d, buf + 3 * d, &stop)
+                gd_loop(S, &w[0], d, p, c, buf, &stop)
     finally:
         free(buf)
     raise_if_stopped(&stop, state)
-
 
 
 # ---------------------------------------------------------------------------
@@ -523,14 +422,12 @@ cdef int _reserve(_Rows* rb, Py_ssize_t m, size_t row_bytes, size_t item) except
 
 cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const double* norms,
                     Py_ssize_t n, Py_ssize_t d0, Py_ssize_t d, Options o, const double* weights,
-                    const double* clips, Py_ssize_t clip_lo, Py_ssize_t clip_count,
                     floating* w, Py_ssize_t steps, double q, floating inv_m, floating reg,
                     floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp, double row_bound,
                     floating s_col, int set_kind, double set_param, const floating* set_a,
                     const floating* set_b, double* acc, int n_threads, floating* grad, floating* step,
                     floating* noise_buf, floating* work, _Rows* rb, bint within, Interrupt* stop) except -1 nogil:
-    # Returns 0 after the T steps, or (a table of several clips only) a batch size drawn outside
-    # it, where the run stops; or 0 when ``stop`` says so (Ctrl-C: the wrapper raises).
+    # Returns 0 after the T steps, or when ``stop`` says so (Ctrl-C: the wrapper raises).
     cdef Py_ssize_t t, j, r, m
     cdef const floating* x
     cdef floating* a
@@ -545,6 +442,8 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
     # within: no row's norm exceeds row_bound (the caller read it off the norms), so no design row
     # is scaled and the norms need not be read (each a cache miss of its own).
     cdef const double* pnorms = norms
+    cdef Set[floating] cset
+    cset.kind, cset.param, cset.a, cset.b = set_kind, set_param, set_a, set_b
     if design and within:
         pnorms = <const double*> 0
     m = 0
@@ -559,12 +458,6 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             for j in range(d):
                 grad[j] = 0
         else:
-            # clip_count == 1: the run's one clip for every size (fasterm.erm._float_margin.run_clip);
-            # else the clip of a batch of clip_lo + k rows is clips[k], a size outside stops the run.
-            if clip_count > 1:
-                if m < clip_lo or m >= clip_lo + clip_count:
-                    return m
-                o.clip = clips[m - clip_lo]
             # The batch's rows copied out, as the reference's X[B] (and, with row_bound, the rows
             # of fasterm.erm._design.design(X[B]): clipped to row_bound, s appended); the rows ahead
             # are prefetched (sorted but far apart, no hardware prefetcher follows them).
@@ -604,12 +497,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
             # of the reference's row_norms(A) handed to it (losses.hpp: row_norm either way).
             cpp_grad_sum(kind, A, yb if y != NULL else NULL, w, nb if (not design and norms != NULL) else NULL,
                          m, d, o, grad, n_threads)
-        if floating is double:
-            random_standard_normal_fill(rng, d, noise_buf)
-        else:
-            random_standard_normal_fill_f(rng, d, noise_buf)
-        for j in range(d):
-            noise_buf[j] *= scale
+        noise_fill(rng, kNoiseGaussian, noise_buf, d, scale)
         for j in range(d):
             # sum/m, + reg·w, + noise, then w − η·g: the reference's order (fasterm.erm._engine.descend).
             g = grad[j] * inv_m
@@ -617,7 +505,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
                 g = g + w[j] * reg
             g = g + noise_buf[j]
             step[j] = g * neg_lr + w[j]
-        _project(set_kind, set_param, set_a, set_b, step, w, d, work)
+        project(cset, step, w, d, work)
     if acc != NULL:
         for j in range(d):
             acc[j] += w[j]
@@ -625,7 +513,7 @@ cdef Py_ssize_t _sgd_steps(int kind, const floating* X, const floating* y, const
 
 
 def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const double[::1] norms,
-             double data_norm, const double[::1] clips, Py_ssize_t clip_lo, double label_bound,
+             double data_norm, double clip, double label_bound,
              floating[::1] w, Py_ssize_t steps,
              double q, double inv_m, double lr, double reg, double scale, object bit_generator,
              int set_kind, double set_param, const floating[::1] set_a, const floating[::1] set_b,
@@ -634,10 +522,9 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
              object progress=None):
     """Run ``steps`` noisy Poisson-minibatch SGD steps in place on ``w``.
 
-    ``clips``: one clip (fasterm's runs: every batch is clipped at it, whatever its size), or a
-    table: ``clips[k]`` the clip of a batch of clip_lo + k rows, and the run then returns a size
-    outside the table at which it stopped (``w``, ``acc`` and the bit generator hold a partial
-    run), else 0.  ``clips`` and the noise ``scale`` must be finite and > 0 (ValueError).
+    ``clip``: the run's one clip, every batch clipped at it whatever its size
+    (fasterm.erm._float_margin.run_clip).  ``clip`` and the noise ``scale`` must be finite and > 0
+    (ValueError).
 
     Step t: B_t Poisson(q) over the n rows (module comment above for the exact
     draws); g = Σ_{i∈B_t} clipped ∇ℓ_i(w)·inv_m + reg·w + h_t, h_t the next
@@ -660,22 +547,18 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     cdef Py_ssize_t d = d0 + 1 if design else d0
     if w.shape[0] != d:
         raise ValueError(f"w has {w.shape[0]} entries, expected {d}")
-    if clips is None or clips.shape[0] < 1 or clip_lo < 1:
-        raise ValueError("clips must hold at least one clip, clip_lo >= 1")
-    cdef Py_ssize_t k
-    for k in range(clips.shape[0]):
-        if not 0.0 < clips[k] < INFINITY:
-            raise ValueError(f"clips must be finite and > 0, got {clips[k]}")
+    if not 0.0 < clip < INFINITY:
+        raise ValueError(f"clip must be finite and > 0, got {clip}")
     if not 0.0 < scale < INFINITY:
         raise ValueError(f"scale must be finite and > 0, got {scale}")
     cdef Options o = _options(kind, n, d, -1 if y is None else y.shape[0], d,
                               -1 if norms is None else norms.shape[0],
-                              data_norm, clips[0], label_bound, n_threads)
+                              data_norm, clip, label_bound, n_threads)
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (0.0 < q <= 1.0):
         raise ValueError(f"q must be in (0, 1], got {q}")
-    _check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
+    check_set(set_kind, set_param, -1 if set_a is None else set_a.shape[0],
                -1 if set_b is None else set_b.shape[0], -1 if acc is None else acc.shape[0], d)
     if bit_generator is None:
         raise ValueError("a bit generator is required")
@@ -689,8 +572,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
     if acc is not None:
         accp = &acc[0]
     if steps == 0:
-        return 0
-    cdef Py_ssize_t stopped = 0
+        return
     cdef _Sampler smp
     _init_sampler(&smp, n)
     cdef _Rows rb
@@ -706,8 +588,7 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
             _reserve(&rb, min(n, <Py_ssize_t>(q * n + 8.0 * sqrt(q * n) + 16.0)), d * sizeof(floating),
                      sizeof(floating))
         with bit_generator.lock, nogil:
-            stopped = _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &clips[0], clip_lo,
-                       clips.shape[0], &w[0], steps, q, <floating>inv_m,
+            _sgd_steps(kind, &X[0, 0], yp, np_, n, d0, d, o, wp, &w[0], steps, q, <floating>inv_m,
                        <floating>reg, <floating>(-lr), <floating>scale, rng, &smp, row_bound,
                        <floating>intercept_scaling, set_kind, set_param, ap, bp, accp, n_threads,
                        buf, buf + d, buf + 2 * d, buf + 3 * d, &rb, rows_within_bound, &stop)
@@ -719,4 +600,3 @@ def sgd_loop(int kind, const floating[:, ::1] X, const floating[::1] y, const do
         free(rb.weights)
         _free_sampler(&smp)
     raise_if_stopped(&stop, state)
-    return stopped

@@ -16,11 +16,11 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_standard_normal_fill, random_standard_normal_fill_f
 
 from fasterm._bitgen cimport _bitgen
 from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._codes cimport kHinge, kLogistic, kNoiseGaussian, kNoiseLaplace, kNoiseNone
+from fasterm.erm._loops cimport noise_fill, project_l2_ball
 from fasterm.erm._poisson cimport _Sampler, _free_sampler, _init_sampler, _poisson_rows
 
 ctypedef fused index_t:
@@ -56,12 +56,6 @@ cdef extern from "fasterm/multiclass.hpp" namespace "fasterm::multiclass" nogil:
         int kind, const I* indptr, const I* indices, const T* data, const McProblem& P,
         const McOptions& o, const T* W, T* out, double* Wd, double* acc) except +
     Py_ssize_t cpp_padded "fasterm::multiclass::padded"(Py_ssize_t K)
-
-cdef extern from "fasterm/ziggurat.hpp" namespace "fasterm" nogil:
-    void _laplace_zig "fasterm::laplace_fill"[T](bitgen_t* rng, T* out, Py_ssize_t n, T scale)
-
-cdef extern from "fasterm/projections.hpp" namespace "fasterm" nogil:
-    void _proj_l2 "fasterm::project_l2_ball"[T](const T* y, T* x, size_t n, const T* center, double radius)
 
 LOGISTIC = kLogistic
 HINGE = kHinge
@@ -226,20 +220,6 @@ cdef inline Py_ssize_t _grad(int kind, const _Rows* D, const McProblem* P, const
                                                      W, out, Wd, acc)
 
 
-cdef inline void _noise_fill(bitgen_t* rng, int noise, floating* out, Py_ssize_t n, floating scale) noexcept nogil:
-    # what fasterm.mechanisms._noise's laplace_fill / gaussian_fill draw (numpy's ziggurat normal, then the scale)
-    cdef Py_ssize_t j
-    if noise == kNoiseLaplace:
-        _laplace_zig(rng, out, n, scale)
-    else:
-        if floating is double:
-            random_standard_normal_fill(rng, n, out)
-        else:
-            random_standard_normal_fill_f(rng, n, out)
-        for j in range(n):
-            out[j] *= scale
-
-
 cdef int _setup_rows(int kind, Py_ssize_t dim, Py_ssize_t K, const void* X, Py_ssize_t xn, Py_ssize_t xd,
                      const int64_t[::1] indices, const int64_t[::1] indptr, Py_ssize_t data_len, const void* data,
                      Py_ssize_t d, const int64_t[::1] y, const double[::1] norms, double data_norm,
@@ -318,18 +298,14 @@ cdef int _bind_rows(int kind, floating[::1] w, Py_ssize_t K, const floating[:, :
 
 def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, const floating[::1] data,
              const int64_t[::1] indices, const int64_t[::1] indptr, Py_ssize_t d, const int64_t[::1] y,
-             const double[::1] norms, double data_norm, double intercept, const double[::1] clips,
-             Py_ssize_t clip_lo, Py_ssize_t steps, Py_ssize_t start, double q, double inv_m, double lr,
+             const double[::1] norms, double data_norm, double intercept, double clip, Py_ssize_t steps, Py_ssize_t start, double q, double inv_m, double lr,
              double reg, double scale, object bit_generator, double radius, double[::1] tail,
              const double[::1] weights=None, object progress=None):
     """Run ``steps`` noisy Poisson-minibatch SGD steps of the (p, K) matrix ``w`` (flat, in place).
 
-    ``clips``: one clip for every batch size, or a table; returns 0, or a batch size |B| outside the table, at which the run stopped (``w``,
-    ``tail`` and the bit generator then hold a partial run: the caller restores them).
-
     Step t: B_t Poisson(q) over the n rows (src/fasterm/erm/_poisson.pxd for the exact draws);
     g = S_t·inv_m + reg·w + h_t with S_t the sum of grad_sum over the rows of B_t, clipped at
-    ``clips[|B_t| − clip_lo]`` (the kernel's clip, already the inner bound), h_t the next
+    ``clip`` (the kernel's clip, already the inner bound; finite and > 0), h_t the next
     p·K draws of N(0, scale²) from ``bit_generator``; w ← Π(w − lr·g), Π the projection onto
     the Frobenius ball of radius ``radius`` centred at 0.  ``tail`` (float64, or None):
     w_t is added to it for start < t ≤ T (the tail average's sum).  The data: dense ``X``
@@ -343,13 +319,11 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     cdef _Rows D
     cdef McProblem P
     cdef McOptions o
-    cdef Py_ssize_t dim = w.shape[0], k
+    cdef Py_ssize_t dim = w.shape[0]
     _bind_rows(kind, w, K, X, data, indices, indptr, d, y, norms, data_norm, intercept, weights, &D, &P, &o)
-    if clips is None or clips.shape[0] < 1 or clip_lo < 1:
-        raise ValueError("clips must hold at least one clip, clip_lo >= 1")
-    for k in range(clips.shape[0]):
-        if not 0.0 < clips[k] < INFINITY:
-            raise ValueError(f"clips must be finite and > 0, got {clips[k]}")
+    if not 0.0 < clip < INFINITY:
+        raise ValueError(f"clip must be finite and > 0, got {clip}")
+    o.clip = clip
     if not 0.0 < scale < INFINITY:
         raise ValueError(f"scale must be finite and > 0, got {scale}")
     if steps < 0:
@@ -367,8 +341,8 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     if tail is not None:
         tp = &tail[0]
     if steps == 0:
-        return 0
-    cdef Py_ssize_t stopped = 0, bad = 0
+        return
+    cdef Py_ssize_t bad = 0
     cdef Py_ssize_t wsize = (dim // K) * cpp_padded(K)
     cdef _Sampler smp
     _init_sampler(&smp, P.n)
@@ -382,7 +356,7 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
         if buf == NULL or wd == NULL:
             raise MemoryError()
         with bit_generator.lock, nogil:
-            stopped = _sgd_steps(kind, &D, &P, &o, &clips[0], clip_lo, clips.shape[0], &w[0], dim, steps, start,
+            _sgd_steps(kind, &D, &P, &o, &w[0], dim, steps, start,
                                  q, <floating> inv_m, reg != 0.0, <floating> reg, <floating> (-lr), <floating> scale,
                                  rng, &smp, radius, tp, buf, buf + dim, buf + 2 * dim, wd, wd + wsize, &bad)
     finally:
@@ -392,11 +366,9 @@ def sgd_loop(int kind, floating[::1] w, Py_ssize_t K, const floating[:, ::1] X, 
     raise_if_stopped(&stop, state)
     if bad:
         raise ValueError(f"{bad} rows have a class index outside [0, {K}) (or, CSR, a column outside [0, {d}))")
-    return stopped
 
 
-cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o, const double* clips,
-                           Py_ssize_t clip_lo, Py_ssize_t clip_count, floating* w, Py_ssize_t dim,
+cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o, floating* w, Py_ssize_t dim,
                            Py_ssize_t steps, Py_ssize_t start, double q, floating inv_m, bint has_reg,
                            floating reg, floating neg_lr, floating scale, bitgen_t* rng, _Sampler* smp,
                            double radius, double* tail, floating* grad, floating* step, floating* noise_buf,
@@ -414,22 +386,14 @@ cdef Py_ssize_t _sgd_steps(int kind, const _Rows* D, McProblem* P, McOptions* o,
             for j in range(dim):
                 grad[j] = 0
         else:
-            # the batch's clip (the kernel's inner bound): clip_count == 1, the run's one clip for every
-            # size (fasterm.erm._float_margin.run_clip); else clips[|B| − clip_lo], a size outside stops
-            if clip_count == 1:
-                o.clip = clips[0]
-            else:
-                if m < clip_lo or m >= clip_lo + clip_count:
-                    return m
-                o.clip = clips[m - clip_lo]
             P.rows = smp.idx
             P.m = m
             bad[0] += _grad(kind, D, P, o, w, grad, Wd, acc)
             if P.stop.stopped():
                 return 0
-        _noise_fill(rng, kNoiseGaussian, noise_buf, dim, scale)
+        noise_fill(rng, kNoiseGaussian, noise_buf, dim, scale)
         _descend(grad, inv_m, w, has_reg, reg, noise_buf, neg_lr, step, dim)
-        _proj_l2(step, w, dim, <const floating*> NULL, radius)
+        project_l2_ball(step, w, dim, <const floating*> NULL, radius)
     if tail != NULL:
         for j in range(dim):
             tail[j] += w[j]
@@ -528,7 +492,7 @@ cdef int _gd_steps(int kind, const _Rows* D, const McProblem* P, const McOptions
         bad[0] += _grad(kind, D, P, o, y, grad, Wd, acc)
         if P.stop.stopped():
             return 0
-        _noise_fill(rng, noise, noise_buf, dim, scale)
+        noise_fill(rng, noise, noise_buf, dim, scale)
         _descend(grad, inv_n, y, has_reg, reg, noise_buf, neg_lr, step, dim)
-        _proj_l2(step, w, dim, <const floating*> NULL, radius)
+        project_l2_ball(step, w, dim, <const floating*> NULL, radius)
     return 0

@@ -8,9 +8,12 @@
 # declared bounds) are validated upstream, in fasterm._validation.
 from cython cimport floating
 from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport free, malloc
 
 from fasterm._codes cimport kLinear, kLogistic
+from fasterm._interrupt cimport Interrupt, raise_if_stopped, watch
 from fasterm._loss_options cimport Options, _or_null, _weights
+from fasterm.erm._loops cimport CsrSum, Set, Steps, gd_loop, kBuffers, steps_set
 
 ctypedef fused index_t:
     int32_t
@@ -46,24 +49,15 @@ cdef Py_ssize_t _check_csr(const floating[::1] data, const index_t[::1] indices,
     return n
 
 
-def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-             Py_ssize_t d, const floating[::1] y, const floating[::1] w, const double[::1] norms,
-             double data_norm, double clip, double label_bound, floating[::1] out, int n_threads=1,
-             const double[::1] weights=None):
-    """out = sum_i of the (clipped) per-example gradients of the CSR rows.
-
-    As fasterm.erm._losses.grad_sum for the n x d matrix (data, indices, indptr):
-    data_norm <= 0: rows not rescaled; clip <= 0: no clipping; norms: row
-    norms (float64, csr row_norms) or None (computed in the pass); weights:
-    sample weights (float64, length n) or None.
-    """
-    cdef Py_ssize_t n = _check_csr(data, indices, indptr, d)
+cdef Options _checked_options(int kind, Py_ssize_t n, Py_ssize_t d, const floating[::1] y, Py_ssize_t w_len,
+                              Py_ssize_t out_len, const double[::1] norms, double data_norm, double clip,
+                              double label_bound, int n_threads, const double[::1] weights) except *:
     if kind < kLogistic or kind > kLinear:
         raise ValueError(f"kind must be in 0..4, got {kind}")
-    if w.shape[0] != d:
-        raise ValueError(f"w has {w.shape[0]} entries but X has {d} columns")
-    if out.shape[0] != d:
-        raise ValueError(f"out has {out.shape[0]} entries but X has {d} columns")
+    if w_len != d:
+        raise ValueError(f"w has {w_len} entries but X has {d} columns")
+    if out_len != d:
+        raise ValueError(f"out has {out_len} entries but X has {d} columns")
     if kind != kLinear and y is None:
         raise ValueError("y is required for this loss")
     if y is not None and y.shape[0] != n:
@@ -79,6 +73,23 @@ def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, con
     o.clip = clip
     o.label_bound = label_bound
     o.weights = _weights(weights, n)
+    return o
+
+
+def grad_sum(int kind, const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+             Py_ssize_t d, const floating[::1] y, const floating[::1] w, const double[::1] norms,
+             double data_norm, double clip, double label_bound, floating[::1] out, int n_threads=1,
+             const double[::1] weights=None):
+    """out = sum_i of the (clipped) per-example gradients of the CSR rows.
+
+    As fasterm.erm._losses.grad_sum for the n x d matrix (data, indices, indptr):
+    data_norm <= 0: rows not rescaled; clip <= 0: no clipping; norms: row
+    norms (float64, csr row_norms) or None (computed in the pass); weights:
+    sample weights (float64, length n) or None.
+    """
+    cdef Py_ssize_t n = _check_csr(data, indices, indptr, d)
+    cdef Options o = _checked_options(kind, n, d, y, w.shape[0], out.shape[0], norms, data_norm, clip,
+                                      label_bound, n_threads, weights)
     cdef const floating* yp = _or_null(y)
     cdef const double* np_ = _or_null(norms)
     # An empty data array still needs a valid pointer: no row then reads it.
@@ -113,3 +124,50 @@ def row_norms(const floating[::1] data, const index_t[::1] indices, const index_
         ip = &indices[0]
     with nogil:
         cpp_csr_row_norms(&indptr[0], ip, dp, n, d, &out[0], n_threads)
+
+
+def pgd_loop(int kind, const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+             Py_ssize_t d, const floating[::1] y, const double[::1] norms, double data_norm, double clip,
+             double label_bound, floating[::1] w, Py_ssize_t steps, double lr, double reg, int noise,
+             double scale, object bit_generator, int set_kind, double set_param,
+             const floating[::1] set_a, const floating[::1] set_b, double[::1] acc,
+             int n_threads=1, const double[::1] weights=None, object progress=None,
+             const double[::1] betas=None, const double[::1] lrs=None, Py_ssize_t acc_from=0):
+    """fasterm.erm._losses.pgd_loop over the CSR rows (data, indices, indptr) of an n x d matrix:
+    the same steps (src/cpp/fasterm/loops.hpp), the gradient sums of grad_sum above.  A column
+    index outside [0, d) is skipped and reported as a ValueError after the run."""
+    cdef Py_ssize_t n = _check_csr(data, indices, indptr, d)
+    cdef CsrSum[floating, index_t] S
+    S.o = _checked_options(kind, n, d, y, w.shape[0], d, norms, data_norm, clip, label_bound, n_threads, weights)
+    # An empty data array still needs a valid pointer: no row then reads it.
+    cdef floating zero = 0
+    cdef index_t izero = 0
+    S.data, S.indices = &zero, &izero
+    if data.shape[0] > 0:
+        S.data, S.indices = &data[0], &indices[0]
+    S.kind, S.indptr, S.y, S.norms, S.n, S.d, S.n_threads, S.bad = (kind, &indptr[0], _or_null(y), _or_null(norms),
+                                                                    n, d, n_threads, 0)
+    cdef Steps[floating] p
+    cdef Set[floating] c
+    steps_set(&p, &c, steps, lr, reg, noise, scale, bit_generator, set_kind, set_param, set_a, set_b, acc,
+              betas, lrs, acc_from, n, d)
+    p.work = data.shape[0] + d
+    if steps == 0:
+        return
+    cdef floating* buf = <floating*> malloc(kBuffers * d * sizeof(floating))
+    if buf == NULL:
+        raise MemoryError()
+    cdef Interrupt stop
+    state = watch(&stop, progress)
+    try:
+        if p.rng != NULL:
+            with bit_generator.lock, nogil:
+                gd_loop(S, &w[0], d, p, c, buf, &stop)
+        else:
+            with nogil:
+                gd_loop(S, &w[0], d, p, c, buf, &stop)
+    finally:
+        free(buf)
+    raise_if_stopped(&stop, state)
+    if S.bad:
+        raise ValueError(f"X has {S.bad} column indices outside [0, {d})")
