@@ -22,7 +22,7 @@ noise), the set has a compiled projection and the schedules are Python
 numbers, one call of ``_losses.pgd_loop`` (dense X) or ``_sparse.pgd_loop``
 (CSR X) runs every step with the GIL released — src/cpp/fasterm/loops.hpp,
 momentum, step schedules and averaging included, the same arithmetic as
-:func:`descend` in the same order (tests/test_loops.py compares both with a
+:func:`descend` in the same order (tests/erm/test_loops.py compares both with a
 numpy reference bit for bit).  :func:`descend` drives the gradient sums that
 cannot run inside it: the dask driver's map-reduce
 (:func:`fasterm.erm._dask.run`), secure mode's exact grid release (its
@@ -218,7 +218,7 @@ def steps_on(loss, X, y, norms, dn, c, ybound, nt, weights, w, constraint, steps
     src/cpp/fasterm/loops.hpp, the GIL released) when the backend's noise is fused, the set
     has a compiled projection and the schedules are Python numbers; else :func:`descend`
     around the compiled gradient sum (secure mode's exact grid release, a set projected in
-    Python).  Both compute the same bits (tests/test_loops.py)."""
+    Python).  Both compute the same bits (tests/erm/test_loops.py)."""
     dtype = w.dtype
     spec = constraint._loop_spec(dtype)
     fused = noise.fused(dtype) if spec is not None else None

@@ -7,7 +7,7 @@ and the projection.  It draws exactly what the Python loop of
 :func:`fasterm.erm.solvers._noisy_sgd` draws through numpy's ``Generator`` —
 the batch size ``binomial(n, q)``, the rows ``choice(n, size,
 replace=False)``, then the d normals — so one seed gives the same bits on
-either path (tests/test_sgd_compiled.py); the Python loop is the reference and
+either path (tests/erm/test_sgd_compiled.py); the Python loop is the reference and
 runs a CSR X, a set without a compiled projection, or a numpy whose
 ``Generator`` the compiled sampler is found not to reproduce (checked once per
 process, :func:`sampler_matches_numpy`).  The privacy argument is the same on

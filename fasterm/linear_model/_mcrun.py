@@ -9,7 +9,7 @@ Frobenius ball.  The arithmetic is that of :func:`fasterm.erm._engine.descend` a
 :func:`fasterm.linear_model._multiclass.kernel_sum`, and the draws are those of the numpy loop
 (the batch size ``binomial(n, q)``, the rows ``choice(n, size, replace=False)``, then the p·K
 noise draws; the sampler is the binary ``_losses.sgd_loop``'s, src/fasterm/erm/_poisson.pxd), so
-one seed gives the same bits on either path (tests/test_multiclass_loop.py).  The numpy loop
+one seed gives the same bits on either path (tests/linear_model/test_multiclass_loop.py).  The numpy loop
 runs a backend without fused noise (secure mode), or a numpy whose ``Generator`` the compiled
 sampler does not reproduce (:func:`fasterm.erm._sgdrun.sampler_matches_numpy`).  Privacy is the
 same on both paths: the releases are the same random variables.

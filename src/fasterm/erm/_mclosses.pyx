@@ -198,7 +198,7 @@ def csr_grad_sum(int kind, const floating[::1] data, const index_t[::1] indices,
 # arithmetic is that of fasterm.erm._engine.descend around grad_sum, operation for
 # operation in W's dtype (this glue is compiled for the baseline instruction set: no FMA
 # contraction), and the draws are those of the Python loop through numpy's Generator, in
-# the same order, so both give the same bits for a seed (tests/test_multiclass_loop.py).
+# the same order, so both give the same bits for a seed (tests/linear_model/test_multiclass_loop.py).
 
 cdef struct _Rows:
     # the data: dense rows (X), or CSR (X NULL; int64 indices and row offsets)
