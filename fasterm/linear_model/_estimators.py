@@ -268,6 +268,10 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
+    def _label_bound(self):
+        # with target_bounds the fit sees the target mapped into [-1, 1]
+        return self.label_bound if self.target_bounds is None else 1.0
+
     def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
             sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y); returns ``self``.
@@ -291,8 +295,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                 X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
                 y = _labels_block(y, X.dtype, target)
                 _warn_clipped_labels(y, self.label_bound if target is None else 1.0, self.target_bounds)
-            X, norms = self._rows(X, norms, _dask.is_dask_collection(X))
-            coef, intercept = self._fit_linear(X, y, sample_weight, norms, None if target is None else 1.0)
+            plan = self._plan_for(X, 2, sample_weight)  # every decision of the fit, once
+            X, norms = self._rows(X, norms, _dask.is_dask_collection(X), plan)
+            coef, intercept = self._fit_linear(X, y, plan, sample_weight, norms)
             if target is not None:  # the model in the caller's units (fasterm.linear_model._bounds)
                 coef, intercept = _bounds.unmap_target(coef, intercept, *target)
             self.coef_ = coef
@@ -301,7 +306,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         finally:
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
-            self.__dict__.pop("_plan", None)
+            self.__dict__.pop("_budget", None)
             _warnings.stop_reporting(reporting)
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:
