@@ -144,6 +144,17 @@ class FitPlan:
             return None
         return self.sample_rate, self.sgd_steps
 
+    @property
+    def public_solver(self) -> str:
+        """The public name of what runs: "noisy_gd", "noisy_sgd", "noisy_pgd" for the noisy gradient
+        algorithm, else :attr:`method` ("objpert", "adassp", "class_sums", ...)."""
+        return _rules.OPTIMISER_SOLVER[self.optimiser] if self.method == "gradient" else self.method
+
+    @property
+    def iteration_cap(self) -> bool:
+        """The result's ``steps`` is an iteration cap of a solve (objective perturbation), not T releases."""
+        return self.method in _rules.OBJPERT_METHODS
+
     def as_dict(self) -> dict:
         """The plan's fields as a plain dict."""
         return asdict(self)

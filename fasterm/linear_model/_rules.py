@@ -209,6 +209,8 @@ def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_s
 FLOAT_METHODS = ("adassp", "objpert", "objpert_threshold", "expmech")
 #: The algorithms that need X in memory and refuse secure mode at the fit (objpert's solve, expmech's sampler).
 IN_MEMORY_METHODS = ("objpert", "objpert_threshold", "expmech")
+#: Objective perturbation and its two-stage variant.
+OBJPERT_METHODS = ("objpert", "objpert_threshold")
 #: The optimisers that need a smooth loss, X in memory and no secure mode.
 SMOOTH_OPTIMISERS = ("gd", "sgd")
 

@@ -372,9 +372,9 @@ MUTANTS = [
         "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
         ("tests/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
     Mutant(
-        "estimator-expmech-delta0-accepted", "linear_model/_rules.py",
-        (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
-          "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
+        "estimator-expmech-delta0-accepted", "linear_model/_plan.py",
+        (("if method == \"expmech\" and delta == 0.0 and d is not None and d + bool(fit_intercept) > 1:",
+          "if method == \"expmech\" and delta == 0.0 and d is not None and d + bool(fit_intercept) > 10**9:"),),
         "solver='expmech' accepts delta=0 for an inexact chain",
         ("tests/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
@@ -523,15 +523,15 @@ MUTANTS = [
     # --- the release surface: nothing but the output and public constants on a released object --
     Mutant(
         "estimator-stores-data-statistic", "linear_model/_base.py",
-        (("        self._record(result)\n        return coef, intercept\n",
-          "        self._record(result)\n        self.max_abs_feature_ = float(abs(X).max())\n"
+        (("        self._record(result, plan)\n        return coef, intercept\n",
+          "        self._record(result, plan)\n        self.max_abs_feature_ = float(abs(X).max())\n"
           "        return coef, intercept\n"),),
         "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
         "estimator-stores-private-underscore-statistic", "linear_model/_base.py",
-        (("        self._record(result)\n        return coef, intercept\n",
-          "        self._record(result)\n        self._max_abs_feature = float(abs(X).max())\n"
+        (("        self._record(result, plan)\n        return coef, intercept\n",
+          "        self._record(result, plan)\n        self._max_abs_feature = float(abs(X).max())\n"
           "        return coef, intercept\n"),),
         "a fitted estimator keeps a statistic of the training data in an underscore attribute (pickled with it)",
         (f"{RS}::test_estimator_surface",)),
@@ -678,8 +678,8 @@ MUTANTS = [
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-ranges-fit-spends-whole-epsilon", "linear_model/_bounds.py",
-        (("    eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)\n",
-          "    eps_fit, delta_fit = epsilon, _rest(delta, delta_r)\n"),),
+        (("    return _rest(epsilon, PRIVATE_SHARE * epsilon), _rest(delta, PRIVATE_SHARE * delta)\n",
+          "    return epsilon, _rest(delta, PRIVATE_SHARE * delta)\n"),),
         "bounds='private' spends ε on the ranges and the whole ε again on the fit",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
@@ -695,9 +695,9 @@ MUTANTS = [
         "joint zCDP accounting gives the medians the whole ρ, as if the Gaussian fit were free",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
-        "private-joint-with-subsampled-fit", "linear_model/_bounds.py",
-        (("    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != \"sgd\"\n",
-          "    return True\n"),),
+        "private-joint-with-subsampled-fit", "linear_model/_plan.py",
+        (("                and self.optimiser != \"sgd\" and not self.secure)\n",
+          "                or True)\n"),),
         "joint zCDP accounting planned for a fit that is not full-batch Gaussian (SGD, Laplace, pure)",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
@@ -708,9 +708,10 @@ MUTANTS = [
         ("tests/test_bounds.py::test_private_bounds_accounting",
          "tests/test_bounds.py::test_sgd_joint_rho_against_a_slow_reference")),
     Mutant(
-        "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_bounds.py",
-        (("    epochs = SGD_EPOCHS * opts[\"epochs\"] if int(n_classes) > 2 else opts[\"epochs\"]\n",
-          "    epochs = opts[\"epochs\"]\n"),),
+        "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_plan.py",
+        (("                       epochs=M.SGD_EPOCHS * opts[\"epochs\"], sample_rate=q, sgd_steps=T)\n",
+          "                       epochs=M.SGD_EPOCHS * opts[\"epochs\"], sample_rate=q,\n"
+          "                       sgd_steps=int(math.ceil(opts[\"epochs\"] / q)))\n"),),
         "bounds='private' plans a multiclass SGD fit with the binary epochs (half its steps)",
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
