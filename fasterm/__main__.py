@@ -270,7 +270,7 @@ def main(argv=None) -> int:
                     help="number of random splits (and noise seeds) (default: %(default)s)")
     ap.add_argument("--model", choices=sorted(_MODELS), default="logistic",
                     help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss) (default: %(default)s)")
-    ap.add_argument("--solver", choices=[s for s in _linear.SOLVERS if s != "adassp"], default="auto",
+    ap.add_argument("--solver", choices=list(_linear.CLASSIFIER_SOLVERS), default="auto",
                     help="the private algorithm, as the estimators' solver=: auto (objective "
                          "perturbation when --delta 0 and no --noise is given, else the noisy gradient "
                          "solver of the public rule, docs/solvers.rst), noisy_gd, noisy_sgd, noisy_pgd, "

@@ -68,7 +68,7 @@ from typing import NamedTuple
 import numpy as np
 
 import fasterm.accounting as accounting
-from ..accounting.rdp import _rdp_to_eps, _sgd_rdp
+from ..accounting.rdp import rdp_to_epsilon, sgd_rdp
 import fasterm.erm._float_margin as _float_margin
 import fasterm.mechanisms.univariate as univariate
 from .._validation import check_random_state
@@ -249,13 +249,13 @@ def sgd_joint_rho(epsilon, delta, q, sigma, steps) -> float:
     (α, r(α))-RDP with r the replace-one curve of :mod:`fasterm.accounting.sgd`, the sum is
     (ε(α), δ)-DP with ε(α) = r(α) + ρα + log(1 − 1/α) − (log δ + log α)/(α − 1) (Balle et al.
     2020, Thm. 21) at each order α of ``RDP_ORDERS``, so ρ = max_α (ε − ε(α)|_{ρ=0})/α
-    (0 if no order leaves room), rounded down so that :func:`_rdp_to_eps` confirms it."""
-    orders, r = _sgd_rdp(float(q), float(sigma), int(steps), "replace_one")
+    (0 if no order leaves room), rounded down so that :func:`fasterm.accounting.rdp.rdp_to_epsilon` confirms it."""
+    orders, r = sgd_rdp(float(q), float(sigma), int(steps), "replace_one")
     room = (float(epsilon) - (r + np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)))
     rho = max(0.0, float(np.max(np.where(np.isfinite(room), room, -np.inf) / orders)))
     rho *= 1.0 - 1e-9
     for _ in range(100):  # _rdp_to_eps rounds up by ~1e-12·|log δ|: a step or two at most
-        if rho == 0.0 or _rdp_to_eps(r + rho * orders, orders, delta) <= epsilon:
+        if rho == 0.0 or rdp_to_epsilon(r + rho * orders, orders, delta) <= epsilon:
             return rho
         rho *= 1.0 - 1e-6
     raise RuntimeError("bounds='private': the joint Rényi-DP plan does not meet its budget (a bug)")
@@ -339,10 +339,10 @@ def total(plan, result):
         if (getattr(result, "noise", None) != "gaussian" or info.get("neighbors") != "replace_one"
                 or "sample_rate" not in info or info.get("secure")):
             raise RuntimeError("bounds='private' planned a noisy SGD fit, and the fit was not one")
-        orders, r = _sgd_rdp(float(info["sample_rate"]), float(info["noise_multiplier"]), int(result.steps),
+        orders, r = sgd_rdp(float(info["sample_rate"]), float(info["noise_multiplier"]), int(result.steps),
                              "replace_one")
         joint_delta = sgd_joint_delta(plan.epsilon, plan.delta, plan.eps_fit, plan.delta_fit)
-        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:
+        if not rdp_to_epsilon(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:
             raise RuntimeError("bounds='private': the ranges and the fit exceed the budget (a bug)")
         return plan.epsilon, plan.delta
     if getattr(result, "noise", None) != "gaussian" or "sample_rate" in info or info.get("secure"):

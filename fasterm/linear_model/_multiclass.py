@@ -326,7 +326,7 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     L1 bound √D·Δ₂ of a clipped gradient per step: docs/multiclass.rst.
     """
     import fasterm.mechanisms._noise as _noise
-    from ..mechanisms.noise import _scale_for
+    from ..mechanisms.noise import scale_for
 
     if is_sparse(X):
         X = check_csr(X, "X")
@@ -347,7 +347,7 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     if not np.isfinite(S).all():
         check_array(X, "X", ndim=2)
     noise = np.empty(d * K, dtype=np.float64)
-    _noise.laplace_fill(check_random_state(random_state).bit_generator, noise, _scale_for(b, np.float64))
+    _noise.laplace_fill(check_random_state(random_state).bit_generator, noise, scale_for(b, np.float64))
     S += noise.reshape(d, K)
     # post-processing of S̃: centre the class columns, one gradient step, the ball
     S -= S.mean(axis=1, keepdims=True)
@@ -411,11 +411,12 @@ def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
     kind, K, epsilon, delta = plan.kind, plan.n_classes, plan.epsilon, plan.delta
     data_norm, radius, alpha, fit_intercept = plan.data_norm, plan.radius, plan.alpha, plan.fit_intercept
     weight_bound, steps, max_steps = plan.weight_bound, plan.steps, plan.max_steps
-    if plan.method == "class_sums":
+    if plan.is_class_sums:
         return _fit_class_sums(X, y, K, epsilon=epsilon, data_norm=data_norm, radius=radius, alpha=alpha,
                                fit_intercept=fit_intercept, intercept_scaling=plan.intercept_scaling,
                                random_state=random_state, sample_weight=sample_weight, weight_bound=weight_bound)
     solver, noise, calibration, secure = plan.optimiser, plan.noise, plan.calibration, plan.secure
+    sgd = plan.is_sgd
     if is_sparse(X):
         X = check_csr(X, "X")
     n, d = X.shape
@@ -429,14 +430,14 @@ def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     ball = L2Ball(radius, dim)
-    if solver == "sgd":
+    if sgd:
         rng = check_random_state(random_state)
         backend = None
     else:
         backend = _backends.for_fit(secure, noise, calibration, random_state)
     with derived_from(_SCALES):
         beta0 = wb * dn * dn / K + alpha
-        if solver == "sgd":
+        if sgd:
             q = plan.sample_rate
             delta_fit, eta_max = _float_margin.sgd_delta(delta)  # δ = δ_fit + η_max (the batch cap's share)
             sigma = accounting.calibrate_sgd_sigma(q, steps, epsilon, delta_fit, "replace_one")
@@ -450,7 +451,7 @@ def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
             backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)
             check_derived(1.0 + lr * (c / q + alpha * radius + 64.0 * scale / m * math.sqrt(dim)),
                           "the largest step", "lr, " + _SCALES)
-        elif solver == "gd":
+        elif plan.is_gd:
             lr = check_derived(LR_MULTIPLE / beta0, "the step size", "data_norm")
             budget = max_steps
             if steps is None:
@@ -475,7 +476,7 @@ def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
             lr = core.pgd_bound(R, G_bound + cal.bias_norm(dim), cal.noise_sq(dim), steps)[1]
             momentum = None
             average = True
-        if solver != "sgd":
+        if not sgd:
             check_derived(1.0 + lr * (wb * G + alpha * radius + 64.0 * cal.noise_scale * math.sqrt(dim)),
                           "the largest step", "lr, " + _SCALES)
 
@@ -499,8 +500,8 @@ def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
 
     code = _KIND_CODE[kind]
     w = np.zeros(dim, dtype=work)
-    warn_cost(steps, m if solver == "sgd" else n, p, classes=K)  # public sizes: T, the (expected) batch, p, K
-    if solver == "sgd":
+    warn_cost(steps, m if sgd else n, p, classes=K)  # public sizes: T, the (expected) batch, p, K
+    if sgd:
         # The output: the average of the last iterates w_t, start < t ≤ T (TAIL_AVERAGE of them, at
         # least one).  Each is a function of the earlier releases, so their average is
         # post-processing; it lies in the ball (convex) and is projected to remove rounding.
@@ -536,9 +537,9 @@ def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
     coef = Wm[:d].T.astype(X.dtype, copy=True)
     intercept = (Wm[d] * s).astype(X.dtype) if fit_intercept else np.zeros(K, dtype=X.dtype)
     info = {"n": n, "d": d, "n_classes": K, "solver": solver, "accelerate": momentum is not None,
-            "lipschitz_loss": G, "secure": None if solver == "sgd" else backend.secure_calibration,
+            "lipschitz_loss": G, "secure": None if sgd else backend.secure_calibration,
             "weight_bound": None if weights is None else wb}
-    if solver == "sgd":
+    if sgd:
         info.update({"sample_rate": q, "noise_multiplier": sigma, "neighbors": "replace_one"})
         result = OptimizeResult(
             w=w, epsilon=eps_spent, delta=delta, steps=steps, lr=lr, noise="gaussian", calibration=None,

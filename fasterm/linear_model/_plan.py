@@ -145,6 +145,21 @@ class FitPlan:
         return self.sample_rate, self.sgd_steps
 
     @property
+    def is_gd(self) -> bool:
+        """The optimiser is noisy GD (full batch, the last iterate)."""
+        return self.method == "gradient" and self.optimiser == "gd"
+
+    @property
+    def is_sgd(self) -> bool:
+        """The optimiser is noisy SGD (Poisson minibatches)."""
+        return self.method == "gradient" and self.optimiser == "sgd"
+
+    @property
+    def is_class_sums(self) -> bool:
+        """K > 2 classes with δ = 0: the noisy class sums (one Laplace release)."""
+        return self.method == "class_sums"
+
+    @property
     def public_solver(self) -> str:
         """The public name of what runs: "noisy_gd", "noisy_sgd", "noisy_pgd" for the noisy gradient
         algorithm, else :attr:`method` ("objpert", "adassp", "class_sums", ...)."""

@@ -77,6 +77,8 @@ SOLVER_PARTS = {
     "expmech": ("expmech", None), "adassp": ("adassp", None),
 }
 SOLVERS = tuple(SOLVER_PARTS)
+#: The solvers of the classifiers (``python -m fasterm``): all but AdaSSP, which is least squares.
+CLASSIFIER_SOLVERS = tuple(s for s in SOLVERS if s != "adassp")
 #: The solvers that take ``noise`` (and, for Laplace noise, ``calibration``).
 GRADIENT_SOLVERS = ("noisy_gd", "noisy_sgd", "noisy_pgd")
 NOISES = ("gaussian", "laplace")

@@ -46,7 +46,7 @@ import fasterm.mechanisms._noise as _noise  # compiled (src/fasterm/mechanisms/_
 from ._exact import OSRandom
 from .._validation import check_out, check_random_state, check_scalar, check_size
 
-__all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom"]
+__all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom", "scale_for"]
 
 
 def _scale_for(scale: float, dtype) -> float:
@@ -66,6 +66,10 @@ def _scale_for(scale: float, dtype) -> float:
         s = np.nextafter(s, np.float32(np.inf))
     return float(s)
 
+
+
+#: The name the other wings use (:mod:`fasterm.erm._backends`, the multiclass class sums).
+scale_for = _scale_for
 
 def _prepare(size, scale, dtype, out, random_state):
     scale = check_scalar(scale, "scale", low=0.0)

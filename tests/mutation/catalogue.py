@@ -184,7 +184,7 @@ MUTANTS = [
         (f"{E}::test_scale_rounding_helper", f"{E}::test_float32_mechanism_scale_rounds_up")),
     Mutant(
         "float32-loop-scale-cast-to-nearest", "erm/_backends.py",
-        (("return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator",
+        (("return code, _noise_mod.scale_for(self.scale, dtype), self.rng.bit_generator",
           "return code, self.scale, self.rng.bit_generator"),),
         "noisy_pgd hands the float64 scale to the float32 loop, which rounds it to nearest",
         (f"{E}::test_float32_noisy_pgd_sigma_used_is_at_least_sigma_reported",)),
@@ -537,8 +537,8 @@ MUTANTS = [
         (f"{RS}::test_estimator_surface",)),
     Mutant(
         "multiclass-stores-noise-norm", "linear_model/_multiclass.py",
-        (("            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n",
-          "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
+        (("            \"lipschitz_loss\": G, \"secure\": None if sgd else backend.secure_calibration,\n",
+          "            \"lipschitz_loss\": G, \"secure\": None if sgd else backend.secure_calibration,\n"
           "            \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
           "            if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
         "the multiclass result's info keeps the norm of the last noise vector drawn (by the numpy loop: the "
@@ -716,7 +716,7 @@ MUTANTS = [
         ("tests/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-sgd-joint-unchecked", "linear_model/_bounds.py",
-        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
+        (("        if not rdp_to_epsilon(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
           "        if False:\n"),),
         "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
         ("tests/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),
