@@ -28,7 +28,7 @@ import numpy as np
 import fasterm as fe
 import fasterm._warnings as _warnings
 from fasterm.linear_model import _rules as _linear
-from fasterm.linear_model._plan import make_plan
+from fasterm.linear_model._plan import make_plan, plan_for
 from fasterm.datasets import load_breast_cancer, train_test_split
 
 _MODELS = {"logistic": "logistic", "svm": "hinge"}
@@ -120,7 +120,7 @@ def run(epsilons, seeds, delta, model="logistic", solver="auto", noises=("gaussi
         if noise is not None:
             p["noise"] = noise
             p["calibration"] = calibration if noise == "laplace" else None
-        return _linear.plan_for(kind, splits[0][0], **p)
+        return plan_for(kind, splits[0][0], **p)
 
     # the algorithm the solver runs (a noise given keeps "auto" among the noisy gradient
     # solvers, the only ones that take one: one row per noise)

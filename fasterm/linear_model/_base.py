@@ -2,7 +2,8 @@
 
 :class:`_DPLinearModel` validates the public parameters (scikit-learn's
 ``_parameter_constraints``) and the data, maps rows with the declared bounds,
-and calls :func:`fasterm.linear_model._rules.fit_linear`; :class:`_DPLinearClassifier`
+makes the fit plan (:mod:`fasterm.linear_model._plan`) and calls
+:func:`fasterm.linear_model._rules.fit_binary`; :class:`_DPLinearClassifier`
 adds labels, binary and multiclass fits.  The privacy statement: the package
 docstring of :mod:`fasterm.linear_model`.
 """
@@ -156,7 +157,7 @@ _core.register_cache(_PLAIN_PARAMS.clear)
 
 
 class _DPLinearModel(BaseEstimator):
-    """Shared fit: parameter checks, data checks, one call to ``_linear.fit_linear``."""
+    """Shared fit: parameter checks, data checks, the fit plan, one call to the fit."""
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)

@@ -100,6 +100,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         Gradient (or sampler) steps; objective perturbation: its public cap.
     result_ : fasterm.OptimizeResult or fasterm.erm.objpert.ObjPertResult
         What the optimiser calibrated: public constants, apart from the release.
+    plan_ : fasterm.linear_model.FitPlan (every decision of the fit, public; :meth:`plan`)
 
     See Also
     --------
@@ -150,7 +151,7 @@ class DPLinearSVC(_DPLinearClassifier):
 
     Attributes
     ----------
-    coef_, intercept_, classes_, n_features_in_, bounds_, epsilon_, delta_, n_iter_, result_
+    coef_, intercept_, classes_, n_features_in_, bounds_, epsilon_, delta_, n_iter_, result_, plan_
         Those of :class:`DPLogisticRegression` (no ``predict_proba``).
 
     See Also
@@ -225,7 +226,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     result_ : fasterm.OptimizeResult
         Public constants only; ``result_.info["radius"]`` is the resolved R; with
         ``target_bounds``, ``result_.w`` is the model of the mapped target.
-    n_features_in_, bounds_, epsilon_, delta_
+    n_features_in_, bounds_, epsilon_, delta_, plan_
         As for :class:`DPLogisticRegression`.
 
     See Also

@@ -41,7 +41,9 @@ OPTIMISERS = ("gd", "sgd", "pgd")
 class FitPlan:
     """Every decision of one private fit, from public quantities only (:func:`make_plan`).
 
-    Attributes
+    Made by :func:`make_plan` (not by hand); frozen, and compared field by field.
+
+    Parameters
     ----------
     kind : {"logistic", "hinge", "squared"}
         The loss of the estimator.
@@ -175,10 +177,6 @@ class FitPlan:
         return asdict(self)
 
 
-def _value_error(message):
-    raise ValueError(message)
-
-
 def make_plan(kind, *, n, d, n_classes=2, dtype="float64", sparse=False, chunked=False, weighted=False,
               epsilon, delta, data_norm, radius, alpha, fit_intercept, intercept_scaling, solver,
               noise, calibration, clip, steps, max_steps, secure=None, label_bound=None,
@@ -219,22 +217,22 @@ def make_plan(kind, *, n, d, n_classes=2, dtype="float64", sparse=False, chunked
     method, optimiser = L.resolve_solver(solver, delta, noise, secure, kind=kind)
     noise_p, _ = L.resolve_noise(method, delta, noise, calibration, solver)
     if method == "adassp" and kind != "squared":
-        _value_error("solver='adassp' (sufficient statistics perturbation) is for DPLinearRegression only")
+        raise ValueError("solver='adassp' (sufficient statistics perturbation) is for DPLinearRegression only")
     if method == "objpert_threshold" and kind == "squared":
-        _value_error("solver='objpert_threshold' is for the classifiers (it chooses their intercept privately)")
+        raise ValueError("solver='objpert_threshold' is for the classifiers (it chooses their intercept privately)")
     if method in L.FLOAT_METHODS and sec:
-        _value_error(f"secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): "
+        raise ValueError(f"secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): "
                      f"solver={method!r} has no floating-point-safe mode")
     if optimiser in L.SMOOTH_OPTIMISERS and (kind == "hinge" or sec):
-        _value_error(f"solver={solver!r} needs a smooth loss (logistic, squared) and secure=False; use "
+        raise ValueError(f"solver={solver!r} needs a smooth loss (logistic, squared) and secure=False; use "
                      "solver='noisy_pgd' (or 'auto')")
     if optimiser == "sgd" and noise_p != "gaussian":
-        _value_error("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the subsampled Gaussian)")
+        raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the subsampled Gaussian)")
     # 2. A dask X: the noisy PGD path only.
     if chunked:
         method_c, optimiser_c = L.resolve_solver(solver, delta, noise, secure, chunked=True, kind=kind)
         if method_c != "gradient" or optimiser_c in L.SMOOTH_OPTIMISERS:
-            _value_error(f"solver={solver!r} needs X in memory; dask arrays are fitted with "
+            raise ValueError(f"solver={solver!r} needs X in memory; dask arrays are fitted with "
                          "solver='noisy_pgd' (or 'auto')")
     common = dict(kind=kind, n=n, d=None if d is None else int(d), n_classes=K, dtype=np.dtype(dtype).name,
                   sparse=bool(sparse), chunked=bool(chunked), weighted=bool(weighted), epsilon=epsilon,
@@ -284,7 +282,7 @@ def _binary_plan(common, method, optimiser, noise, calibration, *, radius, alpha
                         f"only, not {method!r} (delta=0 with sparse X: solver='noisy_gd' or 'noisy_pgd', "
                         "noise='laplace')")
     if common["weighted"] and method != "gradient":
-        _value_error(f"sample_weight is supported by the noisy gradient solvers only, not {method!r}"
+        raise ValueError(f"sample_weight is supported by the noisy gradient solvers only, not {method!r}"
                      + (" (delta=0 under solver='auto' is objective perturbation; for pure epsilon "
                         "with weights use solver='noisy_gd' or 'noisy_pgd', noise='laplace')"
                         if delta == 0.0 else ""))
@@ -292,13 +290,13 @@ def _binary_plan(common, method, optimiser, noise, calibration, *, radius, alpha
     if method in L.IN_MEMORY_METHODS:
         L.check_float_in_memory(method, chunked, sec)
     if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
-        _value_error("solver='objpert_threshold' is for classifiers with fit_intercept=True "
+        raise ValueError("solver='objpert_threshold' is for classifiers with fit_intercept=True "
                      "(it chooses the intercept privately)")
     if method == "expmech" and delta == 0.0 and d is not None and d + bool(fit_intercept) > 1:
         # Beyond one dimension the hit-and-run chain is not an exact sample
         # (fasterm.erm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
         # δ = 0 cannot be promised.  In one dimension it is one exact draw.
-        _value_error("solver='expmech' with delta=0: the hit-and-run chain only approximates "
+        raise ValueError("solver='expmech' with delta=0: the hit-and-run chain only approximates "
                      "the exponential mechanism (its distance delta_tv from it is not known), "
                      "so the fit is not (epsilon, 0)-DP; use solver='objpert' (or 'auto') for "
                      "pure epsilon, or pass delta > 0 to accept an approximate, uncertified "
@@ -312,10 +310,10 @@ def _binary_plan(common, method, optimiser, noise, calibration, *, radius, alpha
     optimiser, opts = L.choose_solver(kind, n, noise, sec, chunked, optimiser)
     c = L.auto_clip(kind, dn, label_bound) if clip == "auto" else clip
     if optimiser != "pgd" and (kind == "hinge" or sec or chunked):
-        _value_error(f"solver={L.OPTIMISER_SOLVER[optimiser]!r} needs a smooth loss (logistic, squared), "
+        raise ValueError(f"solver={L.OPTIMISER_SOLVER[optimiser]!r} needs a smooth loss (logistic, squared), "
                      "X in memory and secure=False; use solver='noisy_pgd' (or 'auto')")
     if optimiser == "sgd" and noise != "gaussian":
-        _value_error("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the subsampled Gaussian)")
+        raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the subsampled Gaussian)")
     if optimiser == "pgd":
         return FitPlan(**fields, optimiser="pgd", max_steps=max_steps or L.PGD_MAX_STEPS, lr=None, clip=c)
     # the weighted objective's smoothness: B·β + l2, B = 1 unweighted
@@ -339,7 +337,7 @@ def _multiclass_plan(common, method, optimiser, noise, calibration, *, radius, a
     chunked, sec, solver = common["chunked"], common["secure"], common["solver"]
     fit_intercept, data_norm = common["fit_intercept"], common["data_norm"]
     if kind not in M.KINDS:
-        _value_error(f"kind must be one of {M.KINDS}, got {kind!r}")
+        raise ValueError(f"kind must be one of {M.KINDS}, got {kind!r}")
     method, optimiser = L.resolve_solver(solver, delta, noise, sec, chunked)
     if solver == "auto" and method == "objpert":
         # δ = 0, no noise given, X in memory, no secure mode: the binary rule's objective
@@ -350,10 +348,10 @@ def _multiclass_plan(common, method, optimiser, noise, calibration, *, radius, a
                        steps=1, max_steps=None, lr=None, radius=radius, alpha=alpha, intercept_scaling=s,
                        augmented_norm=L.augmented_norm(data_norm, fit_intercept, s), clip=None)
     if chunked:
-        _value_error("more than two classes need X in memory (numpy): dask arrays are fitted for "
+        raise ValueError("more than two classes need X in memory (numpy): dask arrays are fitted for "
                      "binary labels only")
     if method != "gradient":
-        _value_error(f"solver={method!r} is binary only; more than two classes are fitted with "
+        raise ValueError(f"solver={method!r} is binary only; more than two classes are fitted with "
                      "solver 'auto', 'noisy_gd', 'noisy_sgd' or 'noisy_pgd' (for delta=0 with a gradient "
                      "solver: noise='laplace', calibration 'pure' or 'l2')")
     noise, calibration = L.resolve_noise(method, delta, noise, calibration, solver)
@@ -363,15 +361,15 @@ def _multiclass_plan(common, method, optimiser, noise, calibration, *, radius, a
         check_gaussian_epsilon(common["epsilon"])  # before the calibrations: the error names epsilon
     optimiser, opts = L.choose_solver(kind, n, noise, sec, False, optimiser)
     if optimiser in L.SMOOTH_OPTIMISERS and (kind == "hinge" or sec):
-        _value_error(f"solver={L.OPTIMISER_SOLVER[optimiser]!r} needs a smooth loss (logistic) and secure=False; "
+        raise ValueError(f"solver={L.OPTIMISER_SOLVER[optimiser]!r} needs a smooth loss (logistic) and secure=False; "
                      "use solver='noisy_pgd' (or 'auto')")
     if optimiser == "sgd" and noise != "gaussian":
-        _value_error("solver='noisy_sgd' needs noise='gaussian' (its accounting is Rényi DP)")
+        raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is Rényi DP)")
     if optimiser == "sgd" and delta == 0.0:
-        _value_error("solver='noisy_sgd' needs delta > 0 (Rényi DP gives no pure ε)")
+        raise ValueError("solver='noisy_sgd' needs delta > 0 (Rényi DP gives no pure ε)")
     s = L.resolve_intercept_scaling(kind, method, intercept_scaling)
     if fit_intercept and not s > 0:
-        _value_error(f"intercept_scaling must be > 0, got {s!r}")
+        raise ValueError(f"intercept_scaling must be > 0, got {s!r}")
     dn = L.augmented_norm(data_norm, fit_intercept, s)
     G = M.lipschitz(dn)
     c = min(L.auto_clip(kind, dn) if clip == "auto" else (G if clip is None else clip), G)
@@ -386,3 +384,21 @@ def _multiclass_plan(common, method, optimiser, noise, calibration, *, radius, a
         budget = max_steps or (None if d is None else M.gd_budget(n, d + bool(fit_intercept), K))
         return FitPlan(**fields, steps=steps, max_steps=budget)
     return FitPlan(**fields, steps=steps, max_steps=max_steps or L.PGD_MAX_STEPS)
+
+
+def plan_for(kind, X, *, sample_weight=None, n_classes=2, **params) -> FitPlan:
+    """:func:`make_plan` for the data X (its public sizes and storage; no value of X is read)."""
+    from .._validation import is_sparse
+    from ..erm._dask import is_dask_collection
+
+    return make_plan(kind, n=X.shape[0], d=X.shape[1], n_classes=n_classes, dtype=X.dtype, sparse=is_sparse(X),
+                     chunked=is_dask_collection(X), weighted=sample_weight is not None, **params)
+
+
+def fit_linear(kind, X, y, *, random_state, sample_weight=None, checked=False, row_norms=None, **params):
+    """Fit one binary (or regression) model with the estimators' parameters ``params``: :func:`plan_for`,
+    then :func:`fasterm.linear_model._rules.fit_binary`; returns ``(coef, intercept, result)``."""
+    plan = plan_for(kind, X, sample_weight=sample_weight, **params)
+    return _rules.fit_binary(plan, X, y, random_state=random_state, sample_weight=sample_weight, checked=checked,
+                             row_norms=row_norms)
+

@@ -1,8 +1,10 @@
 """The fit shared by the scikit-learn estimators and ``python -m fasterm`` (numpy only).
 
-:mod:`fasterm.linear_model` wraps :func:`fit_linear` in scikit-learn
-estimators (and validates their parameters there, once); the main job calls it
-directly so that it runs without scikit-learn.  The rules and defaults below
+The rules below are applied once per fit by the fit plan
+(:func:`fasterm.linear_model._plan.make_plan`); :func:`fit_binary` runs a plan
+of two classes or regression.  The scikit-learn estimators
+(:mod:`fasterm.linear_model`) and the main job call them, the main job
+without scikit-learn.  The rules and defaults below
 read public quantities only; why each was chosen: docs/solvers.rst ("The
 default rule", "How the constants were chosen", "The estimators' public
 defaults") and docs/pure.rst (the intercept column of objective perturbation).
@@ -453,22 +455,6 @@ def _fit_adassp(plan, X, y, *, random_state, sample_weight, row_norms):
     coef = w[:d].astype(X.dtype, copy=True)
     intercept = float(w[d]) * s if fit_intercept else 0.0
     return coef, intercept, result
-
-
-def plan_for(kind, X, *, sample_weight=None, n_classes=2, **params):
-    """The :class:`fasterm.linear_model._plan.FitPlan` of a fit on X (its public sizes and storage)."""
-    from ._plan import make_plan
-
-    return make_plan(kind, n=X.shape[0], d=X.shape[1], n_classes=n_classes, dtype=X.dtype, sparse=is_sparse(X),
-                     chunked=_dask.is_dask_collection(X), weighted=sample_weight is not None, **params)
-
-
-def fit_linear(kind, X, y, *, random_state, sample_weight=None, checked=False, row_norms=None, **params):
-    """Fit one private linear model with the estimators' parameters ``params``: the plan
-    (:func:`plan_for`), then :func:`fit_binary`; returns ``(coef, intercept, result)``."""
-    plan = plan_for(kind, X, sample_weight=sample_weight, **params)
-    return fit_binary(plan, X, y, random_state=random_state, sample_weight=sample_weight, checked=checked,
-                      row_norms=row_norms)
 
 
 def fit_binary(plan, X, y, *, random_state, sample_weight=None, checked=False, row_norms=None):
