@@ -26,7 +26,8 @@ momentum are post-processing; clipping changes *what* is optimised, never the
 privacy.
 
 Defaults (public: n, d, K, ε, δ, the declared bounds).  Solver "auto" is
-the binary rule (:func:`choose_solver`): "sgd" for the logistic loss with
+the binary rule (:func:`fasterm.linear_model._rules.choose_solver`, applied by the fit plan,
+:mod:`fasterm.linear_model._plan`): "sgd" for the logistic loss with
 Gaussian noise from n = 5,000 rows, "gd" below and for Laplace noise, "pgd"
 (Theorem 2 of :mod:`fasterm.erm.optimize`, G = c + α·R) for the hinge loss
 and in secure mode; clip "auto" the binary rule.  The step uses
@@ -67,7 +68,7 @@ import fasterm.erm._mclosses as _mclosses
 import fasterm.erm._sgdrun as _sgdrun
 import fasterm.linear_model._mcrun as _mcrun
 import fasterm.erm.core as core
-from ._rules import GD_MAX_STEPS, LR_MULTIPLE, augmented_norm, choose_solver as _binary_solver_rule, resolve_intercept_scaling
+from ._rules import GD_MAX_STEPS, LR_MULTIPLE, augmented_norm
 from ..erm.constraints import L2Ball
 from ..erm.losses import row_norms
 from ..erm.optimize import OptimizeResult
@@ -75,7 +76,7 @@ from ..erm.solvers import ACCELERATE_BELOW
 from .._validation import check_array, check_csr, check_derived, check_random_state, derived_from, is_sparse
 from .._warnings import warn_cost
 
-__all__ = ["choose_solver", "fit_multiclass", "grad_sum", "kernel_sum", "lipschitz", "sgd_step_multiple",
+__all__ = ["fit_multiclass", "grad_sum", "kernel_sum", "lipschitz", "sgd_step_multiple",
            "step_multiple"]
 
 KINDS = ("logistic", "hinge")
@@ -209,17 +210,6 @@ def gd_budget(n, p, K) -> int:
     return int(min(GD_STEPS, max(GD_MIN_STEPS, GD_WORK // (n * p * K))))
 
 
-def choose_solver(kind, n, noise, secure, solver="auto"):
-    """The multiclass solver rule (public: the loss, n, the noise and the mode): the binary rule.
-
-    :func:`fasterm.linear_model._rules.choose_solver`: noisy PGD for the hinge loss and
-    secure mode, noisy GD for Laplace noise and n < SGD_MIN_ROWS, noisy SGD
-    (Poisson minibatches of expected size clamp(n/100, 128, 1024), 2 epochs
-    below n = 10⁵ and 1 above, at least 160 steps) otherwise.
-    """
-    return _binary_solver_rule(kind, n, noise, secure, False, solver)
-
-
 def sum_theta(n, dtype):
     """θ of :func:`kernel_sum`'s sum of n rows: |Ŝ − S| ≤ θ Σ_i |g_i| entrywise, whatever order
     the compiled kernel (blocks, threads) adds in — each term meets at most n roundings in
@@ -351,7 +341,7 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     S += noise.reshape(d, K)
     # post-processing of S̃: centre the class columns, one gradient step, the ball
     S -= S.mean(axis=1, keepdims=True)
-    s = resolve_intercept_scaling("logistic", "gradient", intercept_scaling)
+    s = intercept_scaling  # resolved by the plan
     dn = augmented_norm(data_norm, fit_intercept, s)
     lr = LR_MULTIPLE / (wb * dn * dn / K + alpha)
     p = d + bool(fit_intercept)

@@ -142,7 +142,7 @@ class FitPlan:
     @property
     def sgd(self) -> tuple[float, int] | None:
         """``(q, T)`` of a noisy SGD fit (T Poisson-subsampled Gaussian steps, replace-one), else None."""
-        if self.optimiser != "sgd" or self.method != "gradient":
+        if not self.is_sgd or self.sample_rate is None or self.sgd_steps is None:
             return None
         return self.sample_rate, self.sgd_steps
 
@@ -165,7 +165,9 @@ class FitPlan:
     def public_solver(self) -> str:
         """The public name of what runs: "noisy_gd", "noisy_sgd", "noisy_pgd" for the noisy gradient
         algorithm, else :attr:`method` ("objpert", "adassp", "class_sums", ...)."""
-        return _rules.OPTIMISER_SOLVER[self.optimiser] if self.method == "gradient" else self.method
+        if self.method == "gradient" and self.optimiser is not None:
+            return _rules.OPTIMISER_SOLVER[self.optimiser]
+        return self.method
 
     @property
     def iteration_cap(self) -> bool:

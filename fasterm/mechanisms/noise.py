@@ -46,7 +46,7 @@ import fasterm.mechanisms._noise as _noise  # compiled (src/fasterm/mechanisms/_
 from ._exact import OSRandom
 from .._validation import check_out, check_random_state, check_scalar, check_size
 
-__all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom", "scale_for"]
+__all__ = ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "bernoulli_exp", "OSRandom"]
 
 
 def _scale_for(scale: float, dtype) -> float:
