@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 
@@ -27,6 +28,7 @@ import numpy as np
 import fasterm as fe
 import fasterm._warnings as _warnings
 from fasterm.linear_model import _rules as _linear
+from fasterm.linear_model._plan import make_plan, plan_for
 from fasterm.datasets import load_breast_cancer, train_test_split
 
 _MODELS = {"logistic": "logistic", "svm": "hinge"}
@@ -109,12 +111,21 @@ def run(epsilons, seeds, delta, model="logistic", solver="auto", noises=("gaussi
     kind = _MODELS[model]
     X, y = load_breast_cancer(scaled=True)
     params = dict(_linear.DEFAULTS, radius=_linear.DEFAULT_RADIUS[kind], solver=solver)
+    rngs = [streams(s, len(epsilons) * max(1, len(noises))) for s in range(seeds)]
+    splits = [train_test_split(X, y, test_size, random_state=split_rng) for split_rng, _ in rngs]
+
+    def plan(eps, noise):
+        # the fit plan of one row of the table (every split has the same public sizes)
+        p = dict(params, epsilon=eps, delta=delta)
+        if noise is not None:
+            p["noise"] = noise
+            p["calibration"] = calibration if noise == "laplace" else None
+        return plan_for(kind, splits[0][0], **p)
+
     # the algorithm the solver runs (a noise given keeps "auto" among the noisy gradient
     # solvers, the only ones that take one: one row per noise)
-    method, _ = _linear.resolve_solver(solver, delta, noises[0] if noises else None)
-    variants = list(noises) if method == "gradient" else [None]
-    rngs = [streams(s, len(epsilons) * len(variants)) for s in range(seeds)]
-    splits = [train_test_split(X, y, test_size, random_state=split_rng) for split_rng, _ in rngs]
+    gradient = plan(epsilons[0], noises[0] if noises else None).optimiser is not None
+    variants = list(noises) if gradient else [None]
     bar = _progress_bar(len(epsilons) * len(variants) * seeds + seeds, "fasterm fits", progress)
     try:
         ref = []
@@ -129,13 +140,11 @@ def run(epsilons, seeds, delta, model="logistic", solver="auto", noises=("gaussi
         for i, eps in enumerate(epsilons):
             for j, noise in enumerate(variants):
                 acc, spent_e, spent_d, secs, steps = [], 0.0, 0.0, 0.0, 0
+                fit_plan = plan(eps, noise)
                 for s, (X_tr, X_te, y_tr, y_te) in enumerate(splits):
-                    p = dict(params, epsilon=eps, delta=delta, random_state=rngs[s][1][i * len(variants) + j])
-                    if noise is not None:
-                        p["noise"] = noise
-                        p["calibration"] = calibration if noise == "laplace" else None
                     t0 = time.perf_counter()
-                    coef, b, res = _linear.fit_linear(kind, X_tr, np.where(y_tr == 1, 1.0, -1.0), **p)
+                    coef, b, res = _linear.fit_binary(fit_plan, X_tr, np.where(y_tr == 1, 1.0, -1.0),
+                                                      random_state=rngs[s][1][i * len(variants) + j])
                     secs += time.perf_counter() - t0
                     acc.append(_accuracy(coef, b, X_te, y_te))
                     # delta None: an approximate release (expmech chain), δ not certified
@@ -144,14 +153,13 @@ def run(epsilons, seeds, delta, model="logistic", solver="auto", noises=("gaussi
                         math.nan if math.isnan(d_res) or math.isnan(spent_d) else max(spent_d, d_res))
                     # objective perturbation reports its iteration cap (a public constant),
                     # not a step count: shown as "-"
-                    steps = None if method.startswith("objpert") else max(steps, res.steps)
+                    steps = None if fit_plan.iteration_cap else max(steps, res.steps)
                     bar.update()
-                if method != "gradient":
-                    label = method
+                if fit_plan.optimiser is None:
+                    label = fit_plan.method
                 else:
-                    optimiser = res.info.get("solver", "pgd")
-                    label = f"noisy_{optimiser}/" + ("gaussian" if noise == "gaussian"
-                                                      else f"laplace-{calibration or 'l2'}")
+                    label = f"{fit_plan.public_solver}/" + ("gaussian" if noise == "gaussian"
+                                                            else f"laplace-{calibration or 'l2'}")
                 rows.append(dict(eps=eps, method=label, acc=np.array(acc), eps_spent=spent_e,
                                  delta_spent=spent_d, steps=steps, seconds=secs / seeds))
     finally:
@@ -262,7 +270,7 @@ def main(argv=None) -> int:
                     help="number of random splits (and noise seeds) (default: %(default)s)")
     ap.add_argument("--model", choices=sorted(_MODELS), default="logistic",
                     help="logistic: DPLogisticRegression; svm: DPLinearSVC (hinge loss) (default: %(default)s)")
-    ap.add_argument("--solver", choices=[s for s in _linear.SOLVERS if s != "adassp"], default="auto",
+    ap.add_argument("--solver", choices=list(_linear.CLASSIFIER_SOLVERS), default="auto",
                     help="the private algorithm, as the estimators' solver=: auto (objective "
                          "perturbation when --delta 0 and no --noise is given, else the noisy gradient "
                          "solver of the public rule, docs/solvers.rst), noisy_gd, noisy_sgd, noisy_pgd, "
@@ -289,23 +297,28 @@ def main(argv=None) -> int:
         ap.error("--delta must be in [0, 1)")
     if not 0.0 < args.test_size < 1.0:
         ap.error("--test-size must be in (0, 1)")
-    # the library's rule (objpert for δ = 0 under auto), unless a noise was asked for
-    method, optimiser = _linear.resolve_solver(args.solver, args.delta, args.noise[0] if args.noise else None)
-    if method != "gradient" and (args.noise or args.calibration):
-        ap.error(f"--noise and --calibration apply to the noisy gradient solvers, not --solver {args.solver}")
-    noises = args.noise or (["laplace"] if args.delta == 0 else ["gaussian", "laplace"])
-    if args.delta == 0 and method == "gradient" and (
-            "gaussian" in noises or args.calibration == "coordinate"):
-        ap.error("--delta 0 (pure ε-DP) needs --noise laplace with --calibration l2 or pure")
+    # the library's rule (objpert for δ = 0 under auto), unless a noise was asked for: the fit plans
+    # of the table's rows, made on the public sizes of a split (fasterm.linear_model._plan)
+    X_all, _ = load_breast_cancer(scaled=True)
+    n_test = min(max(int(round(args.test_size * X_all.shape[0])), 1), X_all.shape[0] - 1)  # train_test_split's rule
+    shape = (X_all.shape[0] - n_test, X_all.shape[1])
+
+    def plan(noise, calibration):
+        return make_plan(_MODELS[args.model], n=shape[0], d=shape[1],
+                         **dict(_linear.DEFAULTS, epsilon=max(args.epsilons), delta=args.delta,
+                                radius=_linear.DEFAULT_RADIUS[_MODELS[args.model]], solver=args.solver, noise=noise,
+                                calibration=calibration))
+
+    try:
+        first = plan(args.noise[0] if args.noise else None, args.calibration)
+        noises = args.noise or (["laplace"] if args.delta == 0 else ["gaussian", "laplace"])
+        plans = ([plan(noise, args.calibration if noise == "laplace" else None) for noise in noises]
+                 if first.optimiser is not None else [first])
+    except (TypeError, ValueError) as exc:  # the plan's message, in the options' names
+        ap.error(re.sub(r"\b(solver|noise|calibration|delta)=(?:'([^']*)'|([\w.+-]+))",
+                        lambda m: f"--{m[1]} {m[2] or m[3]}", str(exc)))
     if args.calibration and "laplace" not in noises:
         ap.error("--calibration applies to Laplace noise only (--noise laplace)")
-    if optimiser in ("gd", "sgd") and args.model == "svm":
-        ap.error(f"--solver {args.solver} needs a smooth loss (the SVM's hinge loss is not)")
-    if optimiser == "sgd" and "laplace" in noises:
-        ap.error("--solver noisy_sgd needs --noise gaussian")
-    if method == "expmech" and args.delta == 0:
-        ap.error("--solver expmech is an approximate sampler (hit-and-run, delta not certified): it "
-                 "needs --delta > 0; use --solver objpert for pure ε-DP")
     if args.png:
         problem = _png_path_error(args.png)
         if problem:
@@ -314,7 +327,7 @@ def main(argv=None) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             ap.error("--png needs matplotlib: pip install matplotlib (or 'fasterm[plot]')")
-    if (args.delta > 0.0 and method == "gradient" and "gaussian" in noises
+    if (args.delta > 0.0 and any(p.noise == "gaussian" for p in plans)
             and max(args.epsilons) > fe.accounting.GAUSSIAN_EPSILON_CAP):
         # before the run (fe.accounting.check_gaussian_epsilon would stop it at the first such fit)
         ap.error(f"--epsilons {max(args.epsilons):g}: above {fe.accounting.GAUSSIAN_EPSILON_CAP:g}, the largest "
@@ -325,8 +338,8 @@ def main(argv=None) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     with _warnings.delta_checked_outside():  # --delta is checked above, once
         out = run(args.epsilons, args.seeds, args.delta, model=args.model,
-                  solver=args.solver if method == "gradient" else method,
-                  noises=noises if method == "gradient" else (), calibration=args.calibration,
+                  solver=args.solver if first.optimiser is not None else first.method,
+                  noises=noises if first.optimiser is not None else (), calibration=args.calibration,
                   test_size=args.test_size, progress=progress)
     print(format_table(out))
     if args.png:

@@ -163,6 +163,11 @@ def _all_finite(a: np.ndarray) -> bool:
     return bool(np.isfinite(a).all())
 
 
+
+def all_finite(a: np.ndarray) -> bool:
+    """Whether every entry of the float array ``a`` is finite (a sum first; elementwise only if it overflows)."""
+    return _all_finite(a)
+
 def check_array(
     a,
     name: str,

@@ -56,11 +56,9 @@ with needs_sklearn("fasterm.model_selection"):  # the extra: pip install "faster
     from sklearn.utils._param_validation import Interval
     from sklearn.utils.validation import check_is_fitted, check_X_y
 
-import fasterm.linear_model._rules as _linear
 import fasterm.accounting as accounting
 import fasterm._warnings as _warnings
-from .linear_model._base import _DPLinearModel
-from .mechanisms.secure import resolve as resolve_secure
+from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from ._validation import check_random_state
 from ._warnings import DataWarning
 
@@ -69,6 +67,8 @@ __all__ = ["PrivateSearch", "check_pipeline"]
 #: The share of each run's μ² spent on the score (a public constant).
 SCORE_FRACTION = 0.1
 _RESERVED = ("epsilon", "delta", "random_state")
+#: The estimators a search runs (their subclasses too): the private linear models.
+_ESTIMATORS = (DPLogisticRegression, DPLinearSVC, DPLinearRegression)
 # A run's fit targets μ·(1 − MU_MARGIN): the estimator's own rounding may not push its μ above the plan.
 _MU_MARGIN = 1e-9
 #: The δ at which each run's fit is given its budget (any δ names the same μ-GDP fit).
@@ -92,11 +92,11 @@ def _draw_runs(rng, eta, gamma):
     return k
 
 
-def _run_mu(result) -> float:
-    """The GDP μ a fit spent: √T·Δ₂/σ for its T Gaussian releases (Dong, Roth & Su 2022)."""
-    info = getattr(result, "info", {}) or {}
-    if (getattr(result, "noise", None) != "gaussian" or info.get("solver") == "sgd"
-            or info.get("secure") is not None or not getattr(result, "sensitivity", None)):
+def _run_mu(fitted) -> float:
+    """The GDP μ a fit spent: √T·Δ₂/σ for its T Gaussian releases (Dong, Roth & Su 2022); the fit's
+    plan (``plan_``) says whether it was T full-batch Gaussian releases."""
+    result = fitted.result_
+    if not fitted.plan_.full_batch_gaussian or not getattr(result, "sensitivity", None):
         raise ValueError("PrivateSearch composes Gaussian-noise fits in GDP: each candidate needs "
                          "solver 'noisy_gd' or 'noisy_pgd' (or 'auto' below 5,000 rows), Gaussian noise and "
                          "secure=False ('auto' picks noisy_sgd from 5,000 rows: set solver='noisy_gd')")
@@ -210,9 +210,9 @@ def _final(estimator):
     TypeError for anything else, or for preprocessing that learns from the data (:func:`_refusal`)."""
     from sklearn.pipeline import Pipeline
 
-    if isinstance(estimator, _DPLinearModel):
+    if isinstance(estimator, _ESTIMATORS):
         final, prefix = estimator, ""
-    elif type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _DPLinearModel):
+    elif type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _ESTIMATORS):
         for name, step in estimator.steps[:-1]:
             why = _refusal(step)
             if why is not None:
@@ -395,18 +395,20 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
                                      "and random_state of every run")
                 if name not in valid:
                     raise ValueError(f"param_grid: {name!r} is not a parameter of {type(self.estimator).__name__}")
-            # the candidate checked as a whole (a grid may change a pipeline step, or set bounds)
-            _final(clone(self.estimator).set_params(**params))
-            p = {k[len(prefix):]: v for k, v in {**valid, **params}.items() if k.startswith(prefix)}
-            kind = final._kind
-            method, optimiser = _linear.resolve_solver(p["solver"], self.delta, p["noise"], p["secure"])
-            if (method != "gradient" or p["noise"] not in (None, "gaussian") or resolve_secure(p["secure"])
-                    or optimiser == "sgd"
-                    or (optimiser == "auto" and kind != "hinge" and n >= _linear.SGD_MIN_ROWS)):
+            # the candidate checked as a whole (a grid may change a pipeline step, or set bounds), then
+            # its fit plan for n rows (d is not needed for the solver and the noise)
+            candidate = clone(_final(clone(self.estimator).set_params(**params))[0])
+            try:
+                plan = candidate.set_params(epsilon=float(self.epsilon), delta=float(self.delta)).plan(n, None)
+            except ValueError as exc:
+                plan, problem = None, exc
+            else:
+                problem = None
+            if plan is None or not plan.full_batch_gaussian:
                 raise ValueError(
                     f"param_grid candidate {params}: PrivateSearch composes Gaussian-noise fits in GDP, so "
                     "each candidate needs solver 'noisy_gd' or 'noisy_pgd' (or 'auto'), Gaussian noise and "
-                    "secure=False ('auto' picks noisy_sgd from 5,000 rows: set solver='noisy_gd')")
+                    "secure=False ('auto' picks noisy_sgd from 5,000 rows: set solver='noisy_gd')") from problem
         return grid
 
     def fit(self, X, y):
@@ -460,7 +462,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
                     warnings.simplefilter("always")
                     est.fit(X, y_arr)
                     value, sens = _score(est, X, y_arr, classifier)
-                run_mu = _run_mu(_final(est)[0].result_)
+                run_mu = _run_mu(_final(est)[0])
                 if math.hypot(run_mu, mu_score) > mu:  # pragma: no cover - fits target μ_fit(1 − 1e-9)
                     raise ArithmeticError(f"a run spent mu={run_mu} > its share {mu_fit}")
                 noisy = value + float(child.normal(0.0, sens / mu_score))
@@ -541,9 +543,9 @@ def check_pipeline(estimator) -> list[str]:
 
     from ._warnings import PrivacyWarning
 
-    if isinstance(estimator, _DPLinearModel):
+    if isinstance(estimator, _ESTIMATORS):
         return []
-    if not (type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _DPLinearModel)):
+    if not (type(estimator) is Pipeline and estimator.steps and isinstance(estimator.steps[-1][1], _ESTIMATORS)):
         raise TypeError(f"estimator must be a fasterm estimator or a Pipeline ending in one, got "
                         f"{type(estimator).__name__}")
     found = [(name, step) for name, step in estimator.steps[:-1] if _refusal(step) is not None]

@@ -40,6 +40,11 @@ def _objpert_log_det(curvature: float, n: int, reg: float) -> float:
     return math.nextafter(math.nextafter(math.log1p(curvature / (n * reg)), math.inf), math.inf)
 
 
+def objpert_log_det(curvature: float, n: int, reg: float) -> float:
+    """log(1 + c/(nμ)), rounded up: the Jacobian term of objective perturbation's ε (:func:`objpert_epsilon`)."""
+    return _objpert_log_det(curvature, n, reg)
+
+
 def objpert_epsilon(noise_epsilon, curvature, n, regularization, output_epsilon=0.0) -> float:
     """ε of objective perturbation: ε_b + log(1 + c/(nμ)) + ε_out (rounded up).
 

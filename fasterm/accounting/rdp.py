@@ -135,3 +135,17 @@ def _sgd_rdp(q: float, sigma: float, steps: int, neighbors: str) -> tuple[np.nda
     a_all = steps * _rdp_sampled_gaussian_int(q, sigma, double)
     a_2a, a_2a1 = a_all[:orders.size], a_all[orders.size:]
     return orders, (orders - 0.5) / (orders - 1.0) * a_2a + a_2a1
+
+
+def rdp_to_epsilon(rdp, orders, delta) -> float:
+    """:func:`rdp_epsilon` for arguments already checked (1-d float arrays of orders > 1, δ in (0, 1)):
+    the conversion of Balle et al. (2020, Thm. 21), rounded up."""
+    return _rdp_to_eps(rdp, orders, delta)
+
+
+def sgd_rdp(q: float, sigma: float, steps: int, neighbors: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(orders, ε(α))``: the RDP curve at :data:`RDP_ORDERS` of ``steps`` Poisson-subsampled Gaussian
+    steps of rate ``q`` and noise multiplier ``sigma`` (Mironov, Talwar & Zhang 2019), for ``neighbors``
+    "add_remove", or "replace_one" by Mironov's weak triangle inequality (2017, Prop. 11).  Cached."""
+    return _sgd_rdp(q, sigma, steps, neighbors)
+

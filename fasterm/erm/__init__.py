@@ -12,6 +12,8 @@
   hit-and-run (Smith–Ullman, Alg. 1; Bassily, Smith & Thakurta 2014);
 * :mod:`.ssp` — sufficient-statistics perturbation for least squares (AdaSSP,
   Wang 2018);
+* :mod:`.core` — the door through which the estimators (:mod:`fasterm.linear_model`)
+  run the solvers once their fit plan has checked the parameters;
 * the step engine (``_engine``) and its noise backends (``_backends``), the
   design matrix of the augmented rows (``_design``), the floating-point
   margin of the clipped sums (``_float_margin``) and dask arrays (``_dask``).

@@ -21,7 +21,7 @@ A backend is chosen once per fit (:func:`for_fit`) and has one interface:
 samplers, calibrated by :func:`fasterm.accounting.calibrate_steps`; step t
 adds the next d draws of the Generator's bit generator in the work dtype
 (X's), inside the compiled loop when fused; in float32 the scale is rounded
-up, never to nearest (``fasterm.mechanisms.noise._scale_for``: less noise than
+up, never to nearest (``fasterm.mechanisms.noise.scale_for``: less noise than
 certified would spend more than the reported ε).  :class:`GridNoise` — secure
 mode (:mod:`fasterm.mechanisms.secure`): the averaged data gradient is rounded to the
 grid γ·ℤ and exact discrete noise is added, γ·(round(g/γ) + Z); the
@@ -89,14 +89,14 @@ class FloatNoise:
 
     def fused(self, dtype):
         code = _losses.NOISE_GAUSSIAN if self.noise == "gaussian" else _losses.NOISE_LAPLACE
-        return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator
+        return code, _noise_mod.scale_for(self.scale, dtype), self.rng.bit_generator
 
     def release(self, g, shift):
         if shift is not None:
             g += shift  # before the noise: the order of the compiled loop
         if self._row is None or self._row.shape != g.shape or self._row.dtype != g.dtype:
             self._row = np.empty_like(g)
-            self._row_scale = _noise_mod._scale_for(self.scale, g.dtype)
+            self._row_scale = _noise_mod.scale_for(self.scale, g.dtype)
         self._fill(self.rng.bit_generator, self._row, self._row_scale)
         g += self._row
         return g

@@ -40,7 +40,7 @@ import numpy as np
 import fasterm.erm._engine as _engine
 import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
-from .._validation import FLOAT_DTYPES, _all_finite, check_array, labels_as
+from .._validation import FLOAT_DTYPES, all_finite, check_array, labels_as
 
 __all__ = ["check_client", "check_X_y", "check_y", "is_dask_collection", "run", "unique"]
 
@@ -163,7 +163,7 @@ def _prepare_chunk(xb, yb, dtype, with_norms):
 
 def _chunk_finite(part):
     Xk, yk, _ = part
-    return _all_finite(Xk), yk is None or _all_finite(yk)
+    return all_finite(Xk), yk is None or all_finite(yk)
 
 
 def _chunk_grad(part, kind, w, dn, c, ybound):

@@ -467,7 +467,7 @@ def objective_perturbation(loss, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
                          f"term log(1 + c/(n·μ)) with c = {c!r}, n = {n} leaves no budget for the "
                          "noise (raise regularization, or leave it None)") from exc
     with derived_from(names):
-        eps_jac = accounting.objpert._objpert_log_det(c, n, mu)
+        eps_jac = accounting.objpert.objpert_log_det(c, n, mu)
         b_scale = accounting.norm_laplace_scale(2.0 * L, eps_b)
         # Relative to L + E‖b‖/n (public: E‖b‖ = d·noise scale), so that the
         # noise term's rounding never swamps the certificate when ε is tiny.

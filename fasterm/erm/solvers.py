@@ -229,7 +229,7 @@ def _noisy_gd(loss, X, y, constraint, epsilon, delta, steps, noise, data_norm, c
     they are not checked again.  Every parameter is checked either way.
 
     Three stages, so that a caller fitting one public configuration repeatedly
-    can keep the first two (:func:`fasterm.linear_model._rules.fit_linear`): the parameter
+    can keep the first two (:func:`fasterm.linear_model._rules.fit_binary`): the parameter
     checks (:func:`_gd_params`), the public calibration for n rows
     (:func:`_gd_plan`), and the steps on the data (:func:`_gd_run`).
     """

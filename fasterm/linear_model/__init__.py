@@ -38,7 +38,8 @@ the other solvers raise ``TypeError``.
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS", "TAG_REASONS"]
+__all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTED_FAILED_CHECKS", "FitPlan",
+           "TAG_REASONS", "make_plan"]
 
 # The estimators need scikit-learn; the public rules (:mod:`._rules`) do not,
 # and ``python -m fasterm`` uses them without it: the names below load on
@@ -46,6 +47,7 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "EXPECTE
 if TYPE_CHECKING:
     from ._base import EXPECTED_FAILED_CHECKS, TAG_REASONS
     from ._estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
+    from ._plan import FitPlan, make_plan
 
 
 def __getattr__(name: str) -> Any:
@@ -60,6 +62,9 @@ def __getattr__(name: str) -> Any:
         with needs_sklearn(f"{__name__}.{name}"):  # scipy, then scikit-learn
             from . import _estimators
         value = getattr(_estimators, name)
+    elif name in ("FitPlan", "make_plan"):  # numpy only
+        from . import _plan
+        value = getattr(_plan, name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -2,7 +2,8 @@
 
 :class:`_DPLinearModel` validates the public parameters (scikit-learn's
 ``_parameter_constraints``) and the data, maps rows with the declared bounds,
-and calls :func:`fasterm.linear_model._rules.fit_linear`; :class:`_DPLinearClassifier`
+makes the fit plan (:mod:`fasterm.linear_model._plan`) and calls
+:func:`fasterm.linear_model._rules.fit_binary`; :class:`_DPLinearClassifier`
 adds labels, binary and multiclass fits.  The privacy statement: the package
 docstring of :mod:`fasterm.linear_model`.
 """
@@ -24,8 +25,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 import fasterm.linear_model._bounds as _bounds
 import fasterm.linear_model._rules as _linear
 import fasterm.linear_model._multiclass as _multiclass
+import fasterm.linear_model._plan as _plan
 import fasterm.erm._dask as _dask
-import fasterm.erm.optimize as _optimize
+import fasterm.erm.core as _core
 from ..mechanisms.secure import resolve as resolve_secure
 from ..erm._design import row_norms_unchecked
 from .._validation import check_csr, check_random_state, is_sparse, plain_X_y
@@ -50,12 +52,12 @@ _WEIGHTS_ARE_NOT_REPETITIONS = (
     "by the public n (not by the data-dependent sum of the weights), weights are clipped to the "
     "declared weight_bound, and the noise is calibrated to one record of weight at most weight_bound, "
     "while k copies of a row are k records (a different n, hence a different noise and step); "
-    "sample_weight=ones equals the unweighted fit bit for bit (tests/test_sample_weight.py)")
+    "sample_weight=ones equals the unweighted fit bit for bit (tests/linear_model/test_sample_weight.py)")
 _ZERO_WEIGHTS_ARE_DATA = (
     "weights are data: refusing all-zero weights would be an error that one record's weight "
     "switches on and off (an output that is not differentially private), so such a fit runs like "
     "any other and releases the noisy minimiser of the ridge term alone "
-    "(tests/test_sample_weight.py); scikit-learn >= 1.9 asks for a ValueError")
+    "(tests/linear_model/test_sample_weight.py); scikit-learn >= 1.9 asks for a ValueError")
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     name: {**{f"check_sample_weight_equivalence_on_{kind}_data": _WEIGHTS_ARE_NOT_REPETITIONS
               for kind in ("dense", "sparse")},
@@ -151,11 +153,11 @@ def _plainly_satisfied(value, constraints) -> bool:
 #: rules linking parameters still run at every fit (they read ``secure_mode``).
 _PLAIN_PARAMS: dict = {}
 _PLAIN_PARAMS_MAX = 1024
-_optimize._CACHE_CLEARERS.append(_PLAIN_PARAMS.clear)
+_core.register_cache(_PLAIN_PARAMS.clear)
 
 
 class _DPLinearModel(BaseEstimator):
-    """Shared fit: parameter checks, data checks, one call to ``_linear.fit_linear``."""
+    """Shared fit: parameter checks, data checks, the fit plan, one call to the fit."""
 
     _kind: str
     _parameter_constraints: dict = dict(_PRIVATE_PARAMS)
@@ -241,25 +243,48 @@ class _DPLinearModel(BaseEstimator):
                     _PLAIN_PARAMS[key] = True
             else:
                 self._validate_params()
-        # The rules linking solver, noise, calibration, delta and secure mode, in one place.
-        method, optimiser = _linear.resolve_solver(self.solver, self.delta, self.noise, self.secure,
-                                                   kind=self._kind)
-        noise, _ = _linear.resolve_noise(method, self.delta, self.noise, self.calibration, self.solver)
-        if method == "adassp" and self._kind != "squared":
-            raise ValueError("solver='adassp' (sufficient statistics perturbation) is for "
-                             "DPLinearRegression only")
-        if method == "objpert_threshold" and self._kind == "squared":
-            raise ValueError("solver='objpert_threshold' is for the classifiers (it chooses their "
-                             "intercept privately)")
-        if method in ("adassp", "objpert", "objpert_threshold", "expmech") and resolve_secure(self.secure):
-            raise ValueError(f"secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): "
-                             f"solver={method!r} has no floating-point-safe mode")
-        if optimiser in ("gd", "sgd") and (self._kind == "hinge" or resolve_secure(self.secure)):
-            raise ValueError(f"solver={self.solver!r} needs a smooth loss (logistic, squared) and "
-                             "secure=False; use solver='noisy_pgd' (or 'auto')")
-        if optimiser == "sgd" and noise != "gaussian":
-            raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the "
-                             "subsampled Gaussian)")
+        # The rules linking solver, noise, calibration, delta and secure mode: the fit plan
+        # (fasterm.linear_model._plan.make_plan), made once the public sizes of X are known.
+
+    def _label_bound(self):
+        """The label bound the fit uses (regression; None for the classifiers)."""
+        return None
+
+    def _make_plan(self, n, d, n_classes=2, dtype=np.float64, sparse=False, chunked=False, weighted=False):
+        """The :class:`~fasterm.linear_model._plan.FitPlan` of this estimator for data of these public
+        sizes (parameters already checked); calibrated to what is left of (ε, δ) after
+        ``bounds="private"``'s ranges (:func:`fasterm.linear_model._bounds.fit_budget`)."""
+        epsilon, delta = self.epsilon, self.delta
+        if isinstance(self.bounds, str):  # "private"
+            epsilon, delta = _bounds.fit_budget(epsilon, delta)
+        return _plan.make_plan(
+            self._kind, n=n, d=d, n_classes=n_classes, dtype=dtype, sparse=sparse, chunked=chunked,
+            weighted=weighted, epsilon=epsilon, delta=delta, data_norm=self.data_norm, radius=self.radius,
+            alpha=self.alpha, fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
+            solver=self.solver, noise=self.noise, calibration=self.calibration, clip=self.clip, steps=self.steps,
+            max_steps=self.max_steps, secure=self.secure, label_bound=self._label_bound(),
+            weight_bound=self.weight_bound)
+
+    def plan(self, n, d, n_classes=2, *, dtype=np.float64, sparse=False, chunked=False, sample_weight=False):
+        """The fit plan for n rows and d features, before any fit: a :class:`~fasterm.linear_model.FitPlan`.
+
+        Every decision the fit will make (solver, optimiser, noise and
+        calibration, T or its budget, step size, radius, α, intercept column,
+        clip, minibatch rate), from the estimator's parameters and these public
+        quantities only: ``n_classes`` (K), ``dtype``, ``sparse`` (a
+        scipy.sparse X), ``chunked`` (a dask X) and ``sample_weight`` (whether
+        weights will be given).  A fit on such data stores the same plan as
+        ``plan_``.  Raises ValueError/TypeError for parameters that cannot be
+        fitted on such data.
+        """
+        self._check_params()
+        return self._make_plan(int(n), d if d is None else int(d), int(n_classes), dtype, bool(sparse),
+                               bool(chunked), bool(sample_weight))
+
+    def _plan_for(self, X, n_classes=2, sample_weight=None):
+        """:meth:`_make_plan` for the validated X."""
+        return self._make_plan(X.shape[0], X.shape[1], n_classes, X.dtype, is_sparse(X),
+                               _dask.is_dask_collection(X), sample_weight is not None)
 
     def _validate_fit_data(self, X, y, **kw):
         """``(X, y, row norms or None)``: ``validate_data(self, X, y, dtype=(float64, float32),
@@ -291,11 +316,6 @@ class _DPLinearModel(BaseEstimator):
         array of n entries (dask or numpy), returned as a dask array in X's row
         chunks with its dtype unchanged.
         """
-        method, optimiser = _linear.resolve_solver(self.solver, self.delta, self.noise, self.secure,
-                                                   chunked=True, kind=self._kind)
-        if method != "gradient" or optimiser in ("gd", "sgd"):
-            raise ValueError(f"solver={self.solver!r} needs X in memory; dask arrays are fitted "
-                             "with solver='noisy_pgd' (or 'auto')")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X, _ = _dask.check_X_y(X, None)
@@ -305,17 +325,17 @@ class _DPLinearModel(BaseEstimator):
             del self.feature_names_in_
         return X, y
 
-    def _rows(self, X, norms, chunked, n_classes=2):
+    def _rows(self, X, norms, chunked, plan):
         """The rows the fit sees, ``(X, row norms or None)``: X itself (``bounds=None``), or X mapped
         into the unit ball with the declared or private bounds (:mod:`fasterm.linear_model._bounds`).
 
-        Sets the budget of the fit (``_plan``: ε, δ, random state for the fit, the
+        Sets the budget of the fit (``_budget``: ε, δ, random state for the fit, the
         private-range plan, and the bounds that :meth:`_record` stores as ``bounds_``
         once the fit has succeeded — a failed refit leaves the previous model whole).  ``bounds=None``: warns (a
         :class:`fasterm.DataWarning`, to the caller only) when more than
         ``CLIPPED_ROWS_WARN`` of the rows exceed ``data_norm``.
         """
-        self._plan = (self.epsilon, self.delta, self.random_state, None, None)
+        self._budget = (self.epsilon, self.delta, self.random_state, None, None)
         bounds = self.bounds
         if bounds is None:
             if not chunked:
@@ -334,46 +354,39 @@ class _DPLinearModel(BaseEstimator):
                 raise ValueError("bounds='private' has no secure mode (its quantile sampler works in floating "
                                  "point); declare bounds=(low, high), or secure=False")
             rng = check_random_state(self.random_state)
-            plan = _bounds.private_plan(self.epsilon, self.delta, d, _bounds.gaussian_fit(self, X.shape[0]),
-                                        sgd=_bounds.sgd_fit(self, X.shape[0], n_classes))
-            low, high = _bounds.private_ranges(X, plan.eps_q, rng)
-            self._plan = (plan.eps_fit, plan.delta_fit, rng, plan, None)
+            # the ranges' share, accounted jointly with the fit the plan describes
+            ranges = _bounds.private_plan(self.epsilon, self.delta, d, plan.full_batch_gaussian, sgd=plan.sgd)
+            low, high = _bounds.private_ranges(X, ranges.eps_q, rng)
+            self._budget = (ranges.eps_fit, ranges.delta_fit, rng, ranges, None)
         else:
             low, high = _bounds.resolve(bounds, d, getattr(self, "feature_names_in_", None))
-        self._plan = self._plan[:4] + ((low, high),)
+        self._budget = self._budget[:4] + ((low, high),)
         if not chunked:  # to the caller only, nothing stored
             _warn_missed_features(X, low, high, isinstance(bounds, str), getattr(self, "feature_names_in_", None))
         return (_bounds.map_chunked(X, low, high) if chunked else _bounds.map_rows(X, low, high)), None
 
     @_warnings.checks_delta  # δ ≥ 1/n: one DataWarning, to the caller, for the δ spent
-    def _fit_linear(self, X, y, sample_weight=None, row_norms=None, label_bound=None):
-        # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms;
-        # label_bound: the bound of the y passed here (None: the estimator's label_bound)
-        epsilon, delta, random_state = self._plan[:3]
-        coef, intercept, result = _linear.fit_linear(
-            self._kind, X, y, epsilon=epsilon, delta=delta, data_norm=self.data_norm,
-            radius=self.radius, alpha=self.alpha, fit_intercept=self.fit_intercept,
-            intercept_scaling=self.intercept_scaling, solver=self.solver, noise=self.noise,
-            calibration=self.calibration, clip=self.clip, steps=self.steps,
-            max_steps=self.max_steps, random_state=random_state,
-            label_bound=getattr(self, "label_bound", None) if label_bound is None else label_bound,
-            secure=self.secure,
-            sample_weight=sample_weight, weight_bound=self.weight_bound, checked=True, row_norms=row_norms)
-        self._record(result)
+    def _fit_linear(self, X, y, plan, sample_weight=None, row_norms=None):
+        # X and y passed _validate_fit_data (or _validate_dask): checked=True, with its row norms
+        coef, intercept, result = _linear.fit_binary(
+            plan, X, y, random_state=self._budget[2], sample_weight=sample_weight, checked=True,
+            row_norms=row_norms)
+        self._record(result, plan)
         return coef, intercept
 
-    def _record(self, result):
+    def _record(self, result, plan):
         # The fit's (ε, δ), with what bounds="private" spent on the ranges (basic composition, or
         # zCDP for a Gaussian fit; adaptive: fasterm.linear_model._bounds).  NaN δ: an approximate
         # release whose δ is not certified (solver="expmech").
-        plan, bounds = self._plan[3:5]
-        del self._plan  # the fit's budget and random state: not kept on the fitted object
+        ranges, bounds = self._budget[3:5]
+        del self._budget  # the fit's budget and random state: not kept on the fitted object
         if bounds is None:
             self.__dict__.pop("bounds_", None)
         else:
             self.bounds_ = bounds
         self.result_ = result
-        self.epsilon_, self.delta_ = _bounds.total(plan, result)
+        self.plan_ = plan  # public: made from public quantities only (fasterm.linear_model._plan)
+        self.epsilon_, self.delta_ = _bounds.total(ranges, result)
         # A public count for every method: T for the noisy gradient methods, the
         # sampler's steps for expmech, objective perturbation's iteration cap.
         self.n_iter_ = int(result.steps)
@@ -469,8 +482,9 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                                      "class (pass classes=(negative, positive) to declare them)")
                 if not chunked:
                     _check_class_count(classes.shape[0], X.shape[0])
-            # the rows after bounds= (K, public, sets bounds="private"'s plan for a multiclass SGD fit)
-            X, norms = self._rows(X, norms, chunked, classes.shape[0])
+            # every decision of the fit, once (public: n, d, K, the dtype, the storage, the parameters)
+            plan = self._plan_for(X, classes.shape[0], sample_weight)
+            X, norms = self._rows(X, norms, chunked, plan)
             if classes.shape[0] > 2:
                 if chunked:
                     index = None
@@ -478,35 +492,29 @@ class _DPLinearClassifier(ClassifierMixin, _DPLinearModel):
                     index = _declared_index(y, classes)
                 else:
                     index = np.searchsorted(classes, y)  # y's values are all in classes
-                return self._fit_multiclass(X, index, classes, chunked, sample_weight)
-            return self._fit_binary(X, y, classes, sample_weight, norms)
+                return self._fit_multiclass(X, index, classes, plan, sample_weight)
+            return self._fit_binary(X, y, classes, plan, sample_weight, norms)
         finally:
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
-            self.__dict__.pop("_plan", None)
+            self.__dict__.pop("_budget", None)
             _warnings.stop_reporting(reporting)
 
-    def _fit_binary(self, X, y, classes, sample_weight, norms):
+    def _fit_binary(self, X, y, classes, plan, sample_weight, norms):
         """Two classes: ``classes[1]`` is the positive class, every other label the negative one."""
         y_pm = np.where(y == classes[1], 1.0, -1.0).astype(X.dtype, copy=False)
-        coef, intercept = self._fit_linear(X, y_pm, sample_weight, norms)
+        coef, intercept = self._fit_linear(X, y_pm, plan, sample_weight, norms)
         self.classes_ = classes
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept], dtype=coef.dtype)
         return self
 
     @_warnings.checks_delta  # δ ≥ 1/n: one DataWarning, to the caller, for the δ spent
-    def _fit_multiclass(self, X, index, classes, chunked, sample_weight=None):
+    def _fit_multiclass(self, X, index, classes, plan, sample_weight=None):
         """K > 2 classes: one (d + 1) × K model on the whole budget (:mod:`fasterm.linear_model._multiclass`)."""
-        coef, intercept, result = _multiclass.fit_multiclass(
-            self._kind, X, index, classes.shape[0], epsilon=self._plan[0], delta=self._plan[1],
-            data_norm=self.data_norm, radius=self.radius, alpha=self.alpha,
-            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
-            solver=self.solver, noise=self.noise, calibration=self.calibration, clip=self.clip,
-            steps=self.steps, max_steps=self.max_steps, random_state=self._plan[2],
-            secure=self.secure, chunked=chunked, sample_weight=sample_weight,
-            weight_bound=self.weight_bound)
-        self._record(result)
+        coef, intercept, result = _multiclass.fit_multiclass(plan, X, index, random_state=self._budget[2],
+                                                             sample_weight=sample_weight)
+        self._record(result, plan)
         self.classes_ = classes
         self.coef_ = coef
         self.intercept_ = intercept

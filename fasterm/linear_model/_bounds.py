@@ -68,13 +68,13 @@ from typing import NamedTuple
 import numpy as np
 
 import fasterm.accounting as accounting
-from ..accounting.rdp import _rdp_to_eps, _sgd_rdp
+from ..accounting.rdp import rdp_to_epsilon, sgd_rdp
 import fasterm.erm._float_margin as _float_margin
 import fasterm.mechanisms.univariate as univariate
 from .._validation import check_random_state
 
-__all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "gaussian_fit", "map_rows", "private_plan", "total",
-           "private_ranges", "resolve", "sgd_fit", "sgd_joint_rho", "resolve_target", "map_target",
+__all__ = ["PRIVATE_LIMIT", "PRIVATE_MECHANISMS", "PRIVATE_SHARE", "PRIVATE_TAU", "PRIVATE_WIDEN", "PrivatePlan", "fit_budget", "map_rows", "private_plan", "total",
+           "private_ranges", "resolve", "sgd_joint_rho", "resolve_target", "map_target",
            "unmap_target"]
 
 #: Share of the estimator's ε (and of its δ) spent on private ranges (``bounds="private"``).
@@ -235,62 +235,12 @@ class PrivatePlan(NamedTuple):
     sgd: tuple | None = None  # joint with a noisy SGD fit: its planned (q, T) (None: Gaussian full batch)
 
 
-def gaussian_fit(estimator, n) -> bool:
-    """Whether the estimator's fit will be T full-batch Gaussian releases (exactly μ-GDP).
-
-    From public parameters only, by the estimators' own rules
-    (:func:`fasterm.linear_model._rules.resolve_solver`, ``resolve_noise`` and
-    ``choose_solver`` for n rows): δ > 0, the noisy gradient algorithm with
-    Gaussian noise, and an optimiser other than "sgd" (subsampled steps have
-    another accountant).  False means basic composition.
-    """
-    from ._rules import choose_solver, regression_rule_applies, resolve_noise, resolve_solver
-
-    delta = float(estimator.delta)
-    if not delta > 0.0:
-        return False
-    method, optimiser = resolve_solver(estimator.solver, delta, estimator.noise, False, False, estimator._kind)
-    if method != "gradient":
-        return False
-    noise, _ = resolve_noise(method, delta, estimator.noise, estimator.calibration, estimator.solver)
-    if noise != "gaussian":
-        return False
-    if regression_rule_applies(estimator._kind, int(n), noise, delta, False, False, optimiser):
-        return True  # noisy_gd, full batch (fit_linear's regression rule)
-    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != "sgd"
-
-
-def sgd_fit(estimator, n, n_classes=2):
-    """``(q, T)`` when the estimator's fit will be noisy SGD — T Poisson-subsampled Gaussian steps
-    of rate q, replace-one — else None.
-
-    From public parameters only, by the estimators' own rules: the method and
-    noise as :func:`gaussian_fit`, :func:`fasterm.linear_model._rules.choose_solver`'s
-    expected batch B and epochs for n rows, q = min(1, B/n), T = ``steps`` or
-    ⌈epochs/q⌉ (⌈SGD_EPOCHS·epochs/q⌉ for K > 2 classes,
-    :mod:`fasterm.linear_model._multiclass`) — what :func:`fasterm.noisy_sgd` and the
-    multiclass fit compute; :func:`total` checks the fit's recorded q, σ and T.
-    """
-    from ._multiclass import SGD_EPOCHS
-    from ._rules import choose_solver, regression_rule_applies, resolve_noise, resolve_solver
-
-    delta, n = float(estimator.delta), int(n)
-    if not delta > 0.0:
-        return None
-    method, optimiser = resolve_solver(estimator.solver, delta, estimator.noise, False, False, estimator._kind)
-    if method != "gradient":
-        return None
-    noise, _ = resolve_noise(method, delta, estimator.noise, estimator.calibration, estimator.solver)
-    if noise != "gaussian" or regression_rule_applies(estimator._kind, n, noise, delta, False, False, optimiser):
-        return None
-    solver, opts = choose_solver(estimator._kind, n, noise, False, False, optimiser)
-    if solver != "sgd":
-        return None
-    q = min(1.0, opts["batch_size"] / n)
-    if estimator.steps is not None:
-        return q, int(estimator.steps)
-    epochs = SGD_EPOCHS * opts["epochs"] if int(n_classes) > 2 else opts["epochs"]
-    return q, int(math.ceil(epochs / q))
+def fit_budget(epsilon, delta) -> tuple[float, float]:
+    """``(ε_fit, δ_fit)``: what the fit is calibrated to under ``bounds="private"`` — (ε, δ) less the
+    ranges' share ``PRIVATE_SHARE`` (rounded down so that the two add up to at most the total);
+    the fit plan (:func:`fasterm.linear_model._plan.make_plan`) is made for it."""
+    epsilon, delta = float(epsilon), float(delta)
+    return _rest(epsilon, PRIVATE_SHARE * epsilon), _rest(delta, PRIVATE_SHARE * delta)
 
 
 def sgd_joint_rho(epsilon, delta, q, sigma, steps) -> float:
@@ -299,13 +249,13 @@ def sgd_joint_rho(epsilon, delta, q, sigma, steps) -> float:
     (α, r(α))-RDP with r the replace-one curve of :mod:`fasterm.accounting.sgd`, the sum is
     (ε(α), δ)-DP with ε(α) = r(α) + ρα + log(1 − 1/α) − (log δ + log α)/(α − 1) (Balle et al.
     2020, Thm. 21) at each order α of ``RDP_ORDERS``, so ρ = max_α (ε − ε(α)|_{ρ=0})/α
-    (0 if no order leaves room), rounded down so that :func:`_rdp_to_eps` confirms it."""
-    orders, r = _sgd_rdp(float(q), float(sigma), int(steps), "replace_one")
+    (0 if no order leaves room), rounded down so that :func:`fasterm.accounting.rdp.rdp_to_epsilon` confirms it."""
+    orders, r = sgd_rdp(float(q), float(sigma), int(steps), "replace_one")
     room = (float(epsilon) - (r + np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)))
     rho = max(0.0, float(np.max(np.where(np.isfinite(room), room, -np.inf) / orders)))
     rho *= 1.0 - 1e-9
     for _ in range(100):  # _rdp_to_eps rounds up by ~1e-12·|log δ|: a step or two at most
-        if rho == 0.0 or _rdp_to_eps(r + rho * orders, orders, delta) <= epsilon:
+        if rho == 0.0 or rdp_to_epsilon(r + rho * orders, orders, delta) <= epsilon:
             return rho
         rho *= 1.0 - 1e-6
     raise RuntimeError("bounds='private': the joint Rényi-DP plan does not meet its budget (a bug)")
@@ -335,7 +285,8 @@ def private_plan(epsilon, delta, n_features, gaussian=False, sgd=None) -> Privat
     ρ_r = zcdp_rho(ε, δ) − μ_fit²/2, so that the whole is zcdp_rho(ε, δ)-zCDP,
     hence (ε, δ)-DP — when that gives them more than basic composition would
     (from 1.8 to 2.9 times the ρ for ε from 30 down to 0.05), else basic.
-    Joint Rényi DP (``sgd=(q, T)``, a noisy SGD fit, :func:`sgd_fit`): the fit's σ
+    Joint Rényi DP (``sgd=(q, T)``, a noisy SGD fit: the fit plan's
+    :attr:`~fasterm.linear_model._plan.FitPlan.sgd`): the fit's σ
     is :func:`fasterm.accounting.calibrate_sgd_sigma` (q, T, ε_fit, δ_fit), as
     the fit computes it, and the medians get ρ_r = :func:`sgd_joint_rho` (ε, δ,
     q, σ, T) when that is more than basic composition gives them, else basic.
@@ -344,7 +295,7 @@ def private_plan(epsilon, delta, n_features, gaussian=False, sgd=None) -> Privat
     if delta > 0.0:  # the ranges are accounted in zCDP: the error names the whole epsilon, not its share
         accounting.check_gaussian_epsilon(epsilon)
     eps_r, delta_r = PRIVATE_SHARE * epsilon, PRIVATE_SHARE * delta
-    eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)
+    eps_fit, delta_fit = fit_budget(epsilon, delta)
     k = PRIVATE_MECHANISMS * d
     if delta_r == 0.0:
         eps_q = eps_r / k
@@ -388,10 +339,10 @@ def total(plan, result):
         if (getattr(result, "noise", None) != "gaussian" or info.get("neighbors") != "replace_one"
                 or "sample_rate" not in info or info.get("secure")):
             raise RuntimeError("bounds='private' planned a noisy SGD fit, and the fit was not one")
-        orders, r = _sgd_rdp(float(info["sample_rate"]), float(info["noise_multiplier"]), int(result.steps),
+        orders, r = sgd_rdp(float(info["sample_rate"]), float(info["noise_multiplier"]), int(result.steps),
                              "replace_one")
         joint_delta = sgd_joint_delta(plan.epsilon, plan.delta, plan.eps_fit, plan.delta_fit)
-        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:
+        if not rdp_to_epsilon(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:
             raise RuntimeError("bounds='private': the ranges and the fit exceed the budget (a bug)")
         return plan.epsilon, plan.delta
     if getattr(result, "noise", None) != "gaussian" or "sample_rate" in info or info.get("secure"):

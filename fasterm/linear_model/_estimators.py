@@ -100,6 +100,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         Gradient (or sampler) steps; objective perturbation: its public cap.
     result_ : fasterm.OptimizeResult or fasterm.erm.objpert.ObjPertResult
         What the optimiser calibrated: public constants, apart from the release.
+    plan_ : fasterm.linear_model.FitPlan (every decision of the fit, public; :meth:`plan`)
 
     See Also
     --------
@@ -150,7 +151,7 @@ class DPLinearSVC(_DPLinearClassifier):
 
     Attributes
     ----------
-    coef_, intercept_, classes_, n_features_in_, bounds_, epsilon_, delta_, n_iter_, result_
+    coef_, intercept_, classes_, n_features_in_, bounds_, epsilon_, delta_, n_iter_, result_, plan_
         Those of :class:`DPLogisticRegression` (no ``predict_proba``).
 
     See Also
@@ -225,7 +226,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     result_ : fasterm.OptimizeResult
         Public constants only; ``result_.info["radius"]`` is the resolved R; with
         ``target_bounds``, ``result_.w`` is the model of the mapped target.
-    n_features_in_, bounds_, epsilon_, delta_
+    n_features_in_, bounds_, epsilon_, delta_, plan_
         As for :class:`DPLogisticRegression`.
 
     See Also
@@ -268,6 +269,10 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self.max_steps = max_steps
         self.random_state = random_state
 
+    def _label_bound(self):
+        # with target_bounds the fit sees the target mapped into [-1, 1]
+        return self.label_bound if self.target_bounds is None else 1.0
+
     def fit(self, X: np.typing.ArrayLike, y: np.typing.ArrayLike,
             sample_weight: np.typing.ArrayLike | None = None):  # returns self
         """Fit the private model on (X, y); returns ``self``.
@@ -291,8 +296,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
                 X, y, norms = self._validate_fit_data(X, y, y_numeric=True, accept_sparse="csr")
                 y = _labels_block(y, X.dtype, target)
                 _warn_clipped_labels(y, self.label_bound if target is None else 1.0, self.target_bounds)
-            X, norms = self._rows(X, norms, _dask.is_dask_collection(X))
-            coef, intercept = self._fit_linear(X, y, sample_weight, norms, None if target is None else 1.0)
+            plan = self._plan_for(X, 2, sample_weight)  # every decision of the fit, once
+            X, norms = self._rows(X, norms, _dask.is_dask_collection(X), plan)
+            coef, intercept = self._fit_linear(X, y, plan, sample_weight, norms)
             if target is not None:  # the model in the caller's units (fasterm.linear_model._bounds)
                 coef, intercept = _bounds.unmap_target(coef, intercept, *target)
             self.coef_ = coef
@@ -301,7 +307,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         finally:
             # the fit's budget and random state (a Generator for bounds="private"): never kept,
             # also when the fit raises after the private ranges were drawn
-            self.__dict__.pop("_plan", None)
+            self.__dict__.pop("_budget", None)
             _warnings.stop_reporting(reporting)
 
     def predict(self, X: np.typing.ArrayLike) -> np.ndarray:

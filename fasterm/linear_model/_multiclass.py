@@ -26,7 +26,8 @@ momentum are post-processing; clipping changes *what* is optimised, never the
 privacy.
 
 Defaults (public: n, d, K, ε, δ, the declared bounds).  Solver "auto" is
-the binary rule (:func:`choose_solver`): "sgd" for the logistic loss with
+the binary rule (:func:`fasterm.linear_model._rules.choose_solver`, applied by the fit plan,
+:mod:`fasterm.linear_model._plan`): "sgd" for the logistic loss with
 Gaussian noise from n = 5,000 rows, "gd" below and for Laplace noise, "pgd"
 (Theorem 2 of :mod:`fasterm.erm.optimize`, G = c + α·R) for the hinge loss
 and in secure mode; clip "auto" the binary rule.  The step uses
@@ -66,18 +67,16 @@ import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._mclosses as _mclosses
 import fasterm.erm._sgdrun as _sgdrun
 import fasterm.linear_model._mcrun as _mcrun
-from ._rules import (GD_MAX_STEPS, LR_MULTIPLE, OPTIMISER_SOLVER, PGD_MAX_STEPS, augmented_norm, auto_clip,
-                     choose_solver as _binary_solver_rule, resolve_intercept_scaling, resolve_noise,
-                     resolve_solver)
+import fasterm.erm.core as core
+from ._rules import GD_MAX_STEPS, LR_MULTIPLE, augmented_norm
 from ..erm.constraints import L2Ball
 from ..erm.losses import row_norms
-from ..erm.optimize import OptimizeResult, _bound_for, _default_steps, _sample_weights
-from ..mechanisms.secure import resolve as resolve_secure
-from ..erm.solvers import ACCELERATE_BELOW, _fista, _laplace_steps
+from ..erm.optimize import OptimizeResult
+from ..erm.solvers import ACCELERATE_BELOW
 from .._validation import check_array, check_csr, check_derived, check_random_state, derived_from, is_sparse
 from .._warnings import warn_cost
 
-__all__ = ["choose_solver", "fit_multiclass", "grad_sum", "kernel_sum", "lipschitz", "sgd_step_multiple",
+__all__ = ["fit_multiclass", "grad_sum", "kernel_sum", "lipschitz", "sgd_step_multiple",
            "step_multiple"]
 
 KINDS = ("logistic", "hinge")
@@ -211,17 +210,6 @@ def gd_budget(n, p, K) -> int:
     return int(min(GD_STEPS, max(GD_MIN_STEPS, GD_WORK // (n * p * K))))
 
 
-def choose_solver(kind, n, noise, secure, solver="auto"):
-    """The multiclass solver rule (public: the loss, n, the noise and the mode): the binary rule.
-
-    :func:`fasterm.linear_model._rules.choose_solver`: noisy PGD for the hinge loss and
-    secure mode, noisy GD for Laplace noise and n < SGD_MIN_ROWS, noisy SGD
-    (Poisson minibatches of expected size clamp(n/100, 128, 1024), 2 epochs
-    below n = 10⁵ and 1 above, at least 160 steps) otherwise.
-    """
-    return _binary_solver_rule(kind, n, noise, secure, False, solver)
-
-
 def sum_theta(n, dtype):
     """θ of :func:`kernel_sum`'s sum of n rows: |Ŝ − S| ≤ θ Σ_i |g_i| entrywise, whatever order
     the compiled kernel (blocks, threads) adds in — each term meets at most n roundings in
@@ -231,16 +219,6 @@ def sum_theta(n, dtype):
     if np.dtype(dtype) == np.float32:
         return g + _float_margin.U32 * (1 + g)
     return g
-
-
-def _check_supported(method, solver, noise, chunked):
-    if chunked:
-        raise ValueError("more than two classes need X in memory (numpy): dask arrays are fitted for "
-                         "binary labels only")
-    if method != "gradient":
-        raise ValueError(f"solver={method!r} is binary only; more than two classes are fitted with "
-                         "solver 'auto', 'noisy_gd', 'noisy_sgd' or 'noisy_pgd' (for delta=0 with a gradient "
-                         "solver: noise='laplace', calibration 'pure' or 'l2')")
 
 
 def _row_sums(X):
@@ -338,12 +316,12 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     L1 bound √D·Δ₂ of a clipped gradient per step: docs/multiclass.rst.
     """
     import fasterm.mechanisms._noise as _noise
-    from ..mechanisms.noise import _scale_for
+    from ..mechanisms.noise import scale_for
 
     if is_sparse(X):
         X = check_csr(X, "X")
     n, d = X.shape
-    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    weights, wb = core.sample_weights(sample_weight, weight_bound, n)
     eps = float(epsilon)
     with derived_from("epsilon, data_norm and weight_bound"):
         c1 = L1_CLIP * math.sqrt(d) * data_norm  # the rows' L1 clip (≤ the bound √d·X of ‖x̄‖₁)
@@ -359,11 +337,11 @@ def _fit_class_sums(X, y, K, *, epsilon, data_norm, radius, alpha, fit_intercept
     if not np.isfinite(S).all():
         check_array(X, "X", ndim=2)
     noise = np.empty(d * K, dtype=np.float64)
-    _noise.laplace_fill(check_random_state(random_state).bit_generator, noise, _scale_for(b, np.float64))
+    _noise.laplace_fill(check_random_state(random_state).bit_generator, noise, scale_for(b, np.float64))
     S += noise.reshape(d, K)
     # post-processing of S̃: centre the class columns, one gradient step, the ball
     S -= S.mean(axis=1, keepdims=True)
-    s = resolve_intercept_scaling("logistic", "gradient", intercept_scaling)
+    s = intercept_scaling  # resolved by the plan
     dn = augmented_norm(data_norm, fit_intercept, s)
     lr = LR_MULTIPLE / (wb * dn * dn / K + alpha)
     p = d + bool(fit_intercept)
@@ -408,71 +386,49 @@ def _sgd_numpy(kind, Xw, yi, norms, data_norm, s_col, K, clips, w, steps, start,
     return tail + w  # w_T
 
 
-def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
-                   intercept_scaling, solver, noise, calibration, clip, steps, max_steps, random_state,
-                   secure=None, chunked=False, sample_weight=None, weight_bound=1.0):
-    """Fit one private K-class linear model; returns ``(coef, intercept, result)``.
+def fit_multiclass(plan, X, y, *, random_state, sample_weight=None):
+    """Fit one private K-class linear model as ``plan`` says; returns ``(coef, intercept, result)``.
 
-    ``y`` holds class indices in [0, K); ``coef`` has shape (K, d) and X's
-    dtype, ``intercept`` shape (K,); ``result`` is the
+    ``plan``: the :class:`fasterm.linear_model._plan.FitPlan` of this X with
+    K = ``plan.n_classes`` > 2.  ``y`` holds class indices in [0, K); ``coef``
+    has shape (K, d) and X's dtype, ``intercept`` shape (K,); ``result`` is the
     :class:`fasterm.OptimizeResult` with the (ε, δ) spent and ``w`` the
-    flattened (d + 1) × K (or d × K) weight matrix.  Parameters are those of
-    the estimators (validated there); module docstring for the rules.
+    flattened (d + 1) × K (or d × K) weight matrix.  Module docstring for the rules.
     A scipy.sparse X stays sparse (its CSR design, :func:`fasterm.erm._design.design`);
     ``sample_weight`` (mapped into [0, ``weight_bound``] B) multiplies each
     clipped per-example gradient, so Δ₂ = 2B·c/n (as in :func:`fasterm.noisy_pgd`).
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    public_solver = solver
-    method, solver = resolve_solver(solver, delta, noise, secure, chunked)
-    if public_solver == "auto" and method == "objpert":
-        # δ = 0, no noise given, X in memory, no secure mode: the binary rule's objective
-        # perturbation has no multinomial version; K > 2 fits the noisy class sums
-        resolve_noise("class_sums", delta, noise, calibration, public_solver)  # calibration=... raises
-        return _fit_class_sums(X, y, int(n_classes), epsilon=epsilon, data_norm=data_norm, radius=radius,
-                               alpha=alpha, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+    kind, K, epsilon, delta = plan.kind, plan.n_classes, plan.epsilon, plan.delta
+    data_norm, radius, alpha, fit_intercept = plan.data_norm, plan.radius, plan.alpha, plan.fit_intercept
+    weight_bound, steps, max_steps = plan.weight_bound, plan.steps, plan.max_steps
+    if plan.is_class_sums:
+        return _fit_class_sums(X, y, K, epsilon=epsilon, data_norm=data_norm, radius=radius, alpha=alpha,
+                               fit_intercept=fit_intercept, intercept_scaling=plan.intercept_scaling,
                                random_state=random_state, sample_weight=sample_weight, weight_bound=weight_bound)
-    _check_supported(method, solver, noise, chunked)
-    noise, calibration = resolve_noise(method, delta, noise, calibration, public_solver)
-    if noise == "gaussian" and delta > 0.0:
-        accounting.check_gaussian_epsilon(epsilon)  # before the calibrations' derived_from: the error names epsilon
-    sec = resolve_secure(secure)
-    K = int(n_classes)
+    solver, noise, calibration, secure = plan.optimiser, plan.noise, plan.calibration, plan.secure
+    sgd = plan.is_sgd
     if is_sparse(X):
         X = check_csr(X, "X")
     n, d = X.shape
-    solver, opts = choose_solver(kind, n, noise, sec, solver)
-    if solver in ("gd", "sgd") and (kind == "hinge" or sec):
-        raise ValueError(f"solver={OPTIMISER_SOLVER[solver]!r} needs a smooth loss (logistic) and secure=False; "
-                         "use solver='noisy_pgd' (or 'auto')")
-    if solver == "sgd" and noise != "gaussian":
-        raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is Rényi DP)")
-    if solver == "sgd" and delta == 0.0:
-        raise ValueError("solver='noisy_sgd' needs delta > 0 (Rényi DP gives no pure ε)")
-    s = resolve_intercept_scaling(kind, method, intercept_scaling)
-    if fit_intercept and not s > 0:
-        raise ValueError(f"intercept_scaling must be > 0, got {s!r}")
-    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    s = plan.intercept_scaling
+    weights, wb = core.sample_weights(sample_weight, weight_bound, n)
     p = d + bool(fit_intercept)
     dim = p * K
-    dn = augmented_norm(data_norm, fit_intercept, s)
+    dn = plan.augmented_norm
     G = lipschitz(dn)
-    c_clip = min(auto_clip(kind, dn) if clip == "auto" else (G if clip is None else clip), G)
+    c_clip = plan.clip
     c = wb * c_clip  # a weighted record's clipped gradient has norm ≤ B·c
     sens = 2.0 * c / n
     ball = L2Ball(radius, dim)
-    if solver == "sgd":
+    if sgd:
         rng = check_random_state(random_state)
         backend = None
     else:
         backend = _backends.for_fit(secure, noise, calibration, random_state)
     with derived_from(_SCALES):
         beta0 = wb * dn * dn / K + alpha
-        if solver == "sgd":
-            q = opts["batch_size"] / n
-            if steps is None:
-                steps = int(math.ceil(SGD_EPOCHS * opts["epochs"] / q))
+        if sgd:
+            q = plan.sample_rate
             delta_fit, eta_max = _float_margin.sgd_delta(delta)  # δ = δ_fit + η_max (the batch cap's share)
             sigma = accounting.calibrate_sgd_sigma(q, steps, epsilon, delta_fit, "replace_one")
             eps_spent = min(epsilon, accounting.sgd_epsilon(q, sigma, steps, delta_fit, "replace_one"))
@@ -485,33 +441,32 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
             backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)
             check_derived(1.0 + lr * (c / q + alpha * radius + 64.0 * scale / m * math.sqrt(dim)),
                           "the largest step", "lr, " + _SCALES)
-        elif solver == "gd":
+        elif plan.is_gd:
             lr = check_derived(LR_MULTIPLE / beta0, "the step size", "data_norm")
-            budget = max_steps or gd_budget(n, p, K)
+            budget = max_steps
             if steps is None:
                 if noise == "gaussian":
                     # Gaussian noise of T releases adds η²·T·σ² ∝ η²T² = (horizon/β₀)² at a fixed
                     # horizon ηT, whatever T: more steps only refine the path (step_multiple)
                     steps = int(budget)
                 else:
-                    steps = _laplace_steps(1.0 / lr, lr, float(radius), sens, dim, epsilon, delta,
-                                           calibration, budget)
+                    steps = core.laplace_steps(1.0 / lr, lr, float(radius), sens, dim, epsilon, delta,
+                                               calibration, budget)
             cal = backend.calibrate(sens, dim, steps, epsilon, delta)
             lr = check_derived(step_multiple(cal.noise_sq(dim), steps, c) / beta0, "the step size",
                                "data_norm")
-            momentum = _fista(steps) if math.sqrt(cal.noise_sq(dim)) <= ACCELERATE_BELOW * c else None
+            momentum = core.fista(steps) if math.sqrt(cal.noise_sq(dim)) <= ACCELERATE_BELOW * c else None
             average = False
         else:
             R = float(ball.diameter)
             G_bound = c + alpha * radius
             if steps is None:
-                steps = _default_steps(noise, calibration, sens, dim, epsilon, delta, R, G_bound,
-                                       max_steps or PGD_MAX_STEPS)
+                steps = core.pgd_steps(noise, calibration, sens, dim, epsilon, delta, R, G_bound, max_steps)
             cal = backend.calibrate(sens, dim, steps, epsilon, delta)
-            lr = _bound_for(R, G_bound + cal.bias_norm(dim), cal.noise_sq(dim), steps)[1]
+            lr = core.pgd_bound(R, G_bound + cal.bias_norm(dim), cal.noise_sq(dim), steps)[1]
             momentum = None
             average = True
-        if solver != "sgd":
+        if not sgd:
             check_derived(1.0 + lr * (wb * G + alpha * radius + 64.0 * cal.noise_scale * math.sqrt(dim)),
                           "the largest step", "lr, " + _SCALES)
 
@@ -535,8 +490,8 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
 
     code = _KIND_CODE[kind]
     w = np.zeros(dim, dtype=work)
-    warn_cost(steps, m if solver == "sgd" else n, p, classes=K)  # public sizes: T, the (expected) batch, p, K
-    if solver == "sgd":
+    warn_cost(steps, m if sgd else n, p, classes=K)  # public sizes: T, the (expected) batch, p, K
+    if sgd:
         # The output: the average of the last iterates w_t, start < t ≤ T (TAIL_AVERAGE of them, at
         # least one).  Each is a function of the earlier releases, so their average is
         # post-processing; it lies in the ball (convex) and is projected to remove rounding.
@@ -572,9 +527,9 @@ def fit_multiclass(kind, X, y, n_classes, *, epsilon, delta, data_norm, radius, 
     coef = Wm[:d].T.astype(X.dtype, copy=True)
     intercept = (Wm[d] * s).astype(X.dtype) if fit_intercept else np.zeros(K, dtype=X.dtype)
     info = {"n": n, "d": d, "n_classes": K, "solver": solver, "accelerate": momentum is not None,
-            "lipschitz_loss": G, "secure": None if solver == "sgd" else backend.secure_calibration,
+            "lipschitz_loss": G, "secure": None if sgd else backend.secure_calibration,
             "weight_bound": None if weights is None else wb}
-    if solver == "sgd":
+    if sgd:
         info.update({"sample_rate": q, "noise_multiplier": sigma, "neighbors": "replace_one"})
         result = OptimizeResult(
             w=w, epsilon=eps_spent, delta=delta, steps=steps, lr=lr, noise="gaussian", calibration=None,

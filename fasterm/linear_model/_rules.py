@@ -1,8 +1,10 @@
 """The fit shared by the scikit-learn estimators and ``python -m fasterm`` (numpy only).
 
-:mod:`fasterm.linear_model` wraps :func:`fit_linear` in scikit-learn
-estimators (and validates their parameters there, once); the main job calls it
-directly so that it runs without scikit-learn.  The rules and defaults below
+The rules below are applied once per fit by the fit plan
+(:func:`fasterm.linear_model._plan.make_plan`); :func:`fit_binary` runs a plan
+of two classes or regression.  The scikit-learn estimators
+(:mod:`fasterm.linear_model`) and the main job call them, the main job
+without scikit-learn.  The rules and defaults below
 read public quantities only; why each was chosen: docs/solvers.rst ("The
 default rule", "How the constants were chosen", "The estimators' public
 defaults") and docs/pure.rst (the intercept column of objective perturbation).
@@ -49,10 +51,9 @@ import fasterm.erm.expmech as expmech
 import fasterm.erm.losses as _losses_mod
 from ..erm._design import design
 from ..erm.constraints import L2Ball
-import fasterm.erm.optimize as _optimize
-from ..erm.optimize import _sample_weights, noisy_pgd
-import fasterm.erm.solvers as _solvers
-from ..erm.solvers import _noisy_sgd
+import fasterm.erm.core as core
+from ..erm.optimize import noisy_pgd
+from ..erm.solvers import GD_MAX_STEPS as _GD_MAX_STEPS
 from ..mechanisms.secure import resolve as resolve_secure
 from .._validation import FLOAT_DTYPES, check_csr, check_positive, check_random_state, is_sparse
 
@@ -78,6 +79,8 @@ SOLVER_PARTS = {
     "expmech": ("expmech", None), "adassp": ("adassp", None),
 }
 SOLVERS = tuple(SOLVER_PARTS)
+#: The solvers of the classifiers (``python -m fasterm``): all but AdaSSP, which is least squares.
+CLASSIFIER_SOLVERS = tuple(s for s in SOLVERS if s != "adassp")
 #: The solvers that take ``noise`` (and, for Laplace noise, ``calibration``).
 GRADIENT_SOLVERS = ("noisy_gd", "noisy_sgd", "noisy_pgd")
 NOISES = ("gaussian", "laplace")
@@ -88,7 +91,7 @@ OPTIMISER_SOLVER = {"gd": "noisy_gd", "sgd": "noisy_sgd", "pgd": "noisy_pgd"}
 # The data-independent solver rule (docs/solvers.rst): constants chosen by the
 # experiments written up there (scikit-learn's digits and synthetic data).
 PGD_MAX_STEPS = 100      # noisy_pgd's compute budget (docs/solvers.rst)
-GD_MAX_STEPS = _solvers.GD_MAX_STEPS  # noisy_gd's compute budget (40)
+GD_MAX_STEPS = _GD_MAX_STEPS  # noisy_gd's compute budget (40)
 GD_SMALL_ROWS = 1_000    # below this n, noisy_gd's budget is GD_SMALL_MAX_STEPS
 GD_SMALL_MAX_STEPS = 20  # (why 20: docs/solvers.rst, "How the constants were chosen", item 5)
 SGD_MIN_ROWS = 5_000     # from this n on, noisy_sgd
@@ -206,14 +209,41 @@ def _fit_objpert(kind, X, y, epsilon, *, data_norm, alpha, label_bound, random_s
                                           secure=secure)
 
 
-def _check_float_in_memory(method, X, secure):
+#: The algorithms that work in floating point (no secure mode).
+FLOAT_METHODS = ("adassp", "objpert", "objpert_threshold", "expmech")
+#: The algorithms that need X in memory and refuse secure mode at the fit (objpert's solve, expmech's sampler).
+IN_MEMORY_METHODS = ("objpert", "objpert_threshold", "expmech")
+#: Objective perturbation and its two-stage variant.
+OBJPERT_METHODS = ("objpert", "objpert_threshold")
+#: The optimisers that need a smooth loss, X in memory and no secure mode.
+SMOOTH_OPTIMISERS = ("gd", "sgd")
+
+
+def check_float_in_memory(method, chunked, secure):
     """objpert's solve and expmech's sampler: floating point, on an in-memory X."""
-    if resolve_secure(secure):
+    if secure:
         raise ValueError(f"secure=True needs solver='noisy_pgd' (or 'auto'; solver={method!r} has no "
                          "floating-point-safe mode)")
-    if _dask.is_dask_collection(X):
+    if chunked:
         raise ValueError(f"solver={method!r} needs X in memory; dask arrays are fitted with "
                          "solver='noisy_pgd' (or 'auto')")
+
+
+def check_adassp(kind, secure, chunked):
+    """``solver="adassp"``: least squares, no secure mode, X in memory."""
+    if kind != "squared":
+        raise ValueError("solver='adassp' is least-squares regression (DPLinearRegression) only")
+    if secure:
+        raise ValueError("secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): AdaSSP's "
+                         "releases have no floating-point-safe mode")
+    if chunked:
+        raise ValueError("solver='adassp' needs X in memory; dask arrays are fitted with solver='noisy_pgd' "
+                         "(or 'auto')")
+
+
+def smoothness(kind, alpha, label_bound, data_norm, weight_bound) -> float:
+    """β of the (weighted) objective for rows of norm ≤ ``data_norm``: B·β_loss + α (public)."""
+    return core.smoothness(make_loss(kind, alpha, label_bound), data_norm, label_bound, weight_bound)
 
 
 def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha, random_state, secure):
@@ -263,7 +293,7 @@ def _fit_objpert_threshold(A, y, epsilon, *, data_norm, intercept_scaling, alpha
 #: configuration (a benchmark, a search over seeds) checks and calibrates it once.
 _GD_PLANS: dict = {}
 _GD_PLANS_MAX = 256
-_optimize._CACHE_CLEARERS.append(_GD_PLANS.clear)
+core.register_cache(_GD_PLANS.clear)
 
 
 def _gd_plan(loss, ball, *config):
@@ -280,10 +310,10 @@ def _gd_plan(loss, ball, *config):
     if plan is None:
         kind, alpha, label_bound, radius, n, dn, c, epsilon, delta, steps, noise, calibration, max_steps, lr, \
             weight_bound = config
-        params = _solvers._gd_params(loss, ball, epsilon, delta, steps, noise, dn, c, label_bound, lr, "auto",
+        params = core.gd_params(loss, ball, epsilon, delta, steps, noise, dn, c, label_bound, lr, "auto",
                                      "last", max_steps, calibration)
-        _, wb = _sample_weights(None, weight_bound, n)  # the weight_bound check of an unweighted fit
-        plan = _solvers._gd_plan(loss, ball, n, wb, params)
+        _, wb = core.sample_weights(None, weight_bound, n)  # the weight_bound check of an unweighted fit
+        plan = core.gd_plan(loss, ball, n, wb, params)
         if len(_GD_PLANS) >= _GD_PLANS_MAX:
             _GD_PLANS.clear()
         _GD_PLANS[key] = plan
@@ -399,8 +429,7 @@ def resolve_noise(method, delta, noise, calibration, solver="auto") -> tuple[str
     return noise, calibration
 
 
-def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept, intercept_scaling, secure,
-                random_state, label_bound, sample_weight, weight_bound, row_norms):
+def _fit_adassp(plan, X, y, *, random_state, sample_weight, row_norms):
     """``solver="adassp"`` (regression): :func:`fasterm.erm.ssp.adassp` on the design rows.
 
     The design is the one of every method (rows clipped to ``data_norm``, the
@@ -412,21 +441,12 @@ def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept,
     """
     import fasterm.erm.ssp as ssp
 
-    if kind != "squared":
-        raise ValueError("solver='adassp' is least-squares regression (DPLinearRegression) only")
-    if resolve_secure(secure):
-        raise ValueError("secure=True (or fasterm.secure_mode) needs solver='noisy_pgd' (or 'auto'): AdaSSP's "
-                         "releases have no floating-point-safe mode")
-    if _dask.is_dask_collection(X):
-        raise ValueError("solver='adassp' needs X in memory; dask arrays are fitted with solver='noisy_pgd' "
-                         "(or 'auto')")
     if is_sparse(X):
         X = check_csr(X, "X")
-    s = resolve_intercept_scaling(kind, "adassp", intercept_scaling)
-    dn = augmented_norm(data_norm, fit_intercept, s)
-    A = design(X, data_norm, fit_intercept, s, row_norms)
-    result = ssp.adassp(A, y, epsilon, delta, data_norm=dn, label_bound=label_bound,
-                        sample_weight=sample_weight, weight_bound=weight_bound, random_state=random_state)
+    s, fit_intercept, radius = plan.intercept_scaling, plan.fit_intercept, plan.radius
+    A = design(X, plan.data_norm, fit_intercept, s, row_norms)
+    result = ssp.adassp(A, y, plan.epsilon, plan.delta, data_norm=plan.augmented_norm, label_bound=plan.label_bound,
+                        sample_weight=sample_weight, weight_bound=plan.weight_bound, random_state=random_state)
     if radius is not None:
         result.w = L2Ball(radius, A.shape[1]).project(result.w)
         result.info["radius"] = float(radius)
@@ -437,81 +457,35 @@ def _fit_adassp(kind, X, y, *, epsilon, delta, data_norm, radius, fit_intercept,
     return coef, intercept, result
 
 
-def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_intercept,
-               intercept_scaling, solver, noise, calibration, clip, steps, max_steps,
-               random_state, label_bound=None, secure=None, sample_weight=None,
-               weight_bound=1.0, checked=False, row_norms=None):
-    """Fit one private linear model; returns ``(coef, intercept, result)``.
+def fit_binary(plan, X, y, *, random_state, sample_weight=None, checked=False, row_norms=None):
+    """Fit one private linear model as ``plan`` says; returns ``(coef, intercept, result)``.
 
-    ``kind``: "logistic", "hinge" (y in {−1, +1}; the kernels read y > 0 as
-    +1) or "squared" (|y| ≤ ``label_bound``, clipped).  ``coef`` has X's
-    dtype and shape (d,); ``intercept`` is a float (0.0 without intercept);
-    ``result`` is the :class:`fasterm.OptimizeResult` with the (ε, δ) spent.
-    Parameters are those of the estimators (module docstring); callers
-    validate them.  ``sample_weight`` (None or n weights, mapped into
-    [0, ``weight_bound``]) is passed to the noisy gradient solvers, whose
-    sensitivity scales with ``weight_bound`` (:func:`fasterm.noisy_pgd`);
-    the other methods refuse it.  ``checked``: the caller has validated X and
-    y as the estimators do (finite, float32 or float64, one label per row),
-    so the solver does not scan them again; ``row_norms``: X's row norms from
-    that check (:func:`fasterm.erm._design.row_norms_unchecked`), or None.
+    ``plan``: the :class:`fasterm.linear_model._plan.FitPlan` of this X (two
+    classes or regression).  ``kind`` (the plan's): "logistic", "hinge" (y in
+    {−1, +1}; the kernels read y > 0 as +1) or "squared" (|y| ≤
+    ``label_bound``, clipped).  ``coef`` has X's dtype and shape (d,);
+    ``intercept`` is a float (0.0 without intercept); ``result`` is the
+    :class:`fasterm.OptimizeResult` with the (ε, δ) spent.
+    ``sample_weight`` (None or n weights, mapped into [0, ``weight_bound``])
+    is passed to the noisy gradient solvers, whose sensitivity scales with
+    ``weight_bound`` (:func:`fasterm.noisy_pgd`).  ``checked``: the caller
+    has validated X and y as the estimators do (finite, float32 or float64,
+    one label per row), so the solver does not scan them again;
+    ``row_norms``: X's row norms from that check
+    (:func:`fasterm.erm._design.row_norms_unchecked`), or None.
     """
-    public_solver = solver
-    method, solver = resolve_solver(solver, delta, noise, secure, _dask.is_dask_collection(X), kind)
-    noise, calibration = resolve_noise(method, delta, noise, calibration, public_solver)
-    # alpha=None (DPLinearRegression's default): 0 on the regression rule's path, else DEFAULTS["alpha"]
+    method, solver = plan.method, plan.optimiser
     if method == "adassp":
-        return _fit_adassp(kind, X, y, epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
-                           fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, secure=secure,
-                           random_state=random_state, label_bound=label_bound, sample_weight=sample_weight,
-                           weight_bound=weight_bound, row_norms=row_norms)
-    sec = resolve_secure(secure)
-    chunked = _dask.is_dask_collection(X)
-    if method == "gradient" and regression_rule_applies(kind, X.shape[0], noise, delta, sec, chunked, solver):
-        # the regression rule (docs/solvers.rst, "Regression"): noisy_gd, T and R growing with n
-        solver = "gd"
-        rule_steps, rule_radius = regression_gd_rule(X.shape[0], X.shape[1] + bool(fit_intercept), epsilon, delta)
-        if steps is None:
-            steps = rule_steps
-        if radius is None:
-            radius = rule_radius
-        if alpha is None:
-            alpha = REGRESSION_GD_ALPHA
-    if radius is None:
-        radius = DEFAULT_RADIUS[kind]
-    if alpha is None:
-        alpha = DEFAULTS["alpha"]
+        return _fit_adassp(plan, X, y, random_state=random_state, sample_weight=sample_weight, row_norms=row_norms)
+    kind, epsilon, delta, noise, calibration = plan.kind, plan.epsilon, plan.delta, plan.noise, plan.calibration
+    data_norm, fit_intercept, intercept_scaling = plan.data_norm, plan.fit_intercept, plan.intercept_scaling
+    radius, alpha, label_bound, steps, secure = plan.radius, plan.alpha, plan.label_bound, plan.steps, plan.secure
+    weight_bound = plan.weight_bound
     if is_sparse(X):
-        if method != "gradient":
-            raise TypeError(f"X is a scipy.sparse matrix: sparse input is fitted by the noisy gradient solvers "
-                            f"only, not {method!r} (delta=0 with sparse X: solver='noisy_gd' or 'noisy_pgd', "
-                            "noise='laplace')")
         X = check_csr(X, "X")  # canonical once, for every pass of the fit
-    if sample_weight is not None and method != "gradient":
-        raise ValueError(f"sample_weight is supported by the noisy gradient solvers only, not {method!r}"
-                         + (" (delta=0 under solver='auto' is objective perturbation; for pure epsilon "
-                            "with weights use solver='noisy_gd' or 'noisy_pgd', noise='laplace')"
-                            if delta == 0.0 else ""))
-    intercept_scaling = resolve_intercept_scaling(kind, method, intercept_scaling)
-    if method in ("objpert", "objpert_threshold", "expmech"):
-        _check_float_in_memory(method, X, secure)
-    if method == "objpert_threshold" and (kind == "squared" or not fit_intercept):
-        raise ValueError("solver='objpert_threshold' is for classifiers with fit_intercept=True "
-                         "(it chooses the intercept privately)")
-    if method == "expmech" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:
-        # Beyond one dimension the hit-and-run chain is not an exact sample
-        # (fasterm.erm.expmech): only (ε, (1 + e^ε)·δ_TV)-DP with δ_TV unknown, so
-        # δ = 0 cannot be promised.  In one dimension it is one exact draw.
-        raise ValueError("solver='expmech' with delta=0: the hit-and-run chain only approximates "
-                         "the exponential mechanism (its distance delta_tv from it is not known), "
-                         "so the fit is not (epsilon, 0)-DP; use solver='objpert' (or 'auto') for "
-                         "pure epsilon, or pass delta > 0 to accept an approximate, uncertified "
-                         "release (reported with delta_ = nan)")
     loss = make_loss(kind, alpha, label_bound)
-    dn = augmented_norm(data_norm, fit_intercept, intercept_scaling)
+    dn = plan.augmented_norm
     ball = L2Ball(radius, X.shape[1] + bool(fit_intercept))
-    solver, opts = (choose_solver(kind, X.shape[0], noise, sec, chunked, solver) if method == "gradient"
-                    else ("pgd", {}))
     # noisy_sgd builds the design rows of each minibatch itself: no (n, d + 1) copy of X.
     A = X if solver == "sgd" else design(X, data_norm, fit_intercept, intercept_scaling, row_norms)
     if method == "objpert_threshold":
@@ -528,45 +502,35 @@ def fit_linear(kind, X, y, *, epsilon, delta, data_norm, radius, alpha, fit_inte
         result = _fit_expmech(loss, A, y, ball, epsilon, data_norm=dn, steps=steps,
                               random_state=random_state, label_bound=label_bound)
     else:
-        c = auto_clip(kind, dn, label_bound) if clip == "auto" else clip
-        if solver != "pgd" and (kind == "hinge" or sec or chunked):
-            raise ValueError(f"solver={OPTIMISER_SOLVER[solver]!r} needs a smooth loss (logistic, squared), "
-                             "X in memory and secure=False; use solver='noisy_pgd' (or 'auto')")
-        if solver == "sgd" and noise != "gaussian":
-            raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the "
-                             "subsampled Gaussian)")
+        c = plan.clip
         common = dict(data_norm=dn, clip=c, random_state=random_state, label_bound=label_bound,
                       sample_weight=sample_weight, weight_bound=weight_bound)
         if solver == "pgd":
             result = noisy_pgd(loss, A, y, ball, epsilon, delta=delta, steps=steps, noise=noise,
-                               calibration=calibration, max_steps=max_steps or PGD_MAX_STEPS,
-                               secure=secure, **common)
+                               calibration=calibration, max_steps=plan.max_steps, secure=secure, **common)
         else:
-            # the weighted objective's smoothness: B·β + l2, B = 1 unweighted
-            wb = 1.0 if sample_weight is None else check_positive(weight_bound, "weight_bound")
-            beta = _solvers._smoothness(loss, dn, label_bound, wb)
-            lr = LR_MULTIPLE / beta
+            lr = plan.lr
             if solver == "gd":
                 # A checked X gives a checked design: C-contiguous, finite, y in its dtype.
                 checked = (checked and type(A) is np.ndarray and A.flags.c_contiguous and A.dtype in FLOAT_DTYPES
                            and type(y) is np.ndarray and y.dtype == A.dtype and y.flags.c_contiguous
                            and y.shape == (A.shape[0],))
-                plan = None
+                gd_plan = None
                 if checked and sample_weight is None:
-                    plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon, delta,
-                                    steps, noise, calibration, max_steps or gd_budget(kind, A.shape[0], noise), lr, weight_bound)
-                if plan is not None:
-                    result = _solvers._gd_run(loss, ball, plan, A, y, check_random_state(random_state), None)
+                    gd_plan = _gd_plan(loss, ball, kind, alpha, label_bound, radius, A.shape[0], dn, c, epsilon,
+                                       delta, steps, noise, calibration, plan.max_steps, lr, weight_bound)
+                if gd_plan is not None:
+                    result = core.gd_run(loss, ball, gd_plan, A, y, check_random_state(random_state), None)
                 else:
-                    result = _solvers._noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
-                                                calibration=calibration, lr=lr, max_steps=max_steps or gd_budget(kind, A.shape[0], noise),
-                                                accelerate="auto", output="last", checked=checked, **common)
+                    result = core.noisy_gd(loss, A, y, ball, epsilon, delta, steps, noise,
+                                           calibration=calibration, lr=lr, max_steps=plan.max_steps,
+                                           accelerate="auto", output="last", checked=checked, **common)
             else:
-                result = _noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
-                                    output="last", neighbors="replace_one",
-                                    intercept=(data_norm, intercept_scaling) if fit_intercept else None,
-                                    checked=checked, row_norms=row_norms if checked else None,
-                                    **opts, **common)
+                result = core.noisy_sgd(loss, X, y, ball, epsilon, delta, steps, lr=lr, sample_rate=None,
+                                        output="last", neighbors="replace_one",
+                                        intercept=(data_norm, intercept_scaling) if fit_intercept else None,
+                                        checked=checked, row_norms=row_norms if checked else None,
+                                        batch_size=plan.batch_size, epochs=plan.epochs, **common)
     if isinstance(getattr(result, "info", None), dict):
         result.info["radius"] = float(radius)  # the resolved public bound (fasterm._warnings.warn_on_boundary)
     w = np.asarray(result.w)

@@ -67,6 +67,10 @@ def _scale_for(scale: float, dtype) -> float:
     return float(s)
 
 
+
+#: The name the other wings use (:mod:`fasterm.erm._backends`, the multiclass class sums).
+scale_for = _scale_for
+
 def _prepare(size, scale, dtype, out, random_state):
     scale = check_scalar(scale, "scale", low=0.0)
     rng = check_random_state(random_state)

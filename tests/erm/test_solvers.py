@@ -339,7 +339,9 @@ def test_estimator_sgd_minibatches_equal_the_design_path(dtype, fit_intercept, l
     X, y = logistic_data(6000, 5, seed=8, dtype=dtype)
     X[:50] *= 3.0  # rows beyond data_norm = 1: clipped in both paths
     p = dict(_linear.DEFAULTS, radius=50.0, random_state=4, fit_intercept=fit_intercept, solver="noisy_sgd")
-    coef, b, res = _linear.fit_linear("logistic", X, y, **p)
+    from fasterm.linear_model._plan import fit_linear
+
+    coef, b, res = fit_linear("logistic", X, y, **p)
     A = _linear.design(X, 1.0, fit_intercept, 0.25)
     dn = _linear.augmented_norm(1.0, fit_intercept, 0.25)
     loss = _linear.make_loss("logistic", p["alpha"])

@@ -151,9 +151,11 @@ def test_private_bounds_accounting(cls, params, multi, joint):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fe.DataWarning)
         m = cls(bounds="private", random_state=0, **params).fit(X, y)
-    sgd = _bounds.sgd_fit(m, X.shape[0], 3 if multi else 2)
+    sgd = m.plan_.sgd  # the fit plan: what the fit ran, read by the ranges' accounting
     plan = _bounds.private_plan(epsilon, delta, d, joint is True, sgd=sgd)
-    assert _bounds.gaussian_fit(m, X.shape[0]) is (joint is True)
+    assert m.plan_.full_batch_gaussian is (joint is True)
+    # the plan before the fit is the plan of the fit
+    assert m.plan(X.shape[0], d, 3 if multi else 2) == m.plan_
     assert (sgd is not None) is (joint == "sgd")
     # the documented share: the fit is calibrated to half of ε and half of δ, in both accountings
     assert plan.eps_r == pytest.approx(epsilon / 2, rel=1e-15) and plan.delta_r == pytest.approx(delta / 2, rel=1e-15)
@@ -224,7 +226,7 @@ def test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian():
         _bounds.total(plan, g.result_)  # a fit calibrated to ε = 1.5 under a plan for ε = 1
     # a joint Rényi-DP plan for noisy SGD: the same checks, from the fit's recorded q, σ and T
     s = fe.DPLogisticRegression(bounds="private", random_state=0, solver="noisy_sgd")
-    sgd_plan = _bounds.private_plan(1.0, 1e-5, 8, sgd=_bounds.sgd_fit(s, 569))
+    sgd_plan = _bounds.private_plan(1.0, 1e-5, 8, sgd=s.plan(569, 8).sgd)
     assert sgd_plan.sgd is not None and sgd_plan.rho_r is not None
     with pytest.raises(RuntimeError, match="noisy SGD fit"):
         _bounds.total(sgd_plan, g.result_)  # full-batch Gaussian, not SGD
@@ -652,7 +654,7 @@ def test_a_failed_fit_keeps_no_random_state(est, y):
     with pytest.raises(ValueError, match="sample_weight"):
         est.fit(RAW[:100], y, sample_weight=np.ones(99))
     assert not any(isinstance(v, np.random.Generator) for v in vars(est).values() if v is not est.random_state)
-    assert "_plan" not in vars(est)
+    assert "_budget" not in vars(est)
 
 
 # the private ranges of the 300-row table miss a feature: not what is tested here
@@ -672,8 +674,8 @@ def test_review_fixes_of_session_9():
     from fasterm.linear_model import _bounds as B
 
     reg = fe.DPLinearRegression(bounds="private")
-    assert B.gaussian_fit(reg, 6000) and B.gaussian_fit(reg, 400)
-    assert not B.gaussian_fit(fe.DPLogisticRegression(bounds="private"), 6000)  # noisy_sgd there
+    assert reg.plan(6000, 3).full_batch_gaussian and reg.plan(400, 3).full_batch_gaussian
+    assert not fe.DPLogisticRegression(bounds="private").plan(6000, 3).full_batch_gaussian  # noisy_sgd there
     rng = np.random.default_rng(1)
     X = rng.normal(size=(6000, 3))
     y = np.clip(X @ np.array([0.5, -0.2, 0.1]), -1, 1)

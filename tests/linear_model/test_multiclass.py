@@ -410,7 +410,9 @@ def test_binary_is_the_binary_model(cls):
     """Two classes go through the binary fit (_linear.fit_linear) unchanged: coef_ (1, d)."""
     X, y = _blobs(n=300, d=4, k=2)
     m = cls(random_state=0).fit(X, y)
-    coef, intercept, _ = _linear.fit_linear(
+    from fasterm.linear_model._plan import fit_linear
+
+    coef, intercept, _ = fit_linear(
         cls._kind, X, np.where(y == 1, 1.0, -1.0), epsilon=1.0, delta=1e-5, data_norm=1.0, radius=50.0,
         alpha=1e-4, fit_intercept=True, intercept_scaling="auto", solver="auto", noise=None,
         calibration=None, clip="auto", steps=None, max_steps=None, random_state=0)

@@ -35,11 +35,14 @@ def _data(n, d, K, seed, dtype):
 
 def _fit(kind, X, y, K, *, solver, noise="gaussian", weights=None, fit_intercept=True, steps=25, seed=0,
          epsilon=1.0, alpha=1e-3):
-    return _multiclass.fit_multiclass(
-        kind, X, y, K, epsilon=epsilon, delta=1e-5 if noise == "gaussian" else 0.0, data_norm=1.0, radius=3.0,
+    from fasterm.linear_model._plan import make_plan
+
+    plan = make_plan(
+        kind, n=X.shape[0], d=X.shape[1], n_classes=K, dtype=X.dtype, sparse=sp.issparse(X), weighted=weights is not None,
+        epsilon=epsilon, delta=1e-5 if noise == "gaussian" else 0.0, data_norm=1.0, radius=3.0,
         alpha=alpha, fit_intercept=fit_intercept, intercept_scaling=0.5, solver=solver, noise=noise,
-        calibration=None if noise == "gaussian" else "l2", clip=0.3, steps=steps, max_steps=None,
-        random_state=seed, sample_weight=weights, weight_bound=2.0)
+        calibration=None if noise == "gaussian" else "l2", clip=0.3, steps=steps, max_steps=None, weight_bound=2.0)
+    return _multiclass.fit_multiclass(plan, X, y, random_state=seed, sample_weight=weights)
 
 
 def _grad(kind, X, y, W, norms, s_col, clip, weights, rows=None):

@@ -186,7 +186,7 @@ MUTANTS = [
         (f"{E}::test_scale_rounding_helper", f"{E}::test_float32_mechanism_scale_rounds_up")),
     Mutant(
         "float32-loop-scale-cast-to-nearest", "erm/_backends.py",
-        (("return code, _noise_mod._scale_for(self.scale, dtype), self.rng.bit_generator",
+        (("return code, _noise_mod.scale_for(self.scale, dtype), self.rng.bit_generator",
           "return code, self.scale, self.rng.bit_generator"),),
         "noisy_pgd hands the float64 scale to the float32 loop, which rounds it to nearest",
         (f"{E}::test_float32_noisy_pgd_sigma_used_is_at_least_sigma_reported",)),
@@ -397,9 +397,9 @@ MUTANTS = [
         "a finite hit-and-run chain reports delta = 0 (issue #15 item 2)",
         ("tests/erm/test_expmech_erm.py::test_result_fields_and_privacy_statement",)),
     Mutant(
-        "estimator-expmech-delta0-accepted", "linear_model/_rules.py",
-        (("if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 1:",
-          "if method == \"expmech\" and delta == 0.0 and X.shape[1] + bool(fit_intercept) > 10**9:"),),
+        "estimator-expmech-delta0-accepted", "linear_model/_plan.py",
+        (("if method == \"expmech\" and delta == 0.0 and d is not None and d + bool(fit_intercept) > 1:",
+          "if method == \"expmech\" and delta == 0.0 and d is not None and d + bool(fit_intercept) > 10**9:"),),
         "solver='expmech' accepts delta=0 for an inexact chain",
         ("tests/linear_model/test_linear_model.py::test_expmech_refuses_delta_0_for_a_chain_and_stays_pure_when_exact",)),
     # --- multiclass (one (d + 1) × K gradient per step) ------------------------
@@ -548,22 +548,22 @@ MUTANTS = [
     # --- the release surface: nothing but the output and public constants on a released object --
     Mutant(
         "estimator-stores-data-statistic", "linear_model/_base.py",
-        (("        self._record(result)\n        return coef, intercept\n",
-          "        self._record(result)\n        self.max_abs_feature_ = float(abs(X).max())\n"
+        (("        self._record(result, plan)\n        return coef, intercept\n",
+          "        self._record(result, plan)\n        self.max_abs_feature_ = float(abs(X).max())\n"
           "        return coef, intercept\n"),),
         "a fitted estimator keeps a statistic of the training data (the largest |x_ij|) beside its model",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
         "estimator-stores-private-underscore-statistic", "linear_model/_base.py",
-        (("        self._record(result)\n        return coef, intercept\n",
-          "        self._record(result)\n        self._max_abs_feature = float(abs(X).max())\n"
+        (("        self._record(result, plan)\n        return coef, intercept\n",
+          "        self._record(result, plan)\n        self._max_abs_feature = float(abs(X).max())\n"
           "        return coef, intercept\n"),),
         "a fitted estimator keeps a statistic of the training data in an underscore attribute (pickled with it)",
         (f"{RS}::test_estimator_surface",)),
     Mutant(
         "multiclass-stores-noise-norm", "linear_model/_multiclass.py",
-        (("            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n",
-          "            \"lipschitz_loss\": G, \"secure\": None if solver == \"sgd\" else backend.secure_calibration,\n"
+        (("            \"lipschitz_loss\": G, \"secure\": None if sgd else backend.secure_calibration,\n",
+          "            \"lipschitz_loss\": G, \"secure\": None if sgd else backend.secure_calibration,\n"
           "            \"last_noise_norm\": float(np.linalg.norm(backend._row))\n"
           "            if getattr(backend, \"_row\", None) is not None else 0.0,\n"),),
         "the multiclass result's info keeps the norm of the last noise vector drawn (by the numpy loop: the "
@@ -703,8 +703,8 @@ MUTANTS = [
         ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-ranges-fit-spends-whole-epsilon", "linear_model/_bounds.py",
-        (("    eps_fit, delta_fit = _rest(epsilon, eps_r), _rest(delta, delta_r)\n",
-          "    eps_fit, delta_fit = epsilon, _rest(delta, delta_r)\n"),),
+        (("    return _rest(epsilon, PRIVATE_SHARE * epsilon), _rest(delta, PRIVATE_SHARE * delta)\n",
+          "    return epsilon, _rest(delta, PRIVATE_SHARE * delta)\n"),),
         "bounds='private' spends ε on the ranges and the whole ε again on the fit",
         ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
@@ -720,9 +720,9 @@ MUTANTS = [
         "joint zCDP accounting gives the medians the whole ρ, as if the Gaussian fit were free",
         ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
-        "private-joint-with-subsampled-fit", "linear_model/_bounds.py",
-        (("    return choose_solver(estimator._kind, int(n), noise, False, False, optimiser)[0] != \"sgd\"\n",
-          "    return True\n"),),
+        "private-joint-with-subsampled-fit", "linear_model/_plan.py",
+        (("                and self.optimiser != \"sgd\" and not self.secure)\n",
+          "                or True)\n"),),
         "joint zCDP accounting planned for a fit that is not full-batch Gaussian (SGD, Laplace, pure)",
         ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
@@ -733,14 +733,15 @@ MUTANTS = [
         ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",
          "tests/linear_model/test_bounds.py::test_sgd_joint_rho_against_a_slow_reference")),
     Mutant(
-        "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_bounds.py",
-        (("    epochs = SGD_EPOCHS * opts[\"epochs\"] if int(n_classes) > 2 else opts[\"epochs\"]\n",
-          "    epochs = opts[\"epochs\"]\n"),),
+        "private-sgd-plan-binary-epochs-for-multiclass", "linear_model/_plan.py",
+        (("                       epochs=M.SGD_EPOCHS * opts[\"epochs\"], sample_rate=q, sgd_steps=T)\n",
+          "                       epochs=M.SGD_EPOCHS * opts[\"epochs\"], sample_rate=q,\n"
+          "                       sgd_steps=int(math.ceil(opts[\"epochs\"] / q)))\n"),),
         "bounds='private' plans a multiclass SGD fit with the binary epochs (half its steps)",
         ("tests/linear_model/test_bounds.py::test_private_bounds_accounting",)),
     Mutant(
         "private-sgd-joint-unchecked", "linear_model/_bounds.py",
-        (("        if not _rdp_to_eps(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
+        (("        if not rdp_to_epsilon(r + plan.rho_r * orders, orders, joint_delta) <= plan.epsilon:\n",
           "        if False:\n"),),
         "total() reports (ε, δ) for a joint SGD plan without checking the fit it got",
         ("tests/linear_model/test_bounds.py::test_a_joint_plan_refuses_a_fit_that_is_not_its_gaussian",)),

@@ -355,7 +355,7 @@ def _first_draws(random_state):
 
 def test_main_split_and_noise_streams_are_independent_and_reproducible(monkeypatch):
     calls = {"split": [], "fit": []}
-    real_split, real_fit = job.train_test_split, job._linear.fit_linear
+    real_split, real_fit = job.train_test_split, job._linear.fit_binary
 
     def split(*args, random_state=None):
         calls["split"].append(_first_draws(random_state))
@@ -366,7 +366,7 @@ def test_main_split_and_noise_streams_are_independent_and_reproducible(monkeypat
         return real_fit(*args, random_state=random_state, **kw)
 
     monkeypatch.setattr(job, "train_test_split", split)
-    monkeypatch.setattr(job._linear, "fit_linear", fit)
+    monkeypatch.setattr(job._linear, "fit_binary", fit)
     first = job.run([0.5, 2.0], seeds=3, delta=1e-5, noises=("gaussian", "laplace"))
     streams = calls["split"] + calls["fit"]
     assert len(calls["split"]) == 3 and len(calls["fit"]) == 2 * 2 * 3

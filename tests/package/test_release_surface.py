@@ -391,8 +391,13 @@ def test_estimator_walk_reaches_nested_results():
     constants, outputs = fingerprint(est)
     assert {"coef_", "intercept_", "result_.w"} == set(outputs)
     for path in ("n_iter_", "epsilon_", "delta_", "classes_", "n_features_in_", "result_.steps",
-                 "result_.noise_scale", "result_.info.n", "result_.info.solver"):
+                 "result_.noise_scale", "result_.info.n", "result_.info.solver",
+                 # the fit plan (public: made from n, d, K, the dtype, the storage and the parameters)
+                 "plan_.method", "plan_.optimiser", "plan_.noise", "plan_.max_steps", "plan_.lr", "plan_.clip",
+                 "plan_.n", "plan_.full_batch_gaussian", "plan_.public_solver"):
         assert path in constants
+    # the plan of a fit is the plan made before it from the public sizes alone
+    assert est.plan_ == est.plan(X.shape[0], X.shape[1], dtype=X.dtype)
     # an attribute of an unknown type is refused, a data-dependent one is caught
     est.extra_ = object()
     with pytest.raises(AssertionError, match="extra_"):
