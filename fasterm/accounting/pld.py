@@ -36,7 +36,7 @@ import numpy as np
 #    Manurangsi 2022, and the "substitution" relation of Zhu, Dong & Wang 2022).
 #    For antipodal u = −v, ‖u‖ ≤ 1 it is exact (the d-dimensional pair is the
 #    1-D pair along u, post-processed by adding independent noise orthogonal to u,
-#    and shrinking ‖u‖ is a post-processing too); tests/test_pld.py checks the
+#    and shrinking ‖u‖ is a post-processing too); tests/accounting/test_pld.py checks the
 #    supremum over all u, v in one and two dimensions by numerical integration.
 #    P and Q are mirror images (P(x) = Q(−x)), so the privacy loss L = log P/Q has
 #    the same law under P as −L under Q: one ordering of the pair suffices.
@@ -83,7 +83,7 @@ def _pld_grid_step(steps: int) -> float:
     Connect-the-dots errs by O(h²) per step (the interpolation of a convex
     function), so the T-fold error is O(T·h²): this h keeps it near 0.0025·c
     in ε, well inside the 5% on σ the calibration promises (measured in
-    tests/test_pld.py against dp-accounting at a 1e-4 grid).
+    tests/accounting/test_pld.py against dp-accounting at a 1e-4 grid).
     """
     return min(0.01, 0.05 / math.sqrt(steps))
 
@@ -169,7 +169,7 @@ def _pld_step(kind: str, q: float, sigma: float, h: float):
     total = math.fsum(pmf.tolist()) + inf_mass
     # The shortfall from 1, plus 1e-12 for the quadrature's per-piece errors (8-point
     # Gauss–Legendre on pieces ≤ σ/4 of a Gaussian integrand errs by ~1e-15 relative;
-    # tests/test_pld.py compares it with 16 points) and the rounding of the sums.
+    # tests/accounting/test_pld.py compares it with 16 points) and the rounding of the sums.
     inf_mass += max(0.0, 1.0 - total) + 1e-12 + 64.0 * _UNIT_ROUNDOFF * math.sqrt(pmf.size)
     return k0, pmf, inf_mass, h
 

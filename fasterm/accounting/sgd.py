@@ -42,8 +42,8 @@ def sgd_epsilon(sample_rate, noise_multiplier, steps, delta, neighbors="replace_
     al. 2020, Thm. 21), for replace-one carried over by Mironov's weak triangle
     inequality (2017, Prop. 11 with p = q = 2:
     ε_rep(α) ≤ (α − ½)/(α − 1)·ε_ar(2α) + ε_ar(2α − 1)).  The PLD bound is
-    within about 0.5% of the exact ε (tests/test_pld.py,
-    tests/test_pld_small_delta.py: within 0.4% from δ = 1e-5 down to 1e-12,
+    within about 0.5% of the exact ε (tests/accounting/test_pld.py,
+    tests/accounting/test_pld_small_delta.py: within 0.4% from δ = 1e-5 down to 1e-12,
     T up to 1e6) and wins except at absurdly small σ.
     """
     q, sigma, steps = _check_sgd_inputs(sample_rate, noise_multiplier, steps)
@@ -124,7 +124,7 @@ def calibrate_sgd_sigma(sample_rate, steps, epsilon, delta, neighbors="replace_o
     end that was evaluated to meet the budget, so the ε that
     :func:`sgd_epsilon` reports for it is ≤ ``epsilon``; as that ε bounds
     the true one from above, σ is never below the smallest σ that certifies
-    (ε, δ); it is within about 1% of it (tests/test_pld.py checks 5%
+    (ε, δ); it is within about 1% of it (tests/accounting/test_pld.py checks 5%
     against dp-accounting, both relations).  A pure function of
     public numbers: results are cached; one calibration takes tens of
     milliseconds at the estimators' defaults, seconds where δ is tiny and T

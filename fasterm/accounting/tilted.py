@@ -14,7 +14,7 @@ theorems, in the order they are used:
    the pessimistic estimate) are raised to
    p̄_k = p̃_k + ρ(p̃_{k−1} + p̃_k + p̃_{k+1}), ρ = 1e-12 + 16u·max|l|/h: an
    entrywise upper bound on the exact masses, covering the quadrature and the
-   rounding of the split weights (tests/test_pld_small_delta.py holds the
+   rounding of the split weights (tests/accounting/test_pld_small_delta.py holds the
    8-point quadrature against 16 points to ρ/4).  The step's P-mass beyond
    2⁻¹⁰δ/T in either tail of x goes to +∞ (upper) or up to the lowest grid
    point (lower) (:func:`_tail_range`).  More mass, or mass at a larger loss,
