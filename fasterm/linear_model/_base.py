@@ -293,9 +293,9 @@ class _DPLinearModel(BaseEstimator):
         """
         method, optimiser = _linear.resolve_solver(self.solver, self.delta, self.noise, self.secure,
                                                    chunked=True, kind=self._kind)
-        if method != "gradient" or optimiser in ("gd", "sgd"):
+        if method != "gradient" or optimiser == "gd":
             raise ValueError(f"solver={self.solver!r} needs X in memory; dask arrays are fitted "
-                             "with solver='noisy_pgd' (or 'auto')")
+                             "with solver='noisy_sgd', 'noisy_pgd' (or 'auto')")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X, _ = _dask.check_X_y(X, None)
