@@ -220,3 +220,15 @@ def test_estimators_default_is_sgd_on_dask(client):
         small = fe.DPLogisticRegression(random_state=0, max_steps=5).fit(Xd[:3000], da.from_array(y01[:3000],
                                                                                               chunks=1500))
         assert "solver" not in small.result_.info
+
+
+def test_verbose_reports_steps_done(capsys):
+    """``verbose=1``: the steps done out of T on stderr (public: T and the step count only)."""
+    pytest.importorskip("sklearn")
+    X, y = make_data(6000)
+    y01 = (y > 0).astype(np.int64)
+    est = fe.DPLogisticRegression(random_state=0, verbose=1).fit(da.from_array(X, chunks=(2000, D)),
+                                                                da.from_array(y01, chunks=2000))
+    err = capsys.readouterr().err
+    assert est.result_.info["solver"] == "sgd"
+    assert f"{est.n_iter_}/{est.n_iter_}" in err, err[-300:]
