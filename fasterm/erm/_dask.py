@@ -401,17 +401,37 @@ def sgd_block_steps(steps: int, n: int, q: float, d: int, itemsize: int) -> int:
     return max(1, min(by_rounds, by_bytes))
 
 
-def _chunk_rows(part, idx, intercept, with_norms):
-    """The rows ``idx`` (sorted, local to the chunk) of one chunk as the SGD kernel reads them:
-    with ``intercept = (row_bound, s)`` the design rows (clipped, the column s appended, as
-    :func:`fasterm.erm._design.design` builds them) and their norms, else the raw rows and,
-    if ``with_norms``, their norms.  A copy of these rows only."""
-    from ._design import _design_block
+def check_sgd(X, y, neighbors, client):
+    """``(X, y, client)`` of :func:`fasterm.noisy_sgd` for a chunked X, from metadata only."""
+    client = check_client(client)
+    if neighbors != "replace_one":
+        raise ValueError("neighbors='add_remove' needs X in memory (numpy or scipy.sparse)")
+    X, y = check_X_y(X, y)
+    return X, y, client
 
+
+def sgd_constants(loss, constraint, X, y, clip, data_norm, label_bound):
+    """``(w₀, c, data norm, label bound, threads)`` of the SGD kernels for a chunked X: the
+    checks of ``loss._prepare`` on one row of zeros (the values are checked on the workers)."""
+    w = constraint.center.astype(X.dtype)
+    cols = X.shape[1]
+    _, _, _, c, dn, ybound, _, nt = loss._prepare(w[:cols], np.zeros((1, cols), X.dtype),
+                                                   None if y is None else np.zeros(1, X.dtype),
+                                                   clip=clip, data_norm=data_norm, label_bound=label_bound)
+    if y is None and loss._uses_labels:
+        raise ValueError(f"y is required for {type(loss).__name__}")
+    return w, c, dn, ybound, nt
+
+
+def _chunk_rows(part, idx, intercept, with_norms, design):
+    """The rows ``idx`` (sorted, local to the chunk) of one chunk as the SGD kernel reads them:
+    with ``intercept = (row_bound, s)`` the design rows (``design``, i.e.
+    :func:`fasterm.erm._design._design_block`: clipped, the column s appended) and their
+    norms, else the raw rows and, if ``with_norms``, their norms.  A copy of these rows only."""
     Xk, yk, _ = part
     rows = Xk[idx]
     if intercept is not None:
-        rows = _design_block(rows, intercept[0], intercept[1], None)
+        rows = design(rows, intercept[0], intercept[1], None)
     norms = None
     if intercept is not None or with_norms:
         norms = np.empty(rows.shape[0], dtype=np.float64)
@@ -447,13 +467,13 @@ class SampledRows:
     """
 
     def __init__(self, X, y, n, q, steps, block, rng, advance, *, intercept=None, with_norms=False,
-                 client=None):
+                 design=None, client=None):
         import dask
 
         self.n, self.q, self.steps, self.block = int(n), float(q), int(steps), int(block)
         self.lookahead = copy.deepcopy(rng)  # the run's stream, drawn ahead of it
         self.advance = advance
-        self.intercept, self.with_norms = intercept, bool(with_norms)
+        self.intercept, self.with_norms, self.design = intercept, bool(with_norms), design
         self.planned = 0  # steps drawn by the look-ahead
         self.rounds = 0   # blocks requested
         self.pending = []  # (block, handle) requested, not yet served
@@ -480,6 +500,22 @@ class SampledRows:
             self.close()
             raise
 
+    @classmethod
+    def for_run(cls, X, y, q, steps, d, rng, backend, intercept, with_norms, design, client):
+        """The source of a noisy-SGD run over the chunked (n, ``d`` columns with the intercept) X:
+        blocks of :func:`sgd_block_steps`, the look-ahead advanced by the backend's noise draws;
+        ``plan``: the public block plan, for the result's ``info``."""
+        n = X.shape[0]
+        block = sgd_block_steps(steps, n, q, d, X.dtype.itemsize)
+
+        def advance(bit_generator):
+            backend.advance(bit_generator, d, X.dtype)
+
+        source = cls(X, y, n, q, steps, block, rng, advance, intercept=intercept, with_norms=with_norms,
+                     design=design, client=client)
+        source.plan = {"dask_block_steps": block, "dask_rounds": math.ceil(steps / block)}
+        return source
+
     def _request(self):
         """Draw the next block's batches on the look-ahead stream and ask the chunks for their rows."""
         la, n, q = self.lookahead, self.n, self.q
@@ -495,7 +531,8 @@ class SampledRows:
         cuts = np.searchsorted(union, self.offsets)
         items = [(self.parts[k], union[cuts[k]:cuts[k + 1]] - self.offsets[k])
                  for k in range(len(self.parts)) if cuts[k + 1] > cuts[k]]
-        handle = self.sched.submit(_chunk_rows, items, intercept=self.intercept, with_norms=self.with_norms)
+        handle = self.sched.submit(_chunk_rows, items, intercept=self.intercept, with_norms=self.with_norms,
+                                   design=self.design)
         self.rounds += 1
         self.pending.append(((union, len(batches)), handle))
 
@@ -527,6 +564,12 @@ class SampledRows:
             raise RuntimeError("noisy SGD over dask: a batch of the run is not the one its look-ahead "
                                "drew (the two streams diverged)")
         return A[pos], None if yv is None else yv[pos], None if nv is None else nv[pos]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def close(self):
         """Cancel the blocks still requested and release the persisted chunks."""

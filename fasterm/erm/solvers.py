@@ -46,6 +46,7 @@ seed (:mod:`fasterm.erm._sgdrun`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -448,14 +449,8 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         B·c, so the noise is N(0, σ²B²c²I) with the same σ (the accountant's
         noise multiplier is relative to the contribution bound), and the
         default step uses the smoothness B·β + l2.  Not for a dask X.
-    client : where a row-chunked ``dask.array`` X is read (as
-        :func:`fasterm.noisy_pgd`'s ``client``).  The run is the in-memory one —
-        the same Generator draws the same batches and noise, and the client
-        runs the steps — while each block of steps' sampled rows are fetched
-        from the chunks holding them (:class:`fasterm.erm._dask.SampledRows`):
-        the same ŵ as in memory for a seed, the same accounting, about
-        ``epochs`` passes over the data in ~20 round trips (docs/dask.rst).
-        Unused for numpy X; ``neighbors="replace_one"`` only.
+    client : for a dask X (as :func:`fasterm.noisy_pgd`'s): the in-memory run, batches fetched
+        in blocks of steps (:class:`fasterm.erm._dask.SampledRows`; same ŵ, same accounting).
 
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
 
@@ -517,9 +512,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     checked as usual.  ``row_norms``: X's row norms as
     :func:`fasterm.erm._design.row_norms_unchecked` computed them in that check (they decide
     which rows are clipped), or None: computed here (for each minibatch's rows with
-    ``intercept``).  A row-chunked ``dask.array`` X runs the same loop with its batches'
-    rows fetched from the chunks in blocks (:class:`fasterm.erm._dask.SampledRows`, on
-    ``client``): the same draws, the same releases."""
+    ``intercept``).  A dask X: :class:`fasterm.erm._dask.SampledRows` (on ``client``)."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
     if delta == 0.0:
@@ -545,11 +538,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
     chunked = _dask.is_dask_collection(X)
-    if chunked:
-        client = _dask.check_client(client)
-        if neighbors != "replace_one":
-            raise ValueError("neighbors='add_remove' needs X in memory (numpy or scipy.sparse)")
-        X, y = _dask.check_X_y(X, y)  # metadata only; the values are checked on the workers
+    if chunked:  # metadata only; the values are checked on the workers
+        X, y, client = _dask.check_sgd(X, y, neighbors, client)
     elif not (checked and type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float32, np.float64)
             and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1
             and (y is None or (type(y) is np.ndarray and y.dtype == X.dtype and y.flags.c_contiguous
@@ -611,13 +601,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
 
     kind = loss._kind
     if chunked:
-        w = constraint.center.astype(X.dtype)
-        cols = X.shape[1]
-        _, _, _, c_k, dn, ybound, _, nt = loss._prepare(w[:cols], np.zeros((1, cols), X.dtype),
-                                                         None if y is None else np.zeros(1, X.dtype),
-                                                         clip=c_clip, data_norm=data_norm, label_bound=label_bound)
-        if y is None and loss._uses_labels:
-            raise ValueError(f"y is required for {type(loss).__name__}")
+        w, c_k, dn, ybound, nt = _dask.sgd_constants(loss, constraint, X, y, c_clip, data_norm, label_bound)
     elif intercept is None:
         w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound,
                                                        row_norms)
@@ -678,39 +662,19 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
     warn_cost(steps, m, d)  # m: the public expected batch size (n is private under add/remove)
-    source = None
-    if chunked:
-        # The batches' rows come from the chunks, a block of steps at a time, drawn ahead on a copy
-        # of rng (made here, before the first step's draws).
-        block = _dask.sgd_block_steps(steps, n, q, d, X.dtype.itemsize)
-        source = _dask.SampledRows(X, y, n, q, steps, block, rng,
-                                   functools.partial(backend.advance, dim=d, dtype=X.dtype),
-                                   intercept=intercept, with_norms=dn > 0 or c_k > 0, client=client)
+    # a chunked X: the batches' rows fetched a block of steps at a time, drawn ahead on a copy of rng
+    source = _dask.SampledRows.for_run(X, y, q, steps, d, rng, backend, intercept, dn > 0 or c_k > 0, _design_block,
+                                       client) if chunked else None
+    if source is not None:
         gather = source.gather
-    try:
+    with source or contextlib.nullcontext():  # closing the source cancels its requests (an interrupted run too)
         if _sgdrun.runs(X, y, constraint, backend):
             # The whole run in one compiled call: the same draws and arithmetic as the loop below.
             w = _sgdrun.run(kind, X, y, norms, dn, clips, ybound, w, steps, q, 1.0 / m, lr, float(loss.l2), backend,
                             constraint, output == "average", nt, weights, intercept)
-        elif output == "last":
-            w = _engine.descend(batch, w, constraint, steps, lr, scale=1.0 / m, noise=backend, reg=float(loss.l2),
-                                average=False)
         else:
-            acc, calls = np.zeros(d, dtype=np.float64), [0]
-
-            def recorded(point, out):
-                if calls[0]:
-                    np.add(acc, point, out=acc)
-                calls[0] += 1
-                batch(point, out)
-
-            last = _engine.descend(recorded, w, constraint, steps, lr, scale=1.0 / m, noise=backend,
-                                   reg=float(loss.l2), average=False)
-            acc += last
-            w = constraint.project((acc / steps).astype(X.dtype))
-    finally:
-        if source is not None:
-            source.close()  # cancels the blocks still requested (an interrupted run too)
+            w = _sgdrun.reference(batch, w, constraint, steps, lr, 1.0 / m, backend, float(loss.l2),
+                                  output == "average", X.dtype)
     if not np.isfinite(w).all() and not chunked:  # a chunked X was checked on the workers
         loss._check_finite_output(w, X)
     bound = surrogate = None
@@ -725,7 +689,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     else:  # n is private: nothing computed from it is released; m is the caller's
         info = {"d": d, "batch_size": m}
     if chunked:  # public: the block plan is a function of (n, d, q, T, the dtype)
-        info.update({"dask_block_steps": block, "dask_rounds": math.ceil(steps / block)})
+        info.update(source.plan)
     info.update({"solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
                  "neighbors": neighbors, "smoothness": beta, "output": output,
                  "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None,
