@@ -544,12 +544,10 @@ class SampledRows:
             (union, count), handle = self.pending.pop(0)
             if self.planned < self.steps:
                 self._request()  # the block after, fetched while this one runs
-            got = self.sched.result(handle)
+            got = self.sched.result(handle)  # per chunk with rows, in row order: not concatenated
             if count:
-                A = np.concatenate([g[0] for g in got]) if len(got) > 1 else got[0][0]
-                yv = None if got[0][1] is None else np.concatenate([g[1] for g in got])
-                nv = None if got[0][2] is None else np.concatenate([g[2] for g in got])
-                self.current = (union, count, A, yv, nv)
+                starts = np.cumsum([0] + [g[0].shape[0] for g in got])  # each piece's first position in union
+                self.current = (union, count, got, starts)
                 self.used = 0
                 return
 
@@ -557,13 +555,22 @@ class SampledRows:
         """``(X rows, y rows, row norms)`` of the batch ``rows`` the run just drew (sorted)."""
         if self.current is None or self.used == self.current[1]:
             self._next_block()
-        union, _, A, yv, nv = self.current
+        union, _, got, starts = self.current
         self.used += 1
         pos = np.searchsorted(union, rows)
         if pos.shape[0] and (pos[-1] >= union.shape[0] or not np.array_equal(union[pos], rows)):
             raise RuntimeError("noisy SGD over dask: a batch of the run is not the one its look-ahead "
                                "drew (the two streams diverged)")
-        return A[pos], None if yv is None else yv[pos], None if nv is None else nv[pos]
+        cuts = np.searchsorted(pos, starts)
+        taken = [(got[k], pos[cuts[k]:cuts[k + 1]] - starts[k]) for k in range(len(got)) if cuts[k + 1] > cuts[k]]
+        out = []
+        for j in range(3):  # rows, labels, norms: the batch's, in row order
+            if got[0][j] is None:
+                out.append(None)
+            else:
+                pieces = [piece[j][local] for piece, local in taken]
+                out.append(pieces[0] if len(pieces) == 1 else np.concatenate(pieces))
+        return tuple(out)
 
     def __enter__(self):
         return self

@@ -102,9 +102,8 @@ MUTANTS = [
         ("tests/test_dask_sgd.py::test_sampling_same_rows_as_in_memory_and_independent_per_row",)),
     Mutant(
         "dask-sgd-mask-reused", "erm/_dask.py",
-        (("        return A[pos], None if yv is None else yv[pos], None if nv is None else nv[pos]",
-          "        pos = np.arange(pos.shape[0])\n"
-          "        return A[pos], None if yv is None else yv[pos], None if nv is None else nv[pos]"),),
+        (("        cuts = np.searchsorted(pos, starts)\n",
+          "        pos = np.arange(pos.shape[0])\n        cuts = np.searchsorted(pos, starts)\n"),),
         "the dask SGD path serves every step of a block the block's first rows (one mask reused)",
         ("tests/test_dask_sgd.py::test_sampling_same_rows_as_in_memory_and_independent_per_row",)),
     Mutant(
