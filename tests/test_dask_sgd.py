@@ -232,3 +232,12 @@ def test_verbose_reports_steps_done(capsys):
     err = capsys.readouterr().err
     assert est.result_.info["solver"] == "sgd"
     assert f"{est.n_iter_}/{est.n_iter_}" in err, err[-300:]
+
+
+@pytest.mark.parametrize("q", [0.002, 1.0])
+def test_empty_and_full_batches(q):
+    """q·n < 1 (most batches empty, no row requested for them) and q = 1 (every row, every step)."""
+    X, y = make_data(200)
+    kw = dict(batch_size=None, sample_rate=q, steps=60)
+    got = sgd(da.from_array(X, chunks=(70, D)), da.from_array(y, chunks=70), **kw)
+    assert_same_result(sgd(X, y, **kw), got)
