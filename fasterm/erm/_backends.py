@@ -91,6 +91,12 @@ class FloatNoise:
         code = _losses.NOISE_GAUSSIAN if self.noise == "gaussian" else _losses.NOISE_LAPLACE
         return code, _noise_mod.scale_for(self.scale, dtype), self.rng.bit_generator
 
+    def advance(self, bit_generator, dim, dtype):
+        """Draw from ``bit_generator`` what one :meth:`release` of a ``dim``-vector in ``dtype``
+        draws, and discard it (a look-ahead copy of the stream is kept in step with the run:
+        :class:`fasterm.erm._dask.SampledRows`)."""
+        self._fill(bit_generator, np.empty(dim, dtype=dtype), _noise_mod._scale_for(self.scale, dtype))
+
     def release(self, g, shift):
         if shift is not None:
             g += shift  # before the noise: the order of the compiled loop

@@ -32,6 +32,7 @@ data-dependent check, same message) runs on the workers, one boolean per chunk.
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 
@@ -42,7 +43,8 @@ import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 from .._validation import FLOAT_DTYPES, all_finite, check_array, labels_as
 
-__all__ = ["check_client", "check_X_y", "check_y", "is_dask_collection", "run", "unique"]
+__all__ = ["SampledRows", "check_client", "check_X_y", "check_y", "is_dask_collection", "run", "sgd_block_steps",
+           "unique"]
 
 
 def is_dask_collection(x) -> bool:
@@ -202,6 +204,17 @@ class _Distributed:
     def map(self, fn, parts, **kwargs):
         return self.client.gather(self.client.map(fn, parts, pure=False, **kwargs))
 
+    def submit(self, fn, items, **kwargs):
+        """One task per ``(part, *args)`` in ``items``, started now; :meth:`result` waits for them."""
+        return [self.client.submit(fn, *item, pure=False, **kwargs) for item in items]
+
+    def result(self, handle):
+        return self.client.gather(handle)
+
+    def cancel(self, handle):
+        if handle:
+            self.client.cancel(handle)
+
     def close(self):
         if self.owned:
             self.client.close()
@@ -219,6 +232,19 @@ class _Local:
         import dask
 
         return dask.compute(*[dask.delayed(fn, pure=False)(p, **kwargs) for p in parts])
+
+    def submit(self, fn, items, **kwargs):
+        import dask
+
+        return [dask.delayed(fn, pure=False)(*item, **kwargs) for item in items]
+
+    def result(self, handle):
+        import dask
+
+        return dask.compute(*handle)
+
+    def cancel(self, handle):
+        pass
 
     def close(self):
         pass
@@ -356,3 +382,207 @@ def run(loss, X, y, constraint, steps, lr, average, *, data_norm, clip, noise, l
                                out_dtype=out_dtype)
     finally:
         sched.close()
+
+
+# -- noisy SGD: Poisson-sampled rows gathered block by block -------------------------------------
+
+#: The number of round trips a dask SGD run aims at (blocks of steps), and the most bytes of
+#: sampled rows one block may bring to the client, in expectation (public: n, d, q, T, the dtype).
+SGD_ROUNDS = 20
+SGD_BLOCK_BYTES = 128 * 2 ** 20
+
+
+def sgd_block_steps(steps: int, n: int, q: float, d: int, itemsize: int) -> int:
+    """The steps of one block: ⌈T/``SGD_ROUNDS``⌉, fewer if their expected rows (q·n per step,
+    ``d`` + 2 numbers each) would exceed ``SGD_BLOCK_BYTES``; at least 1.  Public numbers only."""
+    by_rounds = math.ceil(steps / SGD_ROUNDS)
+    per_step = max(1.0, q * n) * (d + 2) * itemsize
+    by_bytes = max(1, int(SGD_BLOCK_BYTES // per_step))
+    return max(1, min(by_rounds, by_bytes))
+
+
+def check_sgd(X, y, neighbors, client):
+    """``(X, y, client)`` of :func:`fasterm.noisy_sgd` for a chunked X, from metadata only."""
+    client = check_client(client)
+    if neighbors != "replace_one":
+        raise ValueError("neighbors='add_remove' needs X in memory (numpy or scipy.sparse)")
+    X, y = check_X_y(X, y)
+    return X, y, client
+
+
+def sgd_constants(loss, constraint, X, y, clip, data_norm, label_bound):
+    """``(w₀, c, data norm, label bound, threads)`` of the SGD kernels for a chunked X: the
+    checks of ``loss._prepare`` on one row of zeros (the values are checked on the workers)."""
+    w = constraint.center.astype(X.dtype)
+    cols = X.shape[1]
+    _, _, _, c, dn, ybound, _, nt = loss._prepare(w[:cols], np.zeros((1, cols), X.dtype),
+                                                   None if y is None else np.zeros(1, X.dtype),
+                                                   clip=clip, data_norm=data_norm, label_bound=label_bound)
+    if y is None and loss._uses_labels:
+        raise ValueError(f"y is required for {type(loss).__name__}")
+    return w, c, dn, ybound, nt
+
+
+def _chunk_rows(part, idx, intercept, with_norms, design):
+    """The rows ``idx`` (sorted, local to the chunk) of one chunk as the SGD kernel reads them:
+    with ``intercept = (row_bound, s)`` the design rows (``design``, i.e.
+    :func:`fasterm.erm._design._design_block`: clipped, the column s appended) and their
+    norms, else the raw rows and, if ``with_norms``, their norms.  A copy of these rows only."""
+    Xk, yk, _ = part
+    rows = Xk[idx]
+    if intercept is not None:
+        rows = design(rows, intercept[0], intercept[1], None)
+    norms = None
+    if intercept is not None or with_norms:
+        norms = np.empty(rows.shape[0], dtype=np.float64)
+        _losses.row_norms(rows, norms, 1)
+    return rows, None if yk is None else yk[idx], norms
+
+
+class SampledRows:
+    """The rows of each Poisson minibatch of a noisy-SGD run over a chunked X, fetched in blocks.
+
+    The run (:func:`fasterm.erm.solvers._noisy_sgd`, its Python loop) draws every batch
+    from its Generator exactly as in memory — the size Bin(n, q), then the rows
+    ``choice(n, size, replace=False)``, sorted — and then its noise.  This object keeps
+    a *copy* of that Generator, taken before the first step, and replays the same
+    draws ahead of the run (the batch rows, then one release's noise, discarded;
+    :meth:`fasterm.erm._backends.FloatNoise.advance`), ``block`` steps at a time.  For
+    each block, the union of its batches' rows is requested from the chunks that hold
+    them (one task per chunk with rows, :func:`_chunk_rows`), while the client still
+    runs the previous block; :meth:`gather` then serves each batch of the run from
+    its block and checks that it is the batch the look-ahead drew.
+
+    Privacy: which rows are requested is a function of the Generator only (the
+    sampling is per row, independent, at the public rate q, and independent of the
+    data), so the released steps are the in-memory mechanism's random variables, the
+    Poisson-subsampled Gaussian mechanism that :func:`fasterm.accounting.sgd_epsilon`
+    accounts for.  The row indices travel between the client and the workers that
+    hold the data (inside the trust boundary, like the process memory of an
+    in-memory fit) and are never part of the result.
+
+    X is persisted once (a chunk already C-contiguous in the run's dtype is not
+    copied); a block brings about ``block``·q·n rows to the client, two blocks at a
+    time at most.
+    """
+
+    def __init__(self, X, y, n, q, steps, block, rng, advance, *, intercept=None, with_norms=False,
+                 design=None, client=None):
+        import dask
+
+        self.n, self.q, self.steps, self.block = int(n), float(q), int(steps), int(block)
+        self.lookahead = copy.deepcopy(rng)  # the run's stream, drawn ahead of it
+        self.advance = advance
+        self.intercept, self.with_norms, self.design = intercept, bool(with_norms), design
+        self.planned = 0  # steps drawn by the look-ahead
+        self.rounds = 0   # blocks requested
+        self.pending = []  # (block, handle) requested, not yet served
+        self.current = None
+        self.used = 0
+        self.sched = _scheduler(client)
+        try:
+            xblocks = X.to_delayed().ravel()
+            yblocks = [None] * len(xblocks) if y is None else list(y.to_delayed().ravel())
+            sizes = list(X.chunks[0])
+            keep = [k for k, size in enumerate(sizes) if size > 0]
+            tasks = [dask.delayed(_prepare_chunk, pure=True)(xblocks[k], yblocks[k], X.dtype, False)
+                     for k in keep]
+            rows = [sizes[k] for k in keep]
+            self.parts = self.sched.persist(tasks, rows)
+            self.offsets = np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])
+            flags = self.sched.map(_chunk_finite, self.parts)
+            if not all(fx for fx, _ in flags):
+                raise ValueError("X must contain only finite values (found NaN or inf)")
+            if not all(fy for _, fy in flags):
+                raise ValueError("y must contain only finite values (found NaN or inf)")
+            self._request()  # the first block, before the first step
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def for_run(cls, X, y, q, steps, d, rng, backend, intercept, with_norms, design, client):
+        """The source of a noisy-SGD run over the chunked (n, ``d`` columns with the intercept) X:
+        blocks of :func:`sgd_block_steps`, the look-ahead advanced by the backend's noise draws;
+        ``plan``: the public block plan, for the result's ``info``."""
+        n = X.shape[0]
+        block = sgd_block_steps(steps, n, q, d, X.dtype.itemsize)
+
+        def advance(bit_generator):
+            backend.advance(bit_generator, d, X.dtype)
+
+        source = cls(X, y, n, q, steps, block, rng, advance, intercept=intercept, with_norms=with_norms,
+                     design=design, client=client)
+        source.plan = {"dask_block_steps": block, "dask_rounds": math.ceil(steps / block)}
+        return source
+
+    def _request(self):
+        """Draw the next block's batches on the look-ahead stream and ask the chunks for their rows."""
+        la, n, q = self.lookahead, self.n, self.q
+        batches = []
+        for _ in range(min(self.block, self.steps - self.planned)):
+            size = int(la.binomial(n, q))
+            if size:
+                batches.append(np.sort(la.choice(n, size=size, replace=False)) if size < n
+                               else np.arange(n))
+            self.advance(la.bit_generator)  # the step's noise: drawn by the run after its batch
+        self.planned += min(self.block, self.steps - self.planned)
+        union = np.unique(np.concatenate(batches)) if batches else np.empty(0, dtype=np.int64)
+        cuts = np.searchsorted(union, self.offsets)
+        items = [(self.parts[k], union[cuts[k]:cuts[k + 1]] - self.offsets[k])
+                 for k in range(len(self.parts)) if cuts[k + 1] > cuts[k]]
+        handle = self.sched.submit(_chunk_rows, items, intercept=self.intercept, with_norms=self.with_norms,
+                                   design=self.design)
+        self.rounds += 1
+        self.pending.append(((union, len(batches)), handle))
+
+    def _next_block(self):
+        while True:
+            if not self.pending:
+                raise RuntimeError("noisy SGD over dask: the run asked for more batches than its "
+                                   "look-ahead drew (the two streams diverged)")
+            (union, count), handle = self.pending.pop(0)
+            if self.planned < self.steps:
+                self._request()  # the block after, fetched while this one runs
+            got = self.sched.result(handle)  # per chunk with rows, in row order: not concatenated
+            if count:
+                starts = np.cumsum([0] + [g[0].shape[0] for g in got])  # each piece's first position in union
+                self.current = (union, count, got, starts)
+                self.used = 0
+                return
+
+    def gather(self, rows):
+        """``(X rows, y rows, row norms)`` of the batch ``rows`` the run just drew (sorted)."""
+        if self.current is None or self.used == self.current[1]:
+            self._next_block()
+        union, _, got, starts = self.current
+        self.used += 1
+        pos = np.searchsorted(union, rows)
+        if pos.shape[0] and (pos[-1] >= union.shape[0] or not np.array_equal(union[pos], rows)):
+            raise RuntimeError("noisy SGD over dask: a batch of the run is not the one its look-ahead "
+                               "drew (the two streams diverged)")
+        cuts = np.searchsorted(pos, starts)
+        taken = [(got[k], pos[cuts[k]:cuts[k + 1]] - starts[k]) for k in range(len(got)) if cuts[k + 1] > cuts[k]]
+        out = []
+        for j in range(3):  # rows, labels, norms: the batch's, in row order
+            if got[0][j] is None:
+                out.append(None)
+            else:
+                pieces = [piece[j][local] for piece, local in taken]
+                out.append(pieces[0] if len(pieces) == 1 else np.concatenate(pieces))
+        return tuple(out)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Cancel the blocks still requested and release the persisted chunks."""
+        for _, handle in self.pending:
+            self.sched.cancel(handle)
+        self.pending = []
+        self.current = None
+        self.parts = None  # the persisted chunks are released with their last reference
+        self.sched.close()

@@ -75,8 +75,10 @@ def _design_block(X, data_norm, intercept_scaling, norms=None):
     A[:, :d] = X
     if not largest <= data_norm:  # some row is over the bound (or a norm overflowed to inf)
         over = norms > data_norm
-        scale = data_norm / np.maximum(norms[over], np.finfo(np.float64).tiny)
-        A[over, :d] *= scale.astype(X.dtype)[:, None]
+        scale = np.ones(n, dtype=X.dtype)
+        scale[over] = data_norm / np.maximum(norms[over], np.finfo(np.float64).tiny)
+        # in place, row by row where over (no temporary copy of the clipped rows)
+        np.multiply(A[:, :d], scale[:, None], out=A[:, :d], where=over[:, None])
     A[:, d] = intercept_scaling
     return A
 

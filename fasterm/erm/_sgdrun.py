@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import fasterm.erm._engine as _engine
 import fasterm.erm._losses as _losses  # compiled (src/fasterm/erm/_losses.pyx)
 from .._warnings import progress
 
@@ -99,3 +100,22 @@ def run(kind, X, y, norms, dn, clips, ybound, w, steps, q, inv_m, lr, reg, backe
     if acc is not None:
         return constraint.project((acc / steps).astype(X.dtype))
     return w
+
+
+def reference(batch, w, constraint, steps, lr, inv_m, backend, reg, average, dtype):
+    """The Python loop of the run (the reference of :func:`run`, and the loop of a CSR or a dask
+    X): :func:`fasterm.erm._engine.descend` around ``batch``; with ``average`` the projected
+    average of the iterates w_1 … w_T, else the last one."""
+    if not average:
+        return _engine.descend(batch, w, constraint, steps, lr, scale=inv_m, noise=backend, reg=reg, average=False)
+    acc, calls = np.zeros(w.shape[0], dtype=np.float64), [0]
+
+    def recorded(point, out):
+        if calls[0]:
+            np.add(acc, point, out=acc)
+        calls[0] += 1
+        batch(point, out)
+
+    last = _engine.descend(recorded, w, constraint, steps, lr, scale=inv_m, noise=backend, reg=reg, average=False)
+    acc += last
+    return constraint.project((acc / steps).astype(dtype))

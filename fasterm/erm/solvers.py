@@ -46,12 +46,14 @@ seed (:mod:`fasterm.erm._sgdrun`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
 import numpy as np
 
 import fasterm.erm._backends as _backends
+import fasterm.erm._dask as _dask
 import fasterm.erm._engine as _engine
 import fasterm.erm._float_margin as _float_margin
 import fasterm.erm._sgdrun as _sgdrun
@@ -409,7 +411,7 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
               clip: float | None = None, random_state: None | int | np.random.Generator = None,
               label_bound: float | None = None, lr: float | None = None, output: str = "last",
               neighbors: str = "replace_one", sample_weight: np.typing.ArrayLike | None = None,
-              weight_bound: float = 1.0) -> OptimizeResult:
+              weight_bound: float = 1.0, client=None) -> OptimizeResult:
     """Differentially private minibatch SGD with Poisson subsampling (DP-SGD).
 
     Each of the T steps samples every row independently with probability q,
@@ -438,7 +440,9 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
         (:func:`fasterm.noisy_pgd`); a record's contribution is then at most
         B·c, so the noise is N(0, σ²B²c²I) with the same σ (the accountant's
         noise multiplier is relative to the contribution bound), and the
-        default step uses the smoothness B·β + l2.
+        default step uses the smoothness B·β + l2.  Not for a dask X.
+    client : for a dask X (as :func:`fasterm.noisy_pgd`'s): the in-memory run, batches fetched
+        in blocks of steps (:class:`fasterm.erm._dask.SampledRows`; same ŵ, same accounting).
 
     Other parameters as :func:`noisy_gd` (Gaussian noise only).
 
@@ -485,12 +489,13 @@ def noisy_sgd(loss: _losses_mod._LinearModelLoss, X: np.typing.ArrayLike, y: np.
     return _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, sample_rate=sample_rate,
                       batch_size=batch_size, epochs=epochs, data_norm=data_norm, clip=clip,
                       random_state=random_state, label_bound=label_bound, lr=lr, output=output,
-                      neighbors=neighbors, sample_weight=sample_weight, weight_bound=weight_bound)
+                      neighbors=neighbors, sample_weight=sample_weight, weight_bound=weight_bound,
+                      client=client)
 
 
 def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, batch_size, epochs,
                data_norm, clip, random_state, label_bound, lr, output, neighbors, intercept=None,
-               sample_weight=None, weight_bound=1.0, checked=False, row_norms=None):
+               sample_weight=None, weight_bound=1.0, checked=False, row_norms=None, client=None):
     """:func:`noisy_sgd`; with ``intercept = (row_bound, s)`` X is the raw (n, d) data and each
     minibatch is built as :func:`fasterm.linear_model._rules.design` would build its rows (rows clipped to
     ``row_bound``, the constant column s appended), so the (n, d + 1) design is never formed.
@@ -499,7 +504,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     checked as usual.  ``row_norms``: X's row norms as
     :func:`fasterm.erm._design.row_norms_unchecked` computed them in that check (they decide
     which rows are clipped), or None: computed here (for each minibatch's rows with
-    ``intercept``)."""
+    ``intercept``).  A dask X: :class:`fasterm.erm._dask.SampledRows` (on ``client``)."""
     eps, delta, data_norm, clip, label_bound, lr = _check_private_params(
         loss, constraint, epsilon, delta, "gaussian", data_norm, clip, label_bound, lr)
     if delta == 0.0:
@@ -524,7 +529,10 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
     elif sample_rate is not None and batch_size is not None:
         raise ValueError("give sample_rate or batch_size, not both")
     rng = check_random_state(random_state)
-    if not (checked and type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float32, np.float64)
+    chunked = _dask.is_dask_collection(X)
+    if chunked:  # metadata only; the values are checked on the workers
+        X, y, client = _dask.check_sgd(X, y, neighbors, client)
+    elif not (checked and type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float32, np.float64)
             and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1
             and (y is None or (type(y) is np.ndarray and y.dtype == X.dtype and y.flags.c_contiguous
                                and y.shape == (X.shape[0],)))):
@@ -541,7 +549,7 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         # the margin of that cap would cost a visible share of the clip; float64 only.
         raise ValueError("neighbors='add_remove' needs float64 X: its batch-size cap comes from a public bound "
                          "on n, and the float32 rounding margin of that cap is too large")
-    weights, wb = _sample_weights(sample_weight, weight_bound, n)
+    weights, wb = _sample_weights(sample_weight, weight_bound, n, chunked)
     _warnings.warn_large_delta(delta, n, "noisy_sgd")
     if sample_rate is not None:
         q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, low_inclusive=False)
@@ -584,7 +592,9 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
                       "the largest step", "lr, " + scales)
 
     kind = loss._kind
-    if intercept is None:
+    if chunked:
+        w, c_k, dn, ybound, nt = _dask.sgd_constants(loss, constraint, X, y, c_clip, data_norm, label_bound)
+    elif intercept is None:
         w, X, y, c_k, dn, ybound, norms, nt = _prepare(loss, X, y, constraint, data_norm, c_clip, label_bound,
                                                        row_norms)
 
@@ -644,27 +654,20 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
 
     backend = _backends.FloatNoise("gaussian", "l2", rng, scale=scale / m)  # the noise of the averaged sum
     warn_cost(steps, m, d)  # m: the public expected batch size (n is private under add/remove)
-    if _sgdrun.runs(X, y, constraint, backend):
-        # The whole run in one compiled call: the same draws and arithmetic as the loop below.
-        w = _sgdrun.run(kind, X, y, norms, dn, clips, ybound, w, steps, q, 1.0 / m, lr, float(loss.l2), backend,
-                        constraint, output == "average", nt, weights, intercept)
-    elif output == "last":
-        w = _engine.descend(batch, w, constraint, steps, lr, scale=1.0 / m, noise=backend, reg=float(loss.l2),
-                            average=False)
-    else:
-        acc, calls = np.zeros(d, dtype=np.float64), [0]
-
-        def recorded(point, out):
-            if calls[0]:
-                np.add(acc, point, out=acc)
-            calls[0] += 1
-            batch(point, out)
-
-        last = _engine.descend(recorded, w, constraint, steps, lr, scale=1.0 / m, noise=backend,
-                               reg=float(loss.l2), average=False)
-        acc += last
-        w = constraint.project((acc / steps).astype(X.dtype))
-    if not np.isfinite(w).all():
+    # a chunked X: the batches' rows fetched a block of steps at a time, drawn ahead on a copy of rng
+    source = _dask.SampledRows.for_run(X, y, q, steps, d, rng, backend, intercept, dn > 0 or c_k > 0, _design_block,
+                                       client) if chunked else None
+    if source is not None:
+        gather = source.gather
+    with source or contextlib.nullcontext():  # closing the source cancels its requests (an interrupted run too)
+        if _sgdrun.runs(X, y, constraint, backend):
+            # The whole run in one compiled call: the same draws and arithmetic as the loop below.
+            w = _sgdrun.run(kind, X, y, norms, dn, clips, ybound, w, steps, q, 1.0 / m, lr, float(loss.l2), backend,
+                            constraint, output == "average", nt, weights, intercept)
+        else:
+            w = _sgdrun.reference(batch, w, constraint, steps, lr, 1.0 / m, backend, float(loss.l2),
+                                  output == "average", X.dtype)
+    if not np.isfinite(w).all() and not chunked:  # a chunked X was checked on the workers
         loss._check_finite_output(w, X)
     bound = surrogate = None
     # Theorem A needs an unbiased step: E[sum/m] = (q·n/m)·∇, which holds (m = q·n) under replace-one
@@ -677,6 +680,8 @@ def _noisy_sgd(loss, X, y, constraint, epsilon, delta, steps, *, sample_rate, ba
         info = {"n": n, "d": d}
     else:  # n is private: nothing computed from it is released; m is the caller's
         info = {"d": d, "batch_size": m}
+    if chunked:  # public: the block plan is a function of (n, d, q, T, the dtype)
+        info.update(source.plan)
     info.update({"solver": "sgd", "sample_rate": q, "noise_multiplier": sigma,
                  "neighbors": neighbors, "smoothness": beta, "output": output,
                  "lipschitz_loss": G_loss, "surrogate_utility_bound": surrogate, "secure": None,

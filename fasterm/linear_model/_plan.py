@@ -230,12 +230,12 @@ def make_plan(kind, *, n, d, n_classes=2, dtype="float64", sparse=False, chunked
                      "solver='noisy_pgd' (or 'auto')")
     if optimiser == "sgd" and noise_p != "gaussian":
         raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the subsampled Gaussian)")
-    # 2. A dask X: the noisy PGD path only.
+    # 2. A dask X: noisy SGD (its batches fetched in blocks, docs/dask.rst) or noisy PGD.
     if chunked:
         method_c, optimiser_c = L.resolve_solver(solver, delta, noise, secure, chunked=True, kind=kind)
-        if method_c != "gradient" or optimiser_c in L.SMOOTH_OPTIMISERS:
+        if method_c != "gradient" or optimiser_c == "gd":
             raise ValueError(f"solver={solver!r} needs X in memory; dask arrays are fitted with "
-                         "solver='noisy_pgd' (or 'auto')")
+                             "solver='noisy_sgd', 'noisy_pgd' (or 'auto')")
     common = dict(kind=kind, n=n, d=None if d is None else int(d), n_classes=K, dtype=np.dtype(dtype).name,
                   sparse=bool(sparse), chunked=bool(chunked), weighted=bool(weighted), epsilon=epsilon,
                   delta=delta, solver=solver, secure=sec, fit_intercept=fit_intercept, data_norm=data_norm,
@@ -311,9 +311,10 @@ def _binary_plan(common, method, optimiser, noise, calibration, *, radius, alpha
         return FitPlan(**fields, optimiser=None, max_steps=max_steps, lr=None, clip=None)
     optimiser, opts = L.choose_solver(kind, n, noise, sec, chunked, optimiser)
     c = L.auto_clip(kind, dn, label_bound) if clip == "auto" else clip
-    if optimiser != "pgd" and (kind == "hinge" or sec or chunked):
+    if optimiser != "pgd" and (kind == "hinge" or sec or (chunked and optimiser == "gd")):
         raise ValueError(f"solver={L.OPTIMISER_SOLVER[optimiser]!r} needs a smooth loss (logistic, squared), "
-                     "X in memory and secure=False; use solver='noisy_pgd' (or 'auto')")
+                         "secure=False" + (" and X in memory" if optimiser == "gd" else "")
+                         + "; use solver='noisy_pgd' (or 'auto')")
     if optimiser == "sgd" and noise != "gaussian":
         raise ValueError("solver='noisy_sgd' needs noise='gaussian' (its accounting is for the subsampled Gaussian)")
     if optimiser == "pgd":

@@ -28,8 +28,9 @@ defaults") and docs/pure.rst (the intercept column of objective perturbation).
    McAuliffe 2006, Thm 6).
 3. ``solver="auto"`` (:func:`resolve_method`, then :func:`choose_solver`):
    objective perturbation for δ = 0; else :func:`fasterm.noisy_pgd` for
-   the hinge loss, secure mode and dask arrays (Theorem 2's T within
-   ``max_steps``, default 100); :func:`fasterm.noisy_sgd` for n ≥ 5,000
+   the hinge loss, secure mode and dask arrays below n = 5,000 or with Laplace
+   noise (Theorem 2's T within ``max_steps``, default 100);
+   :func:`fasterm.noisy_sgd` for n ≥ 5,000 (a dask X too)
    (logistic, Gaussian; B = clamp(n/100, 128, 1024), 2 epochs below n = 10⁵
    and 1 above, at least 160 steps; the squared loss with Gaussian noise
    takes noisy_gd with :func:`regression_gd_rule` there); :func:`fasterm.noisy_gd` otherwise
@@ -114,13 +115,16 @@ def choose_solver(kind, n, noise, secure, chunked, solver="auto"):
     ``solver``: "auto", "gd", "sgd" or "pgd" (the optimiser of ``solver="noisy_gd"``,
     ``"noisy_sgd"``, ``"noisy_pgd"``, :data:`SOLVER_PARTS`).  Returns ``(solver, options)``; ``options`` holds ``batch_size`` and
     ``epochs`` for "sgd".  "auto": noisy_pgd for the hinge loss (not smooth),
-    secure mode and dask arrays (the paths that only PGD has); noisy_gd for
-    Laplace noise and for n < SGD_MIN_ROWS; noisy_sgd otherwise, with the
+    secure mode (the paths that only PGD has) and dask arrays where noisy_gd
+    would run in memory; noisy_gd for Laplace noise and for n < SGD_MIN_ROWS;
+    noisy_sgd otherwise (a dask X too: docs/dask.rst), with the
     expected batch size B = clamp(n/100, 128, 1024) and
     max(2 epochs below n = 1e5 and 1 above, SGD_MIN_STEPS steps).
     """
     if solver == "auto":
-        if kind == "hinge" or secure or chunked:
+        # a dask X: noisy_sgd where it would run in memory (its batches fetched in blocks,
+        # fasterm.erm._dask.SampledRows), else noisy_pgd (noisy_gd has no dask path)
+        if kind == "hinge" or secure or (chunked and (noise == "laplace" or n < SGD_MIN_ROWS)):
             solver = "pgd"
         elif noise == "laplace" or n < SGD_MIN_ROWS:
             solver = "gd"

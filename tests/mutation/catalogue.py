@@ -97,6 +97,18 @@ MUTANTS = [
         "Δ₂ = 2G/(n+1) instead of 2G/n (noise for a weaker neighbouring relation)",
         (f"{B}::test_noisy_pgd_one_step_difference_is_eta_times_sensitivity",)),
     Mutant(
+        "dask-sgd-rows-by-norm", "erm/_dask.py",
+        (("    rows = Xk[idx]\n",
+          "    rows = Xk[np.sort(np.argsort(np.einsum('ij,ij->i', Xk, Xk), kind='stable')[:idx.shape[0]])]\n"),),
+        "the dask SGD path samples rows data-dependently (a chunk returns its shortest rows)",
+        ("tests/erm/test_dask_sgd.py::test_sampling_same_rows_as_in_memory_and_independent_per_row",)),
+    Mutant(
+        "dask-sgd-mask-reused", "erm/_dask.py",
+        (("        cuts = np.searchsorted(pos, starts)\n",
+          "        pos = np.arange(pos.shape[0])\n        cuts = np.searchsorted(pos, starts)\n"),),
+        "the dask SGD path serves every step of a block the block's first rows (one mask reused)",
+        ("tests/erm/test_dask_sgd.py::test_sampling_same_rows_as_in_memory_and_independent_per_row",)),
+    Mutant(
         "dask-noise-x0.95", "erm/_backends.py",
         (("self._fill(self.rng.bit_generator, self._row, self._row_scale)",
           "self._fill(self.rng.bit_generator, self._row, 0.95 * self._row_scale)"),),

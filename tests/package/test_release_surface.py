@@ -316,6 +316,10 @@ def _estimator_cases():
             cid = f"est-{kind}-{cls}-noisy_pgd-pgd-{noise}-{cal}-d{delta:g}{'-secure' if secure else ''}-dask-f64"
             params = dict(noise=noise, calibration=_cal(noise, cal), delta=delta, secure=secure, steps=5)
             cases.append(_param(cid, kind, K, params, "dask", False, "f64"))
+        if kind != "hinge":
+            # noisy SGD over dask (the default for a dask X from n = 5,000): its batches fetched in blocks
+            cases.append(_param(f"est-{kind}-{cls}-noisy_sgd-sgd-gaussian-dask-f64", kind, K,
+                                dict(solver="noisy_sgd"), "dask", False, "f64"))
         other = [("objpert", dict(solver="objpert", delta=0.0)), ("auto", dict(delta=0.0)),
                  ("expmech", dict(solver="expmech", delta=1e-5)), ("default", dict())]
         if kind != "squared":
