@@ -33,7 +33,7 @@ def _modules() -> list[str]:
 def _tracked_sources() -> list[str]:
     """Source files the build needs, relative to the project root."""
     files = ["CMakeLists.txt", "pyproject.toml", "README.md", "cmake/fasterm_config.cmake",
-             "cmake/_config.py.in", "fasterm/py.typed", "fasterm/data/breast_cancer.csv.gz"]
+             "cmake/_config.py.in", "cmake/wheel/CMakeLists.txt", "fasterm/py.typed", "fasterm/data/breast_cancer.csv.gz"]
     for pattern in ("src/fasterm/*.pxd", "src/fasterm/*/*.pyx", "src/fasterm/*/*.pxd", "src/cpp/fasterm/*.hpp",
                     "src/cpp/fasterm/*.cpp", "fasterm/*.py", "fasterm/*/*.py", "fasterm/*/*.pyi"):
         files += [p.relative_to(ROOT).as_posix() for p in sorted(ROOT.glob(pattern))]
