@@ -45,8 +45,8 @@ the pair: (ε_op + ε_out, δ_op + δ_out)-DP by composition.  g is certified wi
 bounds on a float64 evaluation (:func:`_certified_gradient_norm`); an uncertified solve raises
 ``ArithmeticError``.
 
-**Budget** (public: ε, δ, n, p, K, X): ε_out = ``OUTPUT_FRACTION``·ε, δ_out = ``OUTPUT_FRACTION``·δ;
-Λ = max(l2, a·X²/(ε n), the floor at which ε_J = ``JACOBIAN_FRACTION``·ε); σ the smallest (to
+**Budget** (public: ε, δ, n, p, K, X; every constant uses X padded by 4(p + 8) ulps, the
+rows' norm rounding): ε_out = ``OUTPUT_FRACTION``·ε, δ_out = ``OUTPUT_FRACTION``·δ; Λ = max(l2, a·X²/(ε n), the floor at which ε_J = ``JACOBIAN_FRACTION``·ε); σ the smallest (to
 a relative 1e-9, rounded up) with δ_op(ε − ε_out) ≤ δ − δ_out (:func:`calibrate_sigma`).
 
 **Released** (:class:`AMPResult`): Ŵ + E and public constants.  ‖B‖, the residual and the
@@ -264,10 +264,14 @@ def multinomial_amp(A, y, n_classes, epsilon, delta, *, data_norm=1.0, l2=0.0, a
         A = A.copy()
         A[over] *= (X * (1.0 - 8.0 * _U) / norms[over])[:, None]
 
+    # The exact norm of a row whose computed norm is ≤ X (or of a clipped row) may exceed X by the
+    # norm's rounding, ≤ (p/2 + 4)·u relative: the constants use X padded by 4(p + 8) ulps.
+    Xpad = X * (1.0 + 4.0 * (p + 8) * _U)
     eps_out, delta_out = OUTPUT_FRACTION * eps, OUTPUT_FRACTION * delta
-    lam = regularization(eps, n, K, X, l2, a)
-    sigma = calibrate_sigma(eps - eps_out, delta - delta_out, data_norm=X, n=n, n_classes=K, regularization=lam)
-    tol = GRADIENT_TOLERANCE * (math.sqrt(2.0) * X + sigma * math.sqrt(p * K) / n)
+    lam = regularization(eps, n, K, Xpad, l2, a)
+    sigma = calibrate_sigma(eps - eps_out, delta - delta_out, data_norm=Xpad, n=n, n_classes=K,
+                            regularization=lam)
+    tol = GRADIENT_TOLERANCE * (math.sqrt(2.0) * Xpad + sigma * math.sqrt(p * K) / n)
     rho = tol / lam
     out_sigma = accounting.calibrate_gaussian(2.0 * rho, 1, eps_out, delta_out)
 
@@ -277,7 +281,7 @@ def multinomial_amp(A, y, n_classes, epsilon, delta, *, data_norm=1.0, l2=0.0, a
     res = optimize.minimize(obj.fun_grad, w, jac=True, hessp=obj.hessp, method="trust-ncg",
                             options={"gtol": tol / 4.0, "maxiter": MAX_ITER})
     w, iters = res.x, int(res.nit)
-    bound = _certified_gradient_norm(obj, w, X)
+    bound = _certified_gradient_norm(obj, w, Xpad)
     for _ in range(MAX_NEWTON_POLISH):  # pure Newton steps near the minimum (quadratic convergence)
         if bound <= tol:
             break
@@ -285,7 +289,7 @@ def multinomial_amp(A, y, n_classes, epsilon, delta, *, data_norm=1.0, l2=0.0, a
         H = sparse_linalg.LinearOperator((p * K, p * K), matvec=lambda v, w=w: obj.hessp(w, v))
         d, _ = sparse_linalg.cg(H, -g, rtol=1e-13, atol=0.0, maxiter=10 * p * K)
         w, iters = w + d, iters + 1
-        bound = _certified_gradient_norm(obj, w, X)
+        bound = _certified_gradient_norm(obj, w, Xpad)
     if not bound <= tol:
         raise ArithmeticError("the solver could not certify the gradient tolerance")
     W = (w + rng.standard_normal(p * K) * out_sigma).reshape(p, K)
@@ -293,5 +297,5 @@ def multinomial_amp(A, y, n_classes, epsilon, delta, *, data_norm=1.0, l2=0.0, a
     if nonprivate_diagnostics:
         diag = {"noise_norm": float(np.linalg.norm(B)), "gradient_bound": bound, "iterations": iters}
     return AMPResult(W=W, epsilon=eps, delta=delta, sigma=sigma, output_sigma=out_sigma, regularization=lam,
-                     tolerance=tol, jacobian_epsilon=_jacobian_epsilon(X, n, K, lam), data_norm=X,
+                     tolerance=tol, jacobian_epsilon=_jacobian_epsilon(Xpad, n, K, lam), data_norm=X,
                      nonprivate_diagnostics=diag)

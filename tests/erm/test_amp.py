@@ -211,3 +211,44 @@ def test_delta_at_the_calibrated_sigma_against_high_precision_quadrature(eps, de
                                 [t0, t0 + 1, t0 + 5, mpmath.inf]))
     assert ref <= got <= ref * (1 + 1e-8)
     assert got <= delta
+
+
+def test_constants_cover_the_exact_norm_of_every_row(monkeypatch):
+    # Rows whose computed norm is exactly X can have an exact norm above X (the norm's rounding);
+    # so can clipped rows.  Every constant (Λ, σ, the Jacobian term, the certificate) must be
+    # computed for a norm bound that holds exactly for every row the solver sees.
+    from fractions import Fraction
+    rng = np.random.default_rng(3)
+    n, p, K, X = 200, 20, 3, 1.0
+    A = rng.normal(size=(n, p))
+    A /= np.linalg.norm(A, axis=1)[:, None]
+    for i in range(n // 2):  # nudge up, ulp by ulp, while the computed norm stays ≤ X
+        while True:
+            b = np.nextafter(A[i], np.copysign(np.inf, A[i]))  # away from 0
+            if np.sqrt(np.einsum("j,j->", b, b)) > X:
+                break
+            A[i] = b
+    A[n // 2:] *= 3.0  # clipped rows
+    y = rng.integers(0, K, size=n)
+    seen = {"norms": []}
+
+    def spy(name, fn, pos=None, key=None):
+        def wrapped(*args, **kw):
+            seen["norms"].append((name, kw[key] if key in kw else args[pos]))
+            return fn(*args, **kw)
+        monkeypatch.setattr(amp, name, wrapped)
+
+    real = amp._Multinomial
+    monkeypatch.setattr(amp, "_Multinomial", lambda A_used, *a, **k: seen.setdefault("A", np.array(A_used))
+                        is not None and real(A_used, *a, **k))
+    spy("regularization", amp.regularization, pos=3, key="data_norm")
+    spy("calibrate_sigma", amp.calibrate_sigma, key="data_norm")
+    spy("_jacobian_epsilon", amp._jacobian_epsilon, pos=0, key="X")
+    spy("_certified_gradient_norm", amp._certified_gradient_norm, pos=2, key="X")
+    amp.multinomial_amp(A, y, K, 1.0, 1e-5, data_norm=X, random_state=0)
+    exact = max(sum(Fraction(float(v)) ** 2 for v in row) for row in seen["A"])
+    assert exact > Fraction(X) ** 2  # the nudged rows do exceed X exactly: the case is real
+    assert {name for name, _ in seen["norms"]} == {"regularization", "calibrate_sigma", "_jacobian_epsilon",
+                                                   "_certified_gradient_norm"}
+    for name, bound in seen["norms"]:
+        assert Fraction(float(bound)) ** 2 >= exact, name
