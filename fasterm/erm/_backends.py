@@ -95,7 +95,7 @@ class FloatNoise:
         """Draw from ``bit_generator`` what one :meth:`release` of a ``dim``-vector in ``dtype``
         draws, and discard it (a look-ahead copy of the stream is kept in step with the run:
         :class:`fasterm.erm._dask.SampledRows`)."""
-        self._fill(bit_generator, np.empty(dim, dtype=dtype), _noise_mod._scale_for(self.scale, dtype))
+        self._fill(bit_generator, np.empty(dim, dtype=dtype), _noise_mod.scale_for(self.scale, dtype))
 
     def release(self, g, shift):
         if shift is not None:
